@@ -1,0 +1,388 @@
+//! Settings shared by php.ini directives and the per-object options array,
+//! and the validation of the constructor's numbers.
+//!
+//! Every setting has one name, used both as `redis_lock.<name>` in php.ini and
+//! as a key of the options array; the array overrides the directive.
+
+use crate::error::{LockError, Result};
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use std::time::Duration;
+
+/// A value as it arrives from PHP (an options array entry) or from php.ini.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptValue {
+    /// A PHP string (binary-safe).
+    Str(Vec<u8>),
+    /// A PHP int.
+    Int(i64),
+    /// A PHP float.
+    Float(f64),
+    /// A PHP bool.
+    Bool(bool),
+    /// PHP `null`.
+    Null,
+    /// Any other PHP type, by its name (`array`, `object`, ...).
+    Other(&'static str),
+}
+
+impl OptValue {
+    fn type_name(&self) -> &'static str {
+        match self {
+            OptValue::Str(_) => "string",
+            OptValue::Int(_) => "int",
+            OptValue::Float(_) => "float",
+            OptValue::Bool(_) => "bool",
+            OptValue::Null => "null",
+            OptValue::Other(t) => t,
+        }
+    }
+}
+
+/// Where a value came from, so that error messages name it the way the user wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The options array of `new Lock(...)`.
+    Option,
+    /// A `redis_lock.*` php.ini directive.
+    Ini,
+}
+
+/// The settings that have a php.ini directive, with their defaults, in display order.
+pub const DIRECTIVES: &[(&str, &str)] = &[
+    ("dsn", DEFAULT_DSN),
+    ("prefix", ""),
+    ("connect_timeout", "0.5"),
+    ("read_timeout", "0.5"),
+    ("retry_delay", "0.002"),
+    ("retry_delay_max", "0.05"),
+];
+
+/// The article's server.
+pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
+
+/// Largest duration (seconds) accepted anywhere: about 31 years. Beyond it Redis
+/// would refuse the expiry and `Duration` arithmetic gains nothing.
+const MAX_SECONDS: f64 = 1.0e9;
+
+/// Connection and retry settings for one `Lock`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Where Redis is: `redis://`, `rediss://` or `unix://`.
+    pub dsn: String,
+    /// Prepended to every key.
+    pub prefix: Vec<u8>,
+    /// Bound on establishing a connection (TCP, TLS, AUTH, SELECT).
+    pub connect_timeout: Duration,
+    /// Bound on waiting for any one reply.
+    pub read_timeout: Duration,
+    /// First pause between two tries of a blocking `addLock()`.
+    pub retry_delay: Duration,
+    /// Longest pause between two tries.
+    pub retry_delay_max: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            dsn: DEFAULT_DSN.to_string(),
+            prefix: Vec::new(),
+            connect_timeout: Duration::from_millis(500),
+            read_timeout: Duration::from_millis(500),
+            retry_delay: Duration::from_millis(2),
+            retry_delay_max: Duration::from_millis(50),
+        }
+    }
+}
+
+impl Settings {
+    /// Applies one named setting. Unknown names are a `ValueError`, wrong types a `TypeError`.
+    pub fn set(&mut self, name: &str, value: &OptValue, source: Source) -> Result<()> {
+        let label = label(name, source);
+        match name {
+            "dsn" => {
+                let dsn = string_value(&label, value, source)?;
+                // Parsed (and cached) by `pool::endpoint`, still at construction time.
+                self.dsn = String::from_utf8(dsn)
+                    .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?;
+            }
+            "prefix" => self.prefix = string_value(&label, value, source)?,
+            "connect_timeout" => self.connect_timeout = positive_seconds(&label, value, source)?,
+            "read_timeout" => self.read_timeout = positive_seconds(&label, value, source)?,
+            "retry_delay" => self.retry_delay = positive_seconds(&label, value, source)?,
+            "retry_delay_max" => self.retry_delay_max = positive_seconds(&label, value, source)?,
+            _ => {
+                let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
+                return Err(LockError::InvalidValue(format!(
+                    "unknown option \"{}\"; known options are: {}",
+                    String::from_utf8_lossy(name.as_bytes()),
+                    known.join(", ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the relations between settings, once all of them are applied.
+    pub fn check(&self) -> Result<()> {
+        if self.retry_delay_max < self.retry_delay {
+            return Err(LockError::InvalidValue(format!(
+                "retry_delay_max ({} s) must not be smaller than retry_delay ({} s)",
+                self.retry_delay_max.as_secs_f64(),
+                self.retry_delay.as_secs_f64()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn label(name: &str, source: Source) -> String {
+    match source {
+        Source::Option => format!("option \"{name}\""),
+        Source::Ini => format!("redis_lock.{name}"),
+    }
+}
+
+fn string_value(label: &str, value: &OptValue, source: Source) -> Result<Vec<u8>> {
+    match value {
+        OptValue::Str(s) => Ok(s.clone()),
+        // php.ini values are always strings; the options array is typed.
+        _ if source == Source::Ini => Err(LockError::InvalidValue(format!("{label} is invalid"))),
+        other => Err(LockError::InvalidType(format!(
+            "{label} must be of type string, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+fn positive_seconds(label: &str, value: &OptValue, source: Source) -> Result<Duration> {
+    let secs = match (value, source) {
+        (OptValue::Int(i), _) => *i as f64,
+        (OptValue::Float(f), _) => *f,
+        (OptValue::Str(s), Source::Ini) => std::str::from_utf8(s)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .ok_or_else(|| {
+                LockError::InvalidValue(format!(
+                    "{label} must be a number of seconds, \"{}\" given",
+                    String::from_utf8_lossy(s)
+                ))
+            })?,
+        (other, _) => {
+            return Err(LockError::InvalidType(format!(
+                "{label} must be of type int|float, {} given",
+                other.type_name()
+            )))
+        }
+    };
+    if !secs.is_finite() || secs <= 0.0 || secs > MAX_SECONDS {
+        return Err(LockError::InvalidValue(format!(
+            "{label} must be a finite number of seconds greater than 0, {secs} given"
+        )));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Validates `$lockOut` (seconds) and converts it to whole milliseconds for `PX`.
+pub fn lock_out_ms(lock_out: f64) -> Result<u64> {
+    if !lock_out.is_finite() || lock_out <= 0.0 || lock_out > MAX_SECONDS {
+        return Err(LockError::InvalidValue(format!(
+            "Lock::__construct(): Argument #3 ($lockOut) must be a finite number of seconds greater than 0, {lock_out} given"
+        )));
+    }
+    let ms = (lock_out * 1000.0).round();
+    if ms < 1.0 {
+        return Err(LockError::InvalidValue(format!(
+            "Lock::__construct(): Argument #3 ($lockOut) must be at least 0.001 (one millisecond), {lock_out} given"
+        )));
+    }
+    Ok(ms as u64)
+}
+
+/// Validates `$timeOut` (seconds to keep retrying; 0 means one try).
+pub fn time_out(time_out: f64) -> Result<Duration> {
+    if !time_out.is_finite() || time_out < 0.0 || time_out > MAX_SECONDS {
+        return Err(LockError::InvalidValue(format!(
+            "Lock::__construct(): Argument #2 ($timeOut) must be a finite number of seconds, 0 or greater, {time_out} given"
+        )));
+    }
+    Ok(Duration::from_secs_f64(time_out))
+}
+
+/// Replaces the user-info part of a dsn, so that no message ever shows a password.
+pub fn redact_dsn(dsn: &str) -> String {
+    let Some(scheme_end) = dsn.find("://") else {
+        return dsn.to_string();
+    };
+    let rest = &dsn[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{}://***@{}", &dsn[..scheme_end], &rest[at + 1..]),
+        None => dsn.to_string(),
+    }
+}
+
+/// Parses and checks a dsn. Errors are `InvalidValue` and never show the password.
+pub fn parse_dsn(dsn: &str) -> Result<ConnectionInfo> {
+    let bad = |why: &str| LockError::InvalidValue(format!("invalid dsn \"{}\": {why}", redact_dsn(dsn)));
+    let scheme = dsn.split_once("://").map(|(s, _)| s).unwrap_or("");
+    if !matches!(scheme, "redis" | "rediss" | "unix") {
+        return Err(bad("expected redis://[user:pass@]host[:port][/db], rediss://... or unix:///path/to.sock"));
+    }
+    let info = dsn.into_connection_info().map_err(|e| {
+        bad(e.detail().unwrap_or_else(|| e.category()))
+    })?;
+    if info.redis_settings().db() < 0 {
+        return Err(bad("the database number must not be negative"));
+    }
+    match info.addr() {
+        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
+            if host.is_empty() {
+                return Err(bad("missing host"));
+            }
+            if *port == 0 {
+                return Err(bad("port 0 is not a valid port"));
+            }
+        }
+        ConnectionAddr::Unix(path) => {
+            if path.as_os_str().is_empty() || path == std::path::Path::new("/") {
+                return Err(bad("missing socket path"));
+            }
+        }
+        _ => return Err(bad("unsupported address")),
+    }
+    Ok(info)
+}
+
+/// How an address is shown in messages: scheme, host and port or socket path, and
+/// the database; never the credentials.
+pub fn display_addr(info: &ConnectionInfo) -> String {
+    let db = info.redis_settings().db();
+    let base = match info.addr() {
+        ConnectionAddr::Tcp(host, port) => format!("redis://{}:{port}", bracket(host)),
+        ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{}:{port}", bracket(host)),
+        ConnectionAddr::Unix(path) => format!("unix://{}", path.display()),
+        _ => "redis".to_string(),
+    };
+    if db != 0 {
+        format!("{base}/{db}")
+    } else {
+        base
+    }
+}
+
+fn bracket(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_article_server_and_short_timeouts() {
+        let s = Settings::default();
+        assert_eq!(s.dsn, "redis://127.0.0.1:6379");
+        assert!(s.connect_timeout + s.read_timeout <= Duration::from_secs(1));
+        // The directive table and the struct agree.
+        let mut from_table = Settings::default();
+        for (name, value) in DIRECTIVES {
+            from_table.set(name, &OptValue::Str(value.as_bytes().to_vec()), Source::Ini).unwrap();
+        }
+        assert_eq!(from_table, s);
+    }
+
+    #[test]
+    fn good_dsns_parse() {
+        for dsn in [
+            "redis://127.0.0.1:6379",
+            "redis://localhost",
+            "redis://user:secret@10.0.0.1:6380/3",
+            "redis://:secret@[::1]:6379",
+            "rediss://cache.example:6380",
+            "unix:///var/run/redis.sock",
+        ] {
+            parse_dsn(dsn).unwrap_or_else(|e| panic!("{dsn}: {e}"));
+        }
+        let info = parse_dsn("redis://u:p@h:7/2").unwrap();
+        assert_eq!(display_addr(&info), "redis://h:7/2");
+        assert_eq!(display_addr(&parse_dsn("redis://[::1]:1").unwrap()), "redis://[::1]:1");
+    }
+
+    #[test]
+    fn bad_dsns_are_value_errors_without_password() {
+        for dsn in [
+            "",
+            "127.0.0.1:6379",
+            "http://h:1",
+            "redis://",
+            "redis://:hunter2@h:99999",
+            "redis://:hunter2@h:1/notanumber",
+            "redis://:hunter2@h:1/-1",
+            "redis://h:0",
+            "unix://",
+        ] {
+            match parse_dsn(dsn) {
+                Err(LockError::InvalidValue(m)) => {
+                    assert!(m.contains("invalid dsn"), "{m}");
+                    assert!(!m.contains("hunter2"), "password leaked: {m}");
+                }
+                other => panic!("{dsn:?} gave {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn redaction_hides_user_info_only() {
+        assert_eq!(redact_dsn("redis://u:pw@h:1/0"), "redis://***@h:1/0");
+        assert_eq!(redact_dsn("redis://h:1/0"), "redis://h:1/0");
+        assert_eq!(redact_dsn("redis://:p@ss@h:1"), "redis://***@h:1");
+    }
+
+    #[test]
+    fn options_are_typed() {
+        let mut s = Settings::default();
+        assert!(matches!(
+            s.set("connect_timeout", &OptValue::Str(b"1".to_vec()), Source::Option),
+            Err(LockError::InvalidType(_))
+        ));
+        assert!(matches!(
+            s.set("dsn", &OptValue::Int(1), Source::Option),
+            Err(LockError::InvalidType(_))
+        ));
+        assert!(matches!(
+            s.set("nope", &OptValue::Int(1), Source::Option),
+            Err(LockError::InvalidValue(_))
+        ));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                s.set("read_timeout", &OptValue::Float(bad), Source::Option),
+                Err(LockError::InvalidValue(_))
+            ));
+        }
+        s.set("read_timeout", &OptValue::Int(2), Source::Option).unwrap();
+        assert_eq!(s.read_timeout, Duration::from_secs(2));
+        s.set("prefix", &OptValue::Str(b"app:\0".to_vec()), Source::Option).unwrap();
+        assert_eq!(s.prefix, b"app:\0");
+        s.set("retry_delay", &OptValue::Float(0.5), Source::Option).unwrap();
+        assert!(s.check().is_err());
+    }
+
+    #[test]
+    fn lock_out_and_time_out_bounds() {
+        assert_eq!(lock_out_ms(10.0).unwrap(), 10_000);
+        assert_eq!(lock_out_ms(0.0015).unwrap(), 2);
+        assert_eq!(lock_out_ms(0.25).unwrap(), 250);
+        for bad in [0.0, -1.0, 0.0004, f64::NAN, f64::INFINITY, 1e12] {
+            assert!(lock_out_ms(bad).is_err(), "{bad}");
+        }
+        assert_eq!(time_out(0.0).unwrap(), Duration::ZERO);
+        assert_eq!(time_out(1.5).unwrap(), Duration::from_millis(1500));
+        for bad in [-0.001, f64::NAN, f64::NEG_INFINITY, f64::INFINITY] {
+            assert!(time_out(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The one error type of the core. The PHP binding maps each variant onto an
+//! exception class (see `php::exceptions`), so the core never names PHP.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in the core.
+#[derive(Debug, Error)]
+pub enum LockError {
+    /// An argument or setting has a value outside its domain (PHP `ValueError`).
+    #[error("{0}")]
+    InvalidValue(String),
+
+    /// An argument or setting has the wrong type (PHP `TypeError`).
+    #[error("{0}")]
+    InvalidType(String),
+
+    /// Redis could not be reached, timed out, refused authentication, or broke
+    /// the protocol. `addr` never carries credentials.
+    #[error("redis-lock: cannot talk to Redis at {addr}: {cause}")]
+    Connection { addr: String, cause: String },
+
+    /// Redis answered, but with an error (READONLY, OOM, NOPERM, ...).
+    #[error("redis-lock: Redis at {addr} replied with an error: {cause}")]
+    Server { addr: String, cause: String },
+
+    /// The operating system could not produce random bytes for a token.
+    #[error("redis-lock: the OS random generator failed: {0}")]
+    Random(String),
+}
+
+/// Shorthand used across the core.
+pub type Result<T> = std::result::Result<T, LockError>;

@@ -1,0 +1,16 @@
+//! redis-lock: a distributed lock for PHP on Redis.
+//!
+//! The core (`config`, `token`, `scripts`, `pool`, `wait`, `lock`, `error`)
+//! knows nothing of PHP; `php` is the thin binding over it, compiled with the
+//! default `php` feature.
+
+pub mod config;
+pub mod error;
+pub mod lock;
+pub mod pool;
+pub mod scripts;
+pub mod token;
+pub mod wait;
+
+#[cfg(feature = "php")]
+mod php;

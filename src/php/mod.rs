@@ -1,0 +1,43 @@
+//! The PHP binding: argument conversion, exceptions, INI entries, phpinfo and
+//! module registration. All behaviour lives in the core.
+
+mod class;
+mod exceptions;
+mod ini;
+
+use ext_php_rs::prelude::*;
+use ext_php_rs::zend::ModuleEntry;
+
+pub use class::Lock;
+pub use exceptions::{LockConnectionException, LockException, LockTimeoutException};
+
+extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
+    // Registers the directives only: no connection, no thread (php-fpm forks after this).
+    ini::register(module_number);
+    0
+}
+
+extern "C" fn shutdown(_ty: i32, _module_number: i32) -> i32 {
+    // Must not unwind into the engine.
+    let _ = std::panic::catch_unwind(crate::pool::close_all);
+    0
+}
+
+extern "C" fn info(module: *mut ModuleEntry) {
+    let _ = std::panic::catch_unwind(|| ini::info(module));
+}
+
+/// The module entry PHP loads.
+#[php_module]
+#[php(startup = "startup")]
+pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
+    module
+        .name("redis_lock")
+        .version(env!("CARGO_PKG_VERSION"))
+        .class::<LockException>()
+        .class::<LockConnectionException>()
+        .class::<LockTimeoutException>()
+        .class::<Lock>()
+        .shutdown_function(shutdown)
+        .info_function(info)
+}

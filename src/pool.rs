@@ -1,0 +1,216 @@
+//! The per-process connection registry.
+//!
+//! One connection per connection settings (dsn and timeouts), shared by every
+//! `Lock` of the process and kept across requests (php-fpm workers live long).
+//! Connections are made lazily, on first use, never at module startup.
+//!
+//! Fork safety: the registry remembers the pid that made its connections. A
+//! forked child sees another pid and forgets the inherited sockets without
+//! closing them, which could disturb the parent, then connects afresh.
+
+use crate::config::{self, Settings};
+use crate::error::{LockError, Result};
+use redis::{Connection, ConnectionInfo, ErrorKind, RedisError, RedisResult};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Parsed connection settings, shared by every `Lock` that uses them.
+#[derive(Debug)]
+pub struct Endpoint {
+    key: Arc<str>,
+    info: ConnectionInfo,
+    addr: String,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+}
+
+impl Endpoint {
+    /// The address for messages: no credentials.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// Maps a Redis error on this endpoint onto the core error.
+    pub fn error(&self, e: &RedisError) -> LockError {
+        if breaks_connection(e) {
+            LockError::Connection { addr: self.addr.clone(), cause: describe(e, self) }
+        } else {
+            LockError::Server { addr: self.addr.clone(), cause: e.to_string() }
+        }
+    }
+}
+
+/// When to run an operation a second time, on a new connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Only when a reused connection turns out dead (say, after a Redis restart).
+    /// The operation may have run once already; the caller must be fine with that.
+    IfStale,
+    /// After any connection failure, timeouts included, because the outcome of the
+    /// first try must be settled (an acquire whose reply was lost).
+    ToSettle,
+}
+
+struct Registry {
+    pid: u32,
+    endpoints: HashMap<String, Arc<Endpoint>>,
+    conns: HashMap<Arc<str>, Connection>,
+}
+
+/// Distinct connection settings remembered; past this the parse cache starts over
+/// (a guard against dsns built per request, not a limit on connections in use).
+const MAX_ENDPOINTS: usize = 64;
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn registry() -> MutexGuard<'static, Option<Registry>> {
+    // A panic while holding the lock leaves nothing half-written that matters.
+    REGISTRY.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn current(slot: &mut Option<Registry>) -> &mut Registry {
+    let pid = std::process::id();
+    let reg = slot.get_or_insert_with(|| Registry {
+        pid,
+        endpoints: HashMap::new(),
+        conns: HashMap::new(),
+    });
+    if reg.pid != pid {
+        // Inherited from the parent: the socket is shared with it. Closing it is
+        // harmless to the parent, but TLS or a future Drop might talk on it; and a
+        // reply meant for the parent must never be read here. Forget, don't drop.
+        for (_, conn) in reg.conns.drain() {
+            std::mem::forget(conn);
+        }
+        reg.pid = pid;
+    }
+    reg
+}
+
+/// Returns the endpoint for these settings, parsing and validating the dsn the
+/// first time it is seen. A malformed dsn is a `ValueError`.
+pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
+    let key = format!(
+        "{}\u{0}{}\u{0}{}",
+        settings.dsn,
+        settings.connect_timeout.as_nanos(),
+        settings.read_timeout.as_nanos()
+    );
+    let mut guard = registry();
+    let reg = current(&mut guard);
+    if let Some(ep) = reg.endpoints.get(&key) {
+        return Ok(ep.clone());
+    }
+    let info = config::parse_dsn(&settings.dsn)?;
+    let redis_settings = info.redis_settings().clone().set_lib_name("redis-lock", env!("CARGO_PKG_VERSION"));
+    let info = info.set_redis_settings(redis_settings);
+    let ep = Arc::new(Endpoint {
+        key: Arc::from(key.as_str()),
+        addr: config::display_addr(&info),
+        info,
+        connect_timeout: settings.connect_timeout,
+        read_timeout: settings.read_timeout,
+    });
+    if reg.endpoints.len() >= MAX_ENDPOINTS {
+        reg.endpoints.clear();
+    }
+    reg.endpoints.insert(key, ep.clone());
+    Ok(ep)
+}
+
+fn connect(ep: &Endpoint) -> Result<Connection> {
+    let conn_err = |e: &RedisError| LockError::Connection { addr: ep.addr.clone(), cause: describe(e, ep) };
+    let client = redis::Client::open(ep.info.clone()).map_err(|e| conn_err(&e))?;
+    let conn = client.get_connection_with_timeout(ep.connect_timeout).map_err(|e| conn_err(&e))?;
+    conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| conn_err(&e))?;
+    conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| conn_err(&e))?;
+    Ok(conn)
+}
+
+/// Whether the connection can no longer be trusted after this error: anything but
+/// a well-formed error reply from the server.
+fn breaks_connection(e: &RedisError) -> bool {
+    !matches!(
+        e.kind(),
+        ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType
+    )
+}
+
+fn describe(e: &RedisError, ep: &Endpoint) -> String {
+    if e.is_timeout() {
+        format!("timed out (connect_timeout {} s, read_timeout {} s)", ep.connect_timeout.as_secs_f64(), ep.read_timeout.as_secs_f64())
+    } else if e.is_connection_refusal() {
+        "connection refused".to_string()
+    } else if e.kind() == ErrorKind::AuthenticationFailed {
+        format!("authentication refused ({})", e.detail().unwrap_or("bad credentials"))
+    } else if e.is_connection_dropped() {
+        format!("connection lost ({e})")
+    } else {
+        e.to_string()
+    }
+}
+
+/// Runs `op` on the process's connection for `ep`, connecting first if needed.
+///
+/// `op` receives the connection and whether this is the second try. After an
+/// error that breaks the connection, the connection is dropped, so the next use
+/// reconnects; whether `op` runs again right away is what `retry` says.
+pub fn run<T>(
+    ep: &Endpoint,
+    retry: Retry,
+    mut op: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
+) -> Result<T> {
+    let mut guard = registry();
+    let reg = current(&mut guard);
+    let (mut conn, reused) = match reg.conns.remove(&ep.key) {
+        Some(conn) => (conn, true),
+        None => (connect(ep)?, false),
+    };
+    let first = op(&mut conn, false);
+    let err = match first {
+        Ok(v) => {
+            reg.conns.insert(ep.key.clone(), conn);
+            return Ok(v);
+        }
+        Err(e) if !breaks_connection(&e) => {
+            reg.conns.insert(ep.key.clone(), conn);
+            return Err(ep.error(&e));
+        }
+        Err(e) => e,
+    };
+    drop(conn);
+    let again = match retry {
+        Retry::ToSettle => true,
+        Retry::IfStale => reused && !err.is_timeout(),
+    };
+    if !again {
+        return Err(ep.error(&err));
+    }
+    let mut conn = connect(ep).map_err(|second| match second {
+        LockError::Connection { addr, cause } => LockError::Connection {
+            addr,
+            cause: format!("{}; reconnecting: {cause}", describe(&err, ep)),
+        },
+        other => other,
+    })?;
+    match op(&mut conn, true) {
+        Ok(v) => {
+            reg.conns.insert(ep.key.clone(), conn);
+            Ok(v)
+        }
+        Err(e) => {
+            if !breaks_connection(&e) {
+                reg.conns.insert(ep.key.clone(), conn);
+            }
+            Err(ep.error(&e))
+        }
+    }
+}
+
+/// Drops every connection of this process (used at module shutdown).
+pub fn close_all() {
+    let mut guard = registry();
+    let reg = current(&mut guard);
+    reg.conns.clear();
+}
