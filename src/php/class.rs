@@ -1,5 +1,9 @@
 //! The PHP `Lock` class: argument conversion over `crate::lock::Lock`.
 
+// The constructor's parameters are camelCase because PHP shows these names and
+// accepts them as named arguments (`new Lock($k, lockOut: 5)`).
+#![allow(non_snake_case)]
+
 use super::ini;
 use crate::config::{OptValue, Source};
 use crate::error::LockError;
@@ -63,11 +67,11 @@ impl Lock {
     /// @throws ValueError for an empty key, a negative or non-finite $timeOut, a $lockOut
     ///         that is not a positive finite number, an unknown option or a malformed dsn.
     /// @throws TypeError for an option of the wrong type.
-    #[php(defaults(time_out = 0.0, lock_out = 10.0))]
+    #[php(defaults(timeOut = 0.0, lockOut = 10.0))]
     pub fn __construct(
         key: BinarySlice<u8>,
-        time_out: f64,
-        lock_out: f64,
+        timeOut: f64,
+        lockOut: f64,
         options: Option<&ZendHashTable>,
     ) -> PhpResult<Self> {
         let mut settings = ini::settings()?;
@@ -87,7 +91,7 @@ impl Lock {
                 settings.set(name, &option_value(value), Source::Option)?;
             }
         }
-        Ok(Lock { inner: lock::Lock::new(&key, time_out, lock_out, &settings)? })
+        Ok(Lock { inner: lock::Lock::new(&key, timeOut, lockOut, &settings)? })
     }
 
     /// Takes the lock, retrying with jittered back-off until $timeOut seconds have passed.

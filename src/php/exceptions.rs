@@ -1,48 +1,74 @@
 //! The exception classes, and the one mapping from the core's error onto them.
+//!
+//! They are plain PHP classes built with `ClassBuilder`, not `#[php_class]`
+//! structs: they carry no Rust state and keep `RuntimeException`'s constructor,
+//! so applications can create and rethrow them like any other exception.
 
+use super::engine;
 use crate::error::LockError;
+use ext_php_rs::builders::ClassBuilder;
 use ext_php_rs::exception::PhpException;
-use ext_php_rs::ffi::zend_class_entry;
-use ext_php_rs::prelude::*;
 use ext_php_rs::zend::{ce, ClassEntry};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-extern "C" {
-    // Exported by PHP's SPL, which is always built in and starts before us.
-    static spl_ce_RuntimeException: *mut zend_class_entry;
-}
+static LOCK_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+static CONNECTION_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+static TIMEOUT_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 
 fn runtime_exception() -> &'static ClassEntry {
-    // SAFETY: a pointer set once by SPL's startup and never freed before shutdown.
-    unsafe { spl_ce_RuntimeException.as_ref() }.unwrap_or_else(ce::exception)
+    engine::runtime_exception().unwrap_or_else(ce::exception)
 }
 
-/// Base class of every error raised because Redis itself failed.
-#[php_class]
-#[php(extends(ce = runtime_exception, stub = "\\RuntimeException"))]
-#[derive(Default)]
-pub struct LockException;
+fn loaded(slot: &AtomicPtr<ClassEntry>) -> &'static ClassEntry {
+    // SAFETY: set once at module startup to an entry the engine keeps until shutdown.
+    unsafe { slot.load(Ordering::Acquire).as_ref() }.unwrap_or_else(runtime_exception)
+}
 
-/// Redis is unreachable, timed out, refused authentication or broke the protocol.
-/// The message names the address and the cause, never a password.
-#[php_class]
-#[php(extends(LockException))]
-#[derive(Default)]
-pub struct LockConnectionException;
+/// `LockException extends RuntimeException`: Redis itself failed.
+pub fn lock_exception() -> &'static ClassEntry {
+    loaded(&LOCK_EXCEPTION)
+}
 
-/// The lock could not be had in time, for the APIs that throw instead of returning false.
-#[php_class]
-#[php(extends(LockException))]
-#[derive(Default)]
-pub struct LockTimeoutException;
+/// `LockConnectionException extends LockException`: unreachable, timed out,
+/// refused authentication, protocol error.
+pub fn connection_exception() -> &'static ClassEntry {
+    loaded(&CONNECTION_EXCEPTION)
+}
+
+/// `LockTimeoutException extends LockException`: for APIs that throw instead of
+/// returning false when the lock cannot be had in time.
+#[allow(dead_code)] // registered now so the class name is reserved; thrown by later APIs
+pub fn timeout_exception() -> &'static ClassEntry {
+    loaded(&TIMEOUT_EXCEPTION)
+}
+
+type Parent = (fn() -> &'static ClassEntry, &'static str);
+type Keep = fn(&'static mut ClassEntry, Box<[Box<[ext_php_rs::ffi::zend_internal_arg_info]>]>);
+
+fn register(name: &str, parent: Parent, keep: Keep) -> bool {
+    ClassBuilder::new(name).extends(parent).registration(keep).register().is_ok()
+}
+
+/// Registers the three classes; module startup only.
+pub fn register_all() -> bool {
+    register("LockException", (runtime_exception, "RuntimeException"), |ce, _| {
+        LOCK_EXCEPTION.store(ce, Ordering::Release)
+    }) && register("LockConnectionException", (lock_exception, "LockException"), |ce, _| {
+        CONNECTION_EXCEPTION.store(ce, Ordering::Release)
+    }) && register("LockTimeoutException", (lock_exception, "LockException"), |ce, _| {
+        TIMEOUT_EXCEPTION.store(ce, Ordering::Release)
+    })
+}
 
 impl From<LockError> for PhpException {
     fn from(e: LockError) -> Self {
         let message = e.to_string();
-        match e {
-            LockError::InvalidValue(_) => PhpException::new(message, 0, ce::value_error()),
-            LockError::InvalidType(_) => PhpException::new(message, 0, ce::type_error()),
-            LockError::Connection { .. } => PhpException::from_class::<LockConnectionException>(message),
-            LockError::Server { .. } | LockError::Random(_) => PhpException::from_class::<LockException>(message),
-        }
+        let class = match e {
+            LockError::InvalidValue(_) => ce::value_error(),
+            LockError::InvalidType(_) => ce::type_error(),
+            LockError::Connection { .. } => connection_exception(),
+            LockError::Server { .. } | LockError::Random(_) => lock_exception(),
+        };
+        PhpException::new(message, 0, class)
     }
 }

@@ -2,6 +2,7 @@
 //! module registration. All behaviour lives in the core.
 
 mod class;
+mod engine;
 mod exceptions;
 mod ini;
 
@@ -9,12 +10,15 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::zend::ModuleEntry;
 
 pub use class::Lock;
-pub use exceptions::{LockConnectionException, LockException, LockTimeoutException};
 
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
     ini::register(module_number);
-    0
+    if exceptions::register_all() {
+        0
+    } else {
+        -1
+    }
 }
 
 extern "C" fn shutdown(_ty: i32, _module_number: i32) -> i32 {
@@ -34,9 +38,6 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     module
         .name("redis_lock")
         .version(env!("CARGO_PKG_VERSION"))
-        .class::<LockException>()
-        .class::<LockConnectionException>()
-        .class::<LockTimeoutException>()
         .class::<Lock>()
         .shutdown_function(shutdown)
         .info_function(info)

@@ -1,0 +1,69 @@
+//! PHP engine symbols that ext-php-rs does not bind, found at run time.
+//!
+//! They are looked up with `dlsym` rather than linked, so the library still
+//! loads outside PHP (`cargo php stubs` opens it to read its classes).
+
+use ext_php_rs::ffi::zend_class_entry;
+use ext_php_rs::zend::ModuleEntry;
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::OnceLock;
+
+fn lookup(name: &CStr) -> *mut c_void {
+    // SAFETY: dlsym with a NUL-terminated name; RTLD_DEFAULT searches the php binary.
+    unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
+}
+
+struct Symbols {
+    ini_string: usize,
+    display_ini: usize,
+    runtime_exception: usize,
+}
+
+fn symbols() -> &'static Symbols {
+    static SYMBOLS: OnceLock<Symbols> = OnceLock::new();
+    SYMBOLS.get_or_init(|| Symbols {
+        ini_string: lookup(c"zend_ini_string_ex") as usize,
+        display_ini: lookup(c"display_ini_entries") as usize,
+        runtime_exception: lookup(c"spl_ce_RuntimeException") as usize,
+    })
+}
+
+type IniStringFn = unsafe extern "C" fn(*const c_char, usize, c_int, *mut bool) -> *mut c_char;
+type DisplayIniFn = unsafe extern "C" fn(*mut ModuleEntry);
+
+/// The current value of a php.ini directive, copied out; `None` when it does not exist.
+pub fn ini_string(name: &str) -> Option<Vec<u8>> {
+    let f = symbols().ini_string;
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: the symbol has zend_ini_string_ex's signature in PHP 8.x.
+    let f: IniStringFn = unsafe { std::mem::transmute(f) };
+    let mut exists = false;
+    let ptr = unsafe { f(name.as_ptr().cast(), name.len(), 0, &mut exists) };
+    if !exists || ptr.is_null() {
+        return None;
+    }
+    // SAFETY: a NUL-terminated string owned by the engine, copied before any ini change.
+    Some(unsafe { CStr::from_ptr(ptr) }.to_bytes().to_vec())
+}
+
+/// Prints the module's directives in phpinfo().
+pub fn display_ini_entries(module: *mut ModuleEntry) {
+    let f = symbols().display_ini;
+    if f != 0 {
+        // SAFETY: display_ini_entries(zend_module_entry *), given the engine's own entry.
+        let f: DisplayIniFn = unsafe { std::mem::transmute(f) };
+        unsafe { f(module) };
+    }
+}
+
+/// SPL's `RuntimeException` class entry, set by SPL's startup, which runs before ours.
+pub fn runtime_exception() -> Option<&'static zend_class_entry> {
+    let slot = symbols().runtime_exception as *const *mut zend_class_entry;
+    if slot.is_null() {
+        return None;
+    }
+    // SAFETY: the address of SPL's `zend_class_entry *spl_ce_RuntimeException`.
+    unsafe { (*slot).as_ref() }
+}
