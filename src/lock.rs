@@ -92,7 +92,13 @@ impl Lock {
                 if self.token.is_none() {
                     self.token = Some(token);
                 }
-                Err(e)
+                Err(match e {
+                    LockError::Connection { addr, cause } => LockError::Connection {
+                        addr,
+                        cause: format!("{cause}; the lock may have been taken: releaseLock() clears it, or it expires after lockOut"),
+                    },
+                    other => other,
+                })
             }
         }
     }

@@ -33,7 +33,7 @@ impl Endpoint {
 
     /// Maps a Redis error on this endpoint onto the core error.
     pub fn error(&self, e: &RedisError) -> LockError {
-        if breaks_connection(e) {
+        if breaks_connection(e) || is_auth_refusal(e) {
             LockError::Connection { addr: self.addr.clone(), cause: describe(e, self) }
         } else {
             LockError::Server { addr: self.addr.clone(), cause: e.to_string() }
@@ -103,7 +103,9 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
         return Ok(ep.clone());
     }
     let info = config::parse_dsn(&settings.dsn)?;
-    let redis_settings = info.redis_settings().clone().set_lib_name("redis-lock", env!("CARGO_PKG_VERSION"));
+    // No CLIENT SETINFO: it costs a round trip per connect, and redis-rs ignores its
+    // failure, so against a stalled server it would add a whole extra timeout.
+    let redis_settings = info.redis_settings().clone().set_skip_set_lib_name();
     let info = info.set_redis_settings(redis_settings);
     let ep = Arc::new(Endpoint {
         key: Arc::from(key.as_str()),
@@ -120,12 +122,22 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
 }
 
 fn connect(ep: &Endpoint) -> Result<Connection> {
+    connect_within(ep, ep.connect_timeout, ep.read_timeout)
+}
+
+fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection> {
     let conn_err = |e: &RedisError| LockError::Connection { addr: ep.addr.clone(), cause: describe(e, ep) };
     let client = redis::Client::open(ep.info.clone()).map_err(|e| conn_err(&e))?;
-    let conn = client.get_connection_with_timeout(ep.connect_timeout).map_err(|e| conn_err(&e))?;
-    conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| conn_err(&e))?;
-    conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| conn_err(&e))?;
+    let conn = client.get_connection_with_timeout(connect_timeout).map_err(|e| conn_err(&e))?;
+    conn.set_read_timeout(Some(read_timeout)).map_err(|e| conn_err(&e))?;
+    conn.set_write_timeout(Some(read_timeout)).map_err(|e| conn_err(&e))?;
     Ok(conn)
+}
+
+/// The time a second try may take after the first timed out: one `read_timeout`
+/// in all, connect included, so a stalled server costs about two of them, not three.
+fn settle_budget(ep: &Endpoint) -> Duration {
+    ep.read_timeout.max(Duration::from_millis(1))
 }
 
 /// Whether the connection can no longer be trusted after this error: anything but
@@ -137,13 +149,18 @@ fn breaks_connection(e: &RedisError) -> bool {
     )
 }
 
+/// NOAUTH (no password given) and WRONGPASS arrive as ordinary error replies.
+fn is_auth_refusal(e: &RedisError) -> bool {
+    e.kind() == ErrorKind::AuthenticationFailed || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+}
+
 fn describe(e: &RedisError, ep: &Endpoint) -> String {
     if e.is_timeout() {
         format!("timed out (connect_timeout {} s, read_timeout {} s)", ep.connect_timeout.as_secs_f64(), ep.read_timeout.as_secs_f64())
     } else if e.is_connection_refusal() {
         "connection refused".to_string()
-    } else if e.kind() == ErrorKind::AuthenticationFailed {
-        format!("authentication refused ({})", e.detail().unwrap_or("bad credentials"))
+    } else if is_auth_refusal(e) {
+        format!("authentication refused ({})", e.detail().unwrap_or("bad credentials").trim())
     } else if e.is_connection_dropped() {
         format!("connection lost ({e})")
     } else {
@@ -187,20 +204,37 @@ pub fn run<T>(
     if !again {
         return Err(ep.error(&err));
     }
-    let mut conn = connect(ep).map_err(|second| match second {
+    let timed_out = err.is_timeout();
+    let started = std::time::Instant::now();
+    let reconnected = if timed_out {
+        let budget = settle_budget(ep);
+        connect_within(ep, ep.connect_timeout.min(budget), budget)
+    } else {
+        connect(ep)
+    };
+    let mut conn = reconnected.map_err(|second| match second {
         LockError::Connection { addr, cause } => LockError::Connection {
             addr,
             cause: format!("{}; reconnecting: {cause}", describe(&err, ep)),
         },
         other => other,
     })?;
+    if timed_out {
+        let left = settle_budget(ep).saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+        conn.set_read_timeout(Some(left)).map_err(|e| ep.error(&e))?;
+    }
     match op(&mut conn, true) {
         Ok(v) => {
+            if timed_out {
+                // Back to the normal bound before the connection is shared again.
+                conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
+                conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
+            }
             reg.conns.insert(ep.key.clone(), conn);
             Ok(v)
         }
         Err(e) => {
-            if !breaks_connection(&e) {
+            if !breaks_connection(&e) && !timed_out {
                 reg.conns.insert(ep.key.clone(), conn);
             }
             Err(ep.error(&e))
