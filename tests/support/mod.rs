@@ -1,0 +1,134 @@
+//! Real servers for the core's tests: a throwaway `redis-server` on a free
+//! loopback port, and a TCP relay in front of it that can lose a reply, the
+//! way a network does.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+}
+
+/// A redis-server that lives as long as this value.
+pub struct RedisServer {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    pub fn start() -> Self {
+        Self::start_on(free_port())
+    }
+
+    pub fn start_on(port: u16) -> Self {
+        let dir = std::env::temp_dir().join(format!("redis-lock-cargo-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (make test installs it)");
+        let server = RedisServer { port, dir, child: Some(child) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.cmd(&["PING"]).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start on {port}");
+            thread::sleep(Duration::from_millis(10));
+        }
+        server
+    }
+
+    pub fn dsn(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Runs one command on a connection of its own.
+    pub fn cmd(&self, args: &[&str]) -> redis::RedisResult<redis::Value> {
+        let client = redis::Client::open(self.dsn())?;
+        let mut conn = client.get_connection_with_timeout(Duration::from_secs(2))?;
+        let mut c = redis::cmd(args[0]);
+        for a in &args[1..] {
+            c.arg(*a);
+        }
+        c.query(&mut conn)
+    }
+
+    /// SIGKILL, no goodbye.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A relay from a loopback port to a server, which can drop replies.
+pub struct Relay {
+    pub port: u16,
+    drop_replies: Arc<AtomicUsize>,
+}
+
+impl Relay {
+    pub fn start(upstream: u16) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind relay");
+        let port = listener.local_addr().expect("relay addr").port();
+        let drop_replies = Arc::new(AtomicUsize::new(0));
+        let drops = drop_replies.clone();
+        thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let (c2, s2) = (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
+                let drops = drops.clone();
+                thread::spawn(move || pipe(client, server, None));
+                thread::spawn(move || pipe(s2, c2, Some(drops)));
+            }
+        });
+        Relay { port, drop_replies }
+    }
+
+    pub fn dsn(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// The next `n` replies (read chunks, for short replies) never reach the client.
+    pub fn lose_replies(&self, n: usize) {
+        self.drop_replies.store(n, Ordering::SeqCst);
+    }
+}
+
+fn pipe(mut from: TcpStream, mut to: TcpStream, drops: Option<Arc<AtomicUsize>>) {
+    let mut buf = [0u8; 16384];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if let Some(d) = &drops {
+            if d.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1)).is_ok() {
+                continue;
+            }
+        }
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(std::net::Shutdown::Both);
+}
