@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 pub struct Lock {
     name: Vec<u8>,
     key: Vec<u8>,
-    ttl_ms: u64,
+    /// The lease in milliseconds, as the `PX` argument.
     ttl_arg: String,
     wait: Duration,
     retry_delay: Duration,
@@ -42,7 +42,6 @@ impl Lock {
         Ok(Lock {
             name: name.to_vec(),
             key,
-            ttl_ms,
             ttl_arg: ttl_ms.to_string(),
             wait,
             retry_delay: settings.retry_delay,
@@ -55,16 +54,6 @@ impl Lock {
     /// The key as given, without the prefix.
     pub fn name(&self) -> &[u8] {
         &self.name
-    }
-
-    /// The key as stored in Redis, with the prefix.
-    pub fn redis_key(&self) -> &[u8] {
-        &self.key
-    }
-
-    /// The lease, in milliseconds.
-    pub fn ttl_ms(&self) -> u64 {
-        self.ttl_ms
     }
 
     /// Where Redis is, for messages.
