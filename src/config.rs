@@ -55,6 +55,7 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("read_timeout", "0.5"),
     ("retry_delay", "0.002"),
     ("retry_delay_max", "0.05"),
+    ("fair", "0"),
 ];
 
 /// The article's server.
@@ -79,6 +80,9 @@ pub struct Settings {
     pub retry_delay: Duration,
     /// Longest pause between two tries.
     pub retry_delay_max: Duration,
+    /// First come, first served: no try, not even `tryLock()`, takes the lock ahead
+    /// of processes already waiting for it.
+    pub fair: bool,
 }
 
 impl Default for Settings {
@@ -90,6 +94,7 @@ impl Default for Settings {
             read_timeout: Duration::from_millis(500),
             retry_delay: Duration::from_millis(2),
             retry_delay_max: Duration::from_millis(50),
+            fair: false,
         }
     }
 }
@@ -110,6 +115,7 @@ impl Settings {
             "read_timeout" => self.read_timeout = positive_seconds(&label, value, source)?,
             "retry_delay" => self.retry_delay = positive_seconds(&label, value, source)?,
             "retry_delay_max" => self.retry_delay_max = positive_seconds(&label, value, source)?,
+            "fair" => self.fair = bool_value(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -149,6 +155,22 @@ fn string_value(label: &str, value: &OptValue, source: Source) -> Result<Vec<u8>
         _ if source == Source::Ini => Err(LockError::InvalidValue(format!("{label} is invalid"))),
         other => Err(LockError::InvalidType(format!(
             "{label} must be of type string, {} given",
+            other.type_name()
+        ))),
+    }
+}
+
+fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {
+    match (value, source) {
+        (OptValue::Bool(b), _) => Ok(*b),
+        // php.ini spells booleans many ways; the engine's own parser accepts these.
+        (OptValue::Str(s), Source::Ini) => match String::from_utf8_lossy(s).trim().to_ascii_lowercase().as_str() {
+            "1" | "on" | "yes" | "true" => Ok(true),
+            "" | "0" | "off" | "no" | "false" | "none" => Ok(false),
+            other => Err(LockError::InvalidValue(format!("{label} must be a boolean (On/Off), \"{other}\" given"))),
+        },
+        (other, _) => Err(LockError::InvalidType(format!(
+            "{label} must be of type bool, {} given",
             other.type_name()
         ))),
     }
@@ -369,6 +391,14 @@ mod tests {
         assert_eq!(s.prefix, b"app:\0");
         s.set("retry_delay", &OptValue::Float(0.5), Source::Option).unwrap();
         assert!(s.check().is_err());
+        assert!(matches!(s.set("fair", &OptValue::Int(1), Source::Option), Err(LockError::InvalidType(_))));
+        s.set("fair", &OptValue::Bool(true), Source::Option).unwrap();
+        assert!(s.fair);
+        s.set("fair", &OptValue::Str(b"Off".to_vec()), Source::Ini).unwrap();
+        assert!(!s.fair);
+        s.set("fair", &OptValue::Str(b"yes".to_vec()), Source::Ini).unwrap();
+        assert!(s.fair);
+        assert!(s.set("fair", &OptValue::Str(b"maybe".to_vec()), Source::Ini).is_err());
     }
 
     #[test]

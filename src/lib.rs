@@ -1,16 +1,19 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
-//! The core (`config`, `token`, `scripts`, `pool`, `wait`, `lock`, `error`)
+//! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
+//! `error`)
 //! knows nothing of PHP; `php` is the thin binding over it, compiled with the
 //! default `php` feature.
 
 pub mod config;
 pub mod error;
+pub mod keys;
 pub mod lock;
 pub mod pool;
 pub mod scripts;
 pub mod token;
 pub mod wait;
+pub mod wake;
 
 #[cfg(feature = "php")]
 mod php;

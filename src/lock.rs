@@ -1,27 +1,63 @@
-//! The lock itself: acquire with `SET NX PX`, wait with back-off, release with
-//! a token-checked script.
+//! The lock itself: acquire, wait, release.
+//!
+//! Every try is one script call that runs `SET NX PX` and, when the lock is busy,
+//! can queue the caller in the same step. A blocking `addLock()` queues once and
+//! then sleeps on its wake subscriber; the releaser's script hands the lock
+//! straight to the first waiter still listening and tells it so. No one polls,
+//! no one barges in ahead of the queue, and each release wakes one process.
+//!
+//! Lost signals cannot strand a waiter: it also wakes when the holder's lease
+//! runs out (a crashed holder never releases), or at its own deadline, and then
+//! asks again. Without a subscriber (an ACL that forbids pub/sub, a connection
+//! that keeps failing) it falls back to polling with jittered back-off.
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
+use crate::keys;
 use crate::pool::{self, Endpoint, Retry};
-use crate::scripts::{ACQUIRE_OR_CONFIRM, RELEASE};
+use crate::scripts::{ACQUIRE, CANCEL, RELEASE};
 use crate::token;
 use crate::wait::Backoff;
-use redis::Value;
+use crate::wake;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Waiting past the holder's expiry by this much lets Redis see the key as expired.
+const EXPIRY_SLACK: Duration = Duration::from_millis(2);
+
+/// The queue outlives the longest wait in it by this much, so a waiter's
+/// last look at it (at its deadline) still finds it.
+const QUEUE_SLACK: Duration = Duration::from_secs(5);
 
 /// One named lock and the token it last acquired.
 pub struct Lock {
     name: Vec<u8>,
     key: Vec<u8>,
+    /// The waiting queue beside the key.
+    queue_key: Vec<u8>,
     /// The lease in milliseconds, as the `PX` argument.
     ttl_arg: String,
     wait: Duration,
     retry_delay: Duration,
     retry_delay_max: Duration,
+    fair: bool,
     endpoint: Arc<Endpoint>,
     token: Option<String>,
+}
+
+/// What one try found.
+enum Try {
+    Acquired,
+    /// Someone else holds the lock for `pttl` more (None: no expiry); `queued`
+    /// tells whether this waiter is in the queue now.
+    Busy { pttl: Option<Duration>, queued: bool },
+}
+
+/// What listening on the subscriber brought.
+enum Heard {
+    Granted,
+    Nothing,
+    Broken,
 }
 
 impl Lock {
@@ -41,11 +77,13 @@ impl Lock {
         key.extend_from_slice(name);
         Ok(Lock {
             name: name.to_vec(),
+            queue_key: keys::aux_key(&key, b":queue"),
             key,
             ttl_arg: ttl_ms.to_string(),
             wait,
             retry_delay: settings.retry_delay,
             retry_delay_max: settings.retry_delay_max,
+            fair: settings.fair,
             endpoint,
             token: None,
         })
@@ -56,91 +94,170 @@ impl Lock {
         &self.name
     }
 
-    /// Where Redis is, for messages.
-    pub fn addr(&self) -> &str {
-        self.endpoint.addr()
-    }
-
     /// The token this object last acquired, if it still believes it holds one.
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
     }
 
-    /// One try. `Ok(Some(token))` when acquired, `Ok(None)` when someone else holds it.
+    /// One try. `Ok(Some(token))` when acquired, `Ok(None)` when someone else holds
+    /// it (or, in fair mode, when others already wait for it).
     pub fn try_acquire(&mut self) -> Result<Option<String>> {
         let token = token::generate()?;
-        match self.set_once(&token) {
-            Ok(true) => {
-                self.token = Some(token.clone());
-                Ok(Some(token))
-            }
-            Ok(false) => Ok(None),
-            Err(e) => {
-                // The SET may have landed without our knowing. Remember the token so a
-                // later releaseLock() clears it; otherwise it expires with its TTL.
-                if self.token.is_none() {
-                    self.token = Some(token);
-                }
-                Err(match e {
-                    LockError::Connection { addr, cause } => LockError::Connection {
-                        addr,
-                        cause: format!("{cause}; the lock may have been taken: releaseLock() clears it, or it expires after lockOut"),
-                    },
-                    other => other,
-                })
-            }
+        match self.attempt(&token, "", false, None) {
+            Ok(Try::Acquired) => Ok(Some(self.took(token))),
+            Ok(Try::Busy { .. }) => Ok(None),
+            Err(e) => Err(self.maybe_taken(token, e)),
         }
     }
 
-    /// Tries until acquired or until the object's `$timeOut` has passed.
+    /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
+    /// between tries until the lock is handed over (see the module comment).
     pub fn acquire(&mut self) -> Result<Option<String>> {
-        let deadline = Instant::now() + self.wait;
+        if self.wait.is_zero() {
+            return self.try_acquire();
+        }
+        let start = Instant::now();
+        // About 31 years at most (config::time_out), but never panic on overflow.
+        let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
+        let token = token::generate()?;
+        let ep = self.endpoint.clone();
+        let mut lease = wake::Lease::take(&ep);
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
+        // The entry this wait last queued with; it must not outlive the wait.
+        let mut queued_as: Option<String> = None;
+        let mut tries = 0u32;
         loop {
-            if let Some(token) = self.try_acquire()? {
-                return Ok(Some(token));
+            let entry = match lease.get() {
+                Some(sub) => format!("{token}:{}:{}", self.ttl_arg, sub.channel()),
+                None => String::new(),
+            };
+            let (pttl, queued) = match self.attempt(&token, &entry, tries > 0, Some(deadline)) {
+                Ok(Try::Acquired) => return Ok(Some(self.took(token))),
+                Ok(Try::Busy { pttl, queued }) => (pttl, queued),
+                // Redis trouble on the first try is reported at once, as without a wait.
+                Err(e) if tries == 0 => return Err(self.maybe_taken(token, e)),
+                // Mid-wait, a restart or a dropped connection is waited out until the deadline.
+                Err(e) => {
+                    tries += 1;
+                    if !backoff.sleep_before(deadline) {
+                        return Err(self.maybe_taken(token, e));
+                    }
+                    continue;
+                }
+            };
+            tries += 1;
+            if queued {
+                queued_as = Some(entry);
             }
-            if !backoff.sleep_before(deadline) {
-                return Ok(None);
+            if Instant::now() >= deadline {
+                return self.give_up(token, queued_as.as_deref());
             }
+            // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
+            let timer = Instant::now() + pttl.map_or(self.retry_delay_max, |p| p + EXPIRY_SLACK);
+            let wake_at = timer.min(deadline);
+            if queued {
+                match listen(&mut lease, &token, wake_at) {
+                    Heard::Granted => return Ok(Some(self.took(token))),
+                    Heard::Nothing => {}
+                    Heard::Broken => lease.discard(),
+                }
+            } else if !lease.ensure() {
+                // No way to be woken: poll, never past the holder's expiry or the deadline.
+                backoff.sleep_before(wake_at);
+            }
+            // With a subscriber now, the next try queues at once.
         }
     }
 
-    fn set_once(&self, token: &str) -> Result<bool> {
-        let (key, ttl) = (&self.key[..], self.ttl_arg.as_bytes());
-        pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
-            if settling {
-                // The first SET's reply was lost: find out whether it landed.
-                let held: i64 = ACQUIRE_OR_CONFIRM.invoke(conn, &[key], &[token.as_bytes(), ttl])?;
-                return Ok(held == 1);
-            }
-            let reply: Value = redis::cmd("SET")
-                .arg(key)
-                .arg(token)
-                .arg("NX")
-                .arg("PX")
-                .arg(ttl)
-                .query(conn)?;
-            Ok(matches!(reply, Value::Okay))
+    /// The wait is over without a grant: leave the queue, unless the lock was handed
+    /// over in the last instant, in which case it is this caller's after all.
+    fn give_up(&mut self, token: String, queued_as: Option<&str>) -> Result<Option<String>> {
+        let Some(entry) = queued_as else {
+            return Ok(None);
+        };
+        let (key, queue) = (&self.key[..], &self.queue_key[..]);
+        let got: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            CANCEL.invoke(conn, &[key, queue], &[token.as_bytes(), entry.as_bytes()])
         })
+        .map_err(|e| {
+            if self.token.is_none() {
+                self.token = Some(token.clone());
+            }
+            e
+        })?;
+        Ok((got == 1).then(|| self.took(token)))
     }
 
-    /// Deletes the key if it holds `token` (default: this object's token).
-    /// Returns whether this call deleted it.
+    fn took(&mut self, token: String) -> String {
+        self.token = Some(token.clone());
+        token
+    }
+
+    /// After a failed try the lock may still have been taken (a lost reply):
+    /// remember the token so that a later releaseLock() clears it; otherwise it
+    /// expires with its lease.
+    fn maybe_taken(&mut self, token: String, e: LockError) -> LockError {
+        if self.token.is_none() {
+            self.token = Some(token);
+        }
+        match e {
+            LockError::Connection { addr, cause } => LockError::Connection {
+                addr,
+                cause: format!("{cause}; the lock may have been taken: releaseLock() clears it, or it expires after lockOut"),
+            },
+            other => other,
+        }
+    }
+
+    /// One run of the acquire script. `entry` non-empty queues the caller when busy;
+    /// `again` says it may be queued already (or an earlier try may have landed).
+    fn attempt(&self, token: &str, entry: &str, again: bool, deadline: Option<Instant>) -> Result<Try> {
+        let queue_ms = deadline
+            .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
+            .unwrap_or(QUEUE_SLACK)
+            .as_millis()
+            .to_string();
+        let fair: &[u8] = if self.fair { b"1" } else { b"0" };
+        let (key, queue) = (&self.key[..], &self.queue_key[..]);
+        let reply: Vec<i64> = pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
+            // A retry after a lost reply must find what the first run did.
+            let again: &[u8] = if again || settling { b"1" } else { b"0" };
+            ACQUIRE.invoke(
+                conn,
+                &[key, queue],
+                &[token.as_bytes(), self.ttl_arg.as_bytes(), entry.as_bytes(), queue_ms.as_bytes(), fair, again],
+            )
+        })?;
+        match reply[..] {
+            [1, _] => Ok(Try::Acquired),
+            [status, pttl] => Ok(Try::Busy {
+                pttl: u64::try_from(pttl).ok().map(Duration::from_millis),
+                queued: status == 2,
+            }),
+            _ => Err(LockError::Server {
+                addr: self.endpoint.addr().to_string(),
+                cause: format!("unexpected reply to the acquire script: {reply:?}"),
+            }),
+        }
+    }
+
+    /// Deletes the key if it holds `token` (default: this object's token), or hands it
+    /// to the first process waiting for it. Returns whether this call released it.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         let token: Vec<u8> = match (token, &self.token) {
             (Some(t), _) => t.to_vec(),
             (None, Some(own)) => own.as_bytes().to_vec(),
             (None, None) => return Ok(false),
         };
-        let key = &self.key[..];
-        let deleted: i64 =
-            pool::run(&self.endpoint, Retry::IfStale, |conn, _| RELEASE.invoke(conn, &[key], &[&token]))?;
+        let (key, queue) = (&self.key[..], &self.queue_key[..]);
+        let released: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            RELEASE.invoke(conn, &[key, queue], &[&token])
+        })?;
         if self.token.as_deref().map(str::as_bytes) == Some(&token[..]) {
             // Released now, or already gone: either way this object no longer holds it.
             self.token = None;
         }
-        Ok(deleted == 1)
+        Ok(released == 1)
     }
 
     /// Whether anyone holds the lock.
@@ -150,5 +267,25 @@ impl Lock {
             redis::cmd("EXISTS").arg(key).query(conn)
         })?;
         Ok(n > 0)
+    }
+}
+
+/// Blocks on the subscriber until this wait's grant arrives or `until` passes.
+fn listen(lease: &mut wake::Lease<'_>, token: &str, until: Instant) -> Heard {
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            return Heard::Nothing;
+        }
+        let Some(sub) = lease.get() else {
+            return Heard::Broken;
+        };
+        match sub.next_grant(until - now) {
+            Ok(Some(granted)) if granted == token.as_bytes() => return Heard::Granted,
+            // A grant left over from an earlier wait that ended another way.
+            Ok(Some(_)) => continue,
+            Ok(None) => return Heard::Nothing,
+            Err(_) => return Heard::Broken,
+        }
     }
 }

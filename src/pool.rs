@@ -10,10 +10,11 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
+use crate::wake::Subscriber;
 use redis::{Connection, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Parsed connection settings, shared by every `Lock` that uses them.
 #[derive(Debug)]
@@ -56,7 +57,14 @@ struct Registry {
     pid: u32,
     endpoints: HashMap<String, Arc<Endpoint>>,
     conns: HashMap<Arc<str>, Connection>,
+    /// Wake-up subscribers, one per endpoint, kept across waits.
+    subs: HashMap<Arc<str>, Subscriber>,
+    /// When the server last refused a subscription (ACL), per endpoint.
+    refused: HashMap<Arc<str>, Instant>,
 }
+
+/// How long a refused subscription is not asked for again: waits poll meanwhile.
+const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
 
 /// Distinct connection settings remembered; past this the parse cache starts over
 /// (a guard against dsns built per request, not a limit on connections in use).
@@ -75,6 +83,8 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
         pid,
         endpoints: HashMap::new(),
         conns: HashMap::new(),
+        subs: HashMap::new(),
+        refused: HashMap::new(),
     });
     if reg.pid != pid {
         // Inherited from the parent: the socket is shared with it. Closing it is
@@ -82,6 +92,10 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
         // reply meant for the parent must never be read here. Forget, don't drop.
         for (_, conn) in reg.conns.drain() {
             std::mem::forget(conn);
+        }
+        // The parent's subscribers too: a child reading them would steal its grants.
+        for (_, sub) in reg.subs.drain() {
+            std::mem::forget(sub);
         }
         reg.pid = pid;
     }
@@ -121,7 +135,8 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
     Ok(ep)
 }
 
-fn connect(ep: &Endpoint) -> Result<Connection> {
+/// A new connection to `ep`, with its timeouts set.
+pub(crate) fn connect(ep: &Endpoint) -> Result<Connection> {
     connect_within(ep, ep.connect_timeout, ep.read_timeout)
 }
 
@@ -149,9 +164,13 @@ fn breaks_connection(e: &RedisError) -> bool {
     )
 }
 
-/// NOAUTH (no password given) and WRONGPASS arrive as ordinary error replies.
+/// NOAUTH (no password given) and WRONGPASS arrive as ordinary error replies. Before
+/// AUTH, Redis also cuts off any command of more than 10 parts (our scripts' calls)
+/// with "Protocol error: unauthenticated multibulk length".
 fn is_auth_refusal(e: &RedisError) -> bool {
-    e.kind() == ErrorKind::AuthenticationFailed || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+    e.kind() == ErrorKind::AuthenticationFailed
+        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+        || e.detail().is_some_and(|d| d.contains("unauthenticated"))
 }
 
 fn describe(e: &RedisError, ep: &Endpoint) -> String {
@@ -159,6 +178,8 @@ fn describe(e: &RedisError, ep: &Endpoint) -> String {
         format!("timed out (connect_timeout {} s, read_timeout {} s)", ep.connect_timeout.as_secs_f64(), ep.read_timeout.as_secs_f64())
     } else if e.is_connection_refusal() {
         "connection refused".to_string()
+    } else if e.detail().is_some_and(|d| d.contains("unauthenticated")) {
+        "authentication refused (the server requires a password)".to_string()
     } else if is_auth_refusal(e) {
         format!("authentication refused ({})", e.detail().unwrap_or("bad credentials").trim())
     } else if e.is_connection_dropped() {
@@ -247,4 +268,33 @@ pub fn close_all() {
     let mut guard = registry();
     let reg = current(&mut guard);
     reg.conns.clear();
+    reg.subs.clear();
+}
+
+/// Takes the process's subscriber for `ep` out of the registry, for one wait.
+/// The registry is not locked while the wait blocks.
+pub fn take_subscriber(ep: &Endpoint) -> Option<Subscriber> {
+    let mut guard = registry();
+    current(&mut guard).subs.remove(&ep.key)
+}
+
+/// Gives a subscriber back after a wait.
+pub fn put_subscriber(ep: &Endpoint, sub: Subscriber) {
+    let mut guard = registry();
+    let reg = current(&mut guard);
+    reg.subs.insert(ep.key.clone(), sub);
+}
+
+/// Whether the server refused a subscription on `ep` in the last little while.
+pub fn subscribe_refused(ep: &Endpoint) -> bool {
+    let mut guard = registry();
+    let reg = current(&mut guard);
+    reg.refused.get(&ep.key).is_some_and(|at| at.elapsed() < REFUSAL_MEMORY)
+}
+
+/// Remembers that the server refused a subscription on `ep`.
+pub fn note_subscribe_refused(ep: &Endpoint) {
+    let mut guard = registry();
+    let reg = current(&mut guard);
+    reg.refused.insert(ep.key.clone(), Instant::now());
 }

@@ -52,30 +52,94 @@ impl Script {
     }
 }
 
-/// Compare-and-delete: deletes KEYS[1] only while it still holds the token ARGV[1].
-/// Returns 1 when it deleted, 0 otherwise.
-pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('del', KEYS[1])
+// The waiting queue (KEYS[2]) is a list of entries `<token>:<lease ms>:<channel>`,
+// oldest first. Each waiting process listens on its own channel; PUBLISH returns how
+// many connections heard the grant, so 0 means the waiter is gone (its process died
+// and Redis closed its connection) and the next entry is tried instead.
+
+/// Lua: `grant(lock, entry)` gives the lock to the waiter `entry` if it still listens.
+/// Publishing first is safe: the waiter reads the message only after the script ends.
+macro_rules! grant_fn {
+    () => {
+        r"local function grant(lock, entry)
+    local t, lease, ch = string.match(entry, '^(%x+):(%d+):(.+)$')
+    if not t then return false end
+    local heard = redis.pcall('publish', ch, t)
+    if type(heard) ~= 'number' or heard == 0 then return false end
+    redis.call('set', lock, t, 'px', lease)
+    return true
 end
-return 0",
-    )
+"
+    };
+}
+
+/// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms, or queues for it.
+///
+/// - ARGV[3]: this waiter's queue entry, or "" to take one try without queueing;
+/// - ARGV[4]: the queue's lifetime in ms (the caller's remaining wait, plus slack);
+/// - ARGV[5]: "1" in fair mode: a free lock goes to the waiters already queued;
+/// - ARGV[6]: "1" when this waiter may already be queued (any try after the first).
+///
+/// Returns `{1, 0}` when the token holds the lock (now, or handed over earlier),
+/// `{0, pttl}` when busy and not queued, `{2, pttl}` when busy and queued; pttl is
+/// the holder's remaining lease in ms (negative: no expiry). Running it twice with
+/// the same arguments is harmless, which is what settles a lost reply.
+pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        grant_fn!(),
+        r"local lock, queue = KEYS[1], KEYS[2]
+local token, entry = ARGV[1], ARGV[3]
+local again = ARGV[6] == '1'
+if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
+    -- Fair: hand a free lock to the first live waiter ahead of this one.
+    while true do
+        local head = redis.call('lindex', queue, 0)
+        if not head or head == entry then break end
+        redis.call('lpop', queue)
+        if grant(lock, head) then break end
+    end
+end
+local holder = redis.call('set', lock, token, 'nx', 'px', ARGV[2], 'get')
+if not holder or holder == token then
+    if again and entry ~= '' then redis.call('lrem', queue, 1, entry) end
+    return {1, 0}
+end
+local pttl = redis.call('pttl', lock)
+if entry == '' then return {0, pttl} end
+if not again or not redis.call('lpos', queue, entry) then
+    if redis.call('rpush', queue, entry) == 1 then
+        redis.call('pexpire', queue, ARGV[4])
+    else
+        redis.call('pexpire', queue, ARGV[4], 'gt')
+    end
+end
+return {2, pttl}"
+    ))
 });
 
-/// Settles an acquire whose reply was lost: if KEYS[1] already holds our token
-/// ARGV[1] the earlier SET landed; if it is free, take it now with TTL ARGV[2] ms.
-/// Returns 1 when we hold the lock, 0 when someone else does.
-pub static ACQUIRE_OR_CONFIRM: LazyLock<Script> = LazyLock::new(|| {
+/// Releases KEYS[1] if it holds the token ARGV[1], handing it straight to the first
+/// waiter of KEYS[2] that still listens. Returns 1 when released, 0 otherwise.
+pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        grant_fn!(),
+        r"local lock, queue = KEYS[1], KEYS[2]
+if redis.call('get', lock) ~= ARGV[1] then return 0 end
+while true do
+    local head = redis.call('lpop', queue)
+    if not head then break end
+    if grant(lock, head) then return 1 end
+end
+redis.call('del', lock)
+return 1"
+    ))
+});
+
+/// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns 1 if the lock
+/// KEYS[1] was handed to this waiter's token ARGV[1] in the meantime, 0 otherwise.
+pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"local v = redis.call('get', KEYS[1])
-if v == ARGV[1] then
-    return 1
-end
-if v then
-    return 0
-end
-redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1",
+        r"redis.call('lrem', KEYS[2], 1, ARGV[2])
+if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end
+return 0",
     )
 });

@@ -9,13 +9,14 @@ use super::engine;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<7> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<8> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.read_timeout", c"0.5", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.retry_delay", c"0.002", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.retry_delay_max", c"0.05", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.fair", c"0", IniEntryPermission::All),
     IniEntryDef::end(),
 ]);
 
@@ -42,7 +43,8 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_start!();
     info_table_row!("redis_lock support", "enabled");
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
-    info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release");
+    info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over");
+    info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
     info_table_row!("tokens", "128-bit, OS CSPRNG");
     info_table_end!();
     engine::display_ini_entries(module);
