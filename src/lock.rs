@@ -4,7 +4,13 @@
 //! can queue the caller in the same step. A blocking `addLock()` queues once and
 //! then sleeps on its wake subscriber; the releaser's script hands the lock
 //! straight to the first waiter still listening and tells it so. No one polls,
-//! no one barges in ahead of the queue, and each release wakes one process.
+//! and each release wakes at most one process.
+//!
+//! Fairness: in fair mode the queue order is strict. By default one exception
+//! keeps very short critical sections fast: a lock held for less than
+//! `SHORT_HOLD` is only freed on release, so that its releaser may take it again
+//! without a process switch, but only while the first waiter has waited less
+//! than `PATIENCE`; after that, release hands over whatever the hold time.
 //!
 //! Lost signals cannot strand a waiter: it also wakes when the holder's lease
 //! runs out (a crashed holder never releases), or at its own deadline, and then
@@ -19,11 +25,18 @@ use crate::scripts::{ACQUIRE, CANCEL, RELEASE};
 use crate::token;
 use crate::wait::Backoff;
 use crate::wake;
+use redis::{ErrorKind, RedisError, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
 const EXPIRY_SLACK: Duration = Duration::from_millis(2);
+
+/// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
+const SHORT_HOLD: Duration = Duration::from_micros(500);
+
+/// How long the first waiter lets short holds pass it over before release must hand over.
+const PATIENCE: Duration = Duration::from_millis(5);
 
 /// The queue outlives the longest wait in it by this much, so a waiter's
 /// last look at it (at its deadline) still finds it.
@@ -35,6 +48,8 @@ pub struct Lock {
     key: Vec<u8>,
     /// The waiting queue beside the key.
     queue_key: Vec<u8>,
+    /// Marks how long the first waiter still lets short holds pass it over.
+    patience_key: Vec<u8>,
     /// The lease in milliseconds, as the `PX` argument.
     ttl_arg: String,
     wait: Duration,
@@ -43,6 +58,8 @@ pub struct Lock {
     fair: bool,
     endpoint: Arc<Endpoint>,
     token: Option<String>,
+    /// When this object acquired `token`.
+    acquired_at: Option<Instant>,
 }
 
 /// What one try found.
@@ -56,6 +73,7 @@ enum Try {
 /// What listening on the subscriber brought.
 enum Heard {
     Granted,
+    /// Nothing came before the wake-up time (which a notice may have brought forward).
     Nothing,
     Broken,
 }
@@ -78,6 +96,7 @@ impl Lock {
         Ok(Lock {
             name: name.to_vec(),
             queue_key: keys::aux_key(&key, b":queue"),
+            patience_key: keys::aux_key(&key, b":patience"),
             key,
             ttl_arg: ttl_ms.to_string(),
             wait,
@@ -86,6 +105,7 @@ impl Lock {
             fair: settings.fair,
             endpoint,
             token: None,
+            acquired_at: None,
         })
     }
 
@@ -103,11 +123,28 @@ impl Lock {
     /// it (or, in fair mode, when others already wait for it).
     pub fn try_acquire(&mut self) -> Result<Option<String>> {
         let token = token::generate()?;
-        match self.attempt(&token, "", false, None) {
-            Ok(Try::Acquired) => Ok(Some(self.took(token))),
-            Ok(Try::Busy { .. }) => Ok(None),
+        match self.first_try(&token) {
+            Ok(true) => Ok(Some(self.took(token))),
+            Ok(false) => Ok(None),
             Err(e) => Err(self.maybe_taken(token, e)),
         }
+    }
+
+    /// The first try of an acquisition. By default a plain `SET NX PX`, the cheapest
+    /// command there is; in fair mode the script, which gives way to queued waiters.
+    fn first_try(&self, token: &str) -> Result<bool> {
+        if self.fair {
+            return Ok(matches!(self.attempt(token, "", false, None)?, Try::Acquired));
+        }
+        let (key, ttl) = (&self.key[..], self.ttl_arg.as_bytes());
+        pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
+            if settling {
+                // The SET's reply was lost: the script finds out whether it landed.
+                return Ok(matches!(self.run_acquire(conn, token, "", true, None)?, Try::Acquired));
+            }
+            let reply: Value = redis::cmd("SET").arg(key).arg(token).arg("NX").arg("PX").arg(ttl).query(conn)?;
+            Ok(matches!(reply, Value::Okay))
+        })
     }
 
     /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
@@ -120,32 +157,33 @@ impl Lock {
         // About 31 years at most (config::time_out), but never panic on overflow.
         let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
         let token = token::generate()?;
+        // Redis trouble on the first try is reported at once, as without a wait.
+        match self.first_try(&token) {
+            Ok(true) => return Ok(Some(self.took(token))),
+            Ok(false) => {}
+            Err(e) => return Err(self.maybe_taken(token, e)),
+        }
         let ep = self.endpoint.clone();
         let mut lease = wake::Lease::take(&ep);
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
         // The entry this wait last queued with; it must not outlive the wait.
         let mut queued_as: Option<String> = None;
-        let mut tries = 0u32;
         loop {
             let entry = match lease.get() {
                 Some(sub) => format!("{token}:{}:{}", self.ttl_arg, sub.channel()),
                 None => String::new(),
             };
-            let (pttl, queued) = match self.attempt(&token, &entry, tries > 0, Some(deadline)) {
+            let (pttl, queued) = match self.attempt(&token, &entry, queued_as.is_some(), Some(deadline)) {
                 Ok(Try::Acquired) => return Ok(Some(self.took(token))),
                 Ok(Try::Busy { pttl, queued }) => (pttl, queued),
-                // Redis trouble on the first try is reported at once, as without a wait.
-                Err(e) if tries == 0 => return Err(self.maybe_taken(token, e)),
                 // Mid-wait, a restart or a dropped connection is waited out until the deadline.
                 Err(e) => {
-                    tries += 1;
                     if !backoff.sleep_before(deadline) {
                         return Err(self.maybe_taken(token, e));
                     }
                     continue;
                 }
             };
-            tries += 1;
             if queued {
                 queued_as = Some(entry);
             }
@@ -154,9 +192,9 @@ impl Lock {
             }
             // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
             let timer = Instant::now() + pttl.map_or(self.retry_delay_max, |p| p + EXPIRY_SLACK);
-            let wake_at = timer.min(deadline);
+            let mut wake_at = timer.min(deadline);
             if queued {
-                match listen(&mut lease, &token, wake_at) {
+                match listen(&mut lease, &token, &mut wake_at) {
                     Heard::Granted => return Ok(Some(self.took(token))),
                     Heard::Nothing => {}
                     Heard::Broken => lease.discard(),
@@ -190,6 +228,7 @@ impl Lock {
 
     fn took(&mut self, token: String) -> String {
         self.token = Some(token.clone());
+        self.acquired_at = Some(Instant::now());
         token
     }
 
@@ -212,32 +251,53 @@ impl Lock {
     /// One run of the acquire script. `entry` non-empty queues the caller when busy;
     /// `again` says it may be queued already (or an earlier try may have landed).
     fn attempt(&self, token: &str, entry: &str, again: bool, deadline: Option<Instant>) -> Result<Try> {
+        pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
+            // A retry after a lost reply must find what the first run did.
+            self.run_acquire(conn, token, entry, again || settling, deadline)
+        })
+    }
+
+    fn run_acquire(
+        &self,
+        conn: &mut redis::Connection,
+        token: &str,
+        entry: &str,
+        again: bool,
+        deadline: Option<Instant>,
+    ) -> redis::RedisResult<Try> {
         let queue_ms = deadline
             .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
             .unwrap_or(QUEUE_SLACK)
             .as_millis()
             .to_string();
         let fair: &[u8] = if self.fair { b"1" } else { b"0" };
-        let (key, queue) = (&self.key[..], &self.queue_key[..]);
-        let reply: Vec<i64> = pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
-            // A retry after a lost reply must find what the first run did.
-            let again: &[u8] = if again || settling { b"1" } else { b"0" };
-            ACQUIRE.invoke(
-                conn,
-                &[key, queue],
-                &[token.as_bytes(), self.ttl_arg.as_bytes(), entry.as_bytes(), queue_ms.as_bytes(), fair, again],
-            )
-        })?;
+        let keys: [&[u8]; 3] = [&self.key, &self.queue_key, &self.patience_key];
+        let patience = PATIENCE.as_millis().to_string();
+        let again: &[u8] = if again { b"1" } else { b"0" };
+        let reply: Vec<i64> = ACQUIRE.invoke(
+            conn,
+            &keys,
+            &[
+                token.as_bytes(),
+                self.ttl_arg.as_bytes(),
+                entry.as_bytes(),
+                queue_ms.as_bytes(),
+                fair,
+                again,
+                patience.as_bytes(),
+            ],
+        )?;
         match reply[..] {
             [1, _] => Ok(Try::Acquired),
             [status, pttl] => Ok(Try::Busy {
                 pttl: u64::try_from(pttl).ok().map(Duration::from_millis),
                 queued: status == 2,
             }),
-            _ => Err(LockError::Server {
-                addr: self.endpoint.addr().to_string(),
-                cause: format!("unexpected reply to the acquire script: {reply:?}"),
-            }),
+            _ => Err(RedisError::from((
+                ErrorKind::UnexpectedReturnType,
+                "unexpected reply to the acquire script",
+                format!("{reply:?}"),
+            ))),
         }
     }
 
@@ -249,13 +309,19 @@ impl Lock {
             (None, Some(own)) => own.as_bytes().to_vec(),
             (None, None) => return Ok(false),
         };
-        let (key, queue) = (&self.key[..], &self.queue_key[..]);
+        let own = self.token.as_deref().map(str::as_bytes) == Some(&token[..]);
+        // Only this object knows how long it held the lock; a token from elsewhere hands over.
+        let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
+        let keys: [&[u8]; 3] = [&self.key, &self.queue_key, &self.patience_key];
+        let patience = PATIENCE.as_millis().to_string();
         let released: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
-            RELEASE.invoke(conn, &[key, queue], &[&token])
+            let short: &[u8] = if short { b"1" } else { b"0" };
+            RELEASE.invoke(conn, &keys, &[&token, short, patience.as_bytes()])
         })?;
-        if self.token.as_deref().map(str::as_bytes) == Some(&token[..]) {
+        if own {
             // Released now, or already gone: either way this object no longer holds it.
             self.token = None;
+            self.acquired_at = None;
         }
         Ok(released == 1)
     }
@@ -270,22 +336,35 @@ impl Lock {
     }
 }
 
-/// Blocks on the subscriber until this wait's grant arrives or `until` passes.
-fn listen(lease: &mut wake::Lease<'_>, token: &str, until: Instant) -> Heard {
+/// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
+/// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
+/// forward.
+fn listen(lease: &mut wake::Lease<'_>, token: &str, until: &mut Instant) -> Heard {
     loop {
         let now = Instant::now();
-        if now >= until {
+        if now >= *until {
             return Heard::Nothing;
         }
         let Some(sub) = lease.get() else {
             return Heard::Broken;
         };
-        match sub.next_grant(until - now) {
-            Ok(Some(granted)) if granted == token.as_bytes() => return Heard::Granted,
-            // A grant left over from an earlier wait that ended another way.
-            Ok(Some(_)) => continue,
+        match sub.next_grant(*until - now) {
+            Ok(Some(msg)) if msg == token.as_bytes() => return Heard::Granted,
+            Ok(Some(msg)) => {
+                if let Some(ms) = notice_delay(&msg, token) {
+                    *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK);
+                }
+                // Otherwise: a message left over from an earlier wait that ended another way.
+            }
             Ok(None) => return Heard::Nothing,
             Err(_) => return Heard::Broken,
         }
     }
+}
+
+/// The delay a notice `<token>:<ms>` for this token carries.
+fn notice_delay(msg: &[u8], token: &str) -> Option<Duration> {
+    let rest = msg.strip_prefix(token.as_bytes())?.strip_prefix(b":")?;
+    let ms: u64 = std::str::from_utf8(rest).ok()?.parse().ok()?;
+    Some(Duration::from_millis(ms))
 }

@@ -57,28 +57,42 @@ impl Script {
 // many connections heard the grant, so 0 means the waiter is gone (its process died
 // and Redis closed its connection) and the next entry is tried instead.
 
-/// Lua: `grant(lock, entry)` gives the lock to the waiter `entry` if it still listens.
-/// Publishing first is safe: the waiter reads the message only after the script ends.
-macro_rules! grant_fn {
+/// Lua helpers shared by the scripts:
+/// - `grant(lock, entry)` gives the lock to the waiter `entry` if it still listens.
+///   Publishing first is safe: the waiter reads the message only after the script.
+/// - `notify(entry, ms)` tells a waiter to look again in `ms` (the message is its
+///   token, a colon and the delay); false when it no longer listens.
+macro_rules! lua_helpers {
     () => {
-        r"local function grant(lock, entry)
-    local t, lease, ch = string.match(entry, '^(%x+):(%d+):(.+)$')
+        r"local function parse(entry)
+    return string.match(entry, '^(%x+):(%d+):(.+)$')
+end
+local function grant(lock, entry)
+    local t, lease, ch = parse(entry)
     if not t then return false end
     local heard = redis.pcall('publish', ch, t)
     if type(heard) ~= 'number' or heard == 0 then return false end
     redis.call('set', lock, t, 'px', lease)
     return true
 end
+local function notify(entry, ms)
+    local t, lease, ch = parse(entry)
+    if not t then return false end
+    local heard = redis.pcall('publish', ch, t .. ':' .. ms)
+    return type(heard) == 'number' and heard > 0
+end
 "
     };
 }
 
-/// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms, or queues for it.
+/// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms, or queues for it
+/// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter.
 ///
 /// - ARGV[3]: this waiter's queue entry, or "" to take one try without queueing;
 /// - ARGV[4]: the queue's lifetime in ms (the caller's remaining wait, plus slack);
 /// - ARGV[5]: "1" in fair mode: a free lock goes to the waiters already queued;
-/// - ARGV[6]: "1" when this waiter may already be queued (any try after the first).
+/// - ARGV[6]: "1" when this waiter may already be queued (any try after the first);
+/// - ARGV[7]: the patience, in ms, of a waiter that arrives at the head of the queue.
 ///
 /// Returns `{1, 0}` when the token holds the lock (now, or handed over earlier),
 /// `{0, pttl}` when busy and not queued, `{2, pttl}` when busy and queued; pttl is
@@ -86,7 +100,7 @@ end
 /// the same arguments is harmless, which is what settles a lost reply.
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
-        grant_fn!(),
+        lua_helpers!(),
         r"local lock, queue = KEYS[1], KEYS[2]
 local token, entry = ARGV[1], ARGV[3]
 local again = ARGV[6] == '1'
@@ -109,6 +123,7 @@ if entry == '' then return {0, pttl} end
 if not again or not redis.call('lpos', queue, entry) then
     if redis.call('rpush', queue, entry) == 1 then
         redis.call('pexpire', queue, ARGV[4])
+        redis.call('set', KEYS[3], '1', 'px', ARGV[7])
     else
         redis.call('pexpire', queue, ARGV[4], 'gt')
     end
@@ -117,17 +132,46 @@ return {2, pttl}"
     ))
 });
 
-/// Releases KEYS[1] if it holds the token ARGV[1], handing it straight to the first
-/// waiter of KEYS[2] that still listens. Returns 1 when released, 0 otherwise.
+/// Releases KEYS[1] if it holds the token ARGV[1]. Returns 1 when released, 0 otherwise.
+///
+/// Normally the lock goes straight to the first waiter of KEYS[2] that still listens,
+/// and the next waiter's patience (KEYS[3], ARGV[3] ms) starts. With ARGV[2] = "1"
+/// (a short hold, not in fair mode) the lock is only freed, so that the releaser or a
+/// newcomer may take it again at once, but only while the first waiter's patience
+/// lasts; that waiter is told once when to look again, and no release after that
+/// passes it over.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
-        grant_fn!(),
-        r"local lock, queue = KEYS[1], KEYS[2]
+        lua_helpers!(),
+        r"local lock, queue, patience = KEYS[1], KEYS[2], KEYS[3]
 if redis.call('get', lock) ~= ARGV[1] then return 0 end
+if redis.call('exists', queue) == 0 then
+    redis.call('del', lock)
+    return 1
+end
+if ARGV[2] == '1' then
+    local p = redis.call('get', patience)
+    if p then
+        redis.call('del', lock)
+        if p == '1' then
+            local left = redis.call('pttl', patience)
+            while true do
+                local head = redis.call('lindex', queue, 0)
+                if not head or notify(head, left) then break end
+                redis.call('lpop', queue)
+            end
+            redis.call('set', patience, '2', 'keepttl')
+        end
+        return 1
+    end
+end
 while true do
     local head = redis.call('lpop', queue)
     if not head then break end
-    if grant(lock, head) then return 1 end
+    if grant(lock, head) then
+        redis.call('set', patience, '1', 'px', ARGV[3])
+        return 1
+    end
 end
 redis.call('del', lock)
 return 1"

@@ -1,0 +1,243 @@
+<?php
+// Contention: W worker processes (pcntl_fork) share one lock; each does its rounds
+// of addLock(), a deliberately non-atomic GET/SET increment held for H µs, and
+// releaseLock(). Both implementations run in the same invocation, in the order
+// article, native, native, article, so that drift on a noisy machine hits both.
+//
+// The lock lives on its own redis-server and the counter on another, so the lock
+// server's INFO commandstats hold lock traffic only. "Run by Redis" is all of it,
+// commands run inside scripts included. "Sent" counts what clients send: for the
+// article's class its SETs and EVALs (its script runs only GET and DEL); for this
+// extension its EVALSHA/EVAL/SUBSCRIBE calls plus one plain SET per addLock() (the
+// first try, the only SET a client of it sends: php-tests/013-scripts.phpt).
+//
+// Usage: php ... bench/contention.php [WORKERSxHOLD_US[:SECTIONS] ...]
+//        default: 8x1000:1600 32x1000:1600 8x0:4000
+// Prints a Markdown table and writes bench/results/contention.{md,svg}.
+require __DIR__ . '/ArticleLock.php';
+require __DIR__ . '/../php-tests/_helper.inc';
+
+const CLIENT_COMMANDS = [
+    'article' => ['set', 'eval', 'evalsha'],
+    'native' => ['eval', 'evalsha', 'subscribe'],
+];
+
+$scenarios = array_slice($argv, 1) ?: ['8x1000:1600', '32x1000:1600', '8x0:4000'];
+$lockSrv = rl_start_redis();
+$dataSrv = rl_start_redis();
+$results = [];
+try {
+    foreach ($scenarios as $spec) {
+        if (!preg_match('/^(\d+)x(\d+)(?::(\d+))?$/', $spec, $m)) {
+            fwrite(STDERR, "bad scenario $spec: want WORKERSxHOLD_US[:SECTIONS]\n");
+            exit(2);
+        }
+        [$workers, $holdUs, $sections] = [(int) $m[1], (int) $m[2], (int) ($m[3] ?? 1600)];
+        $rounds = max(1, intdiv($sections, $workers));
+        $acc = [];
+        foreach (['article', 'native', 'native', 'article'] as $impl) {
+            $r = run_once($impl, $workers, $holdUs, $rounds, $lockSrv, $dataSrv);
+            $a = &$acc[$impl];
+            $a['sections'] = ($a['sections'] ?? 0) + $r['sections'];
+            $a['seconds'] = ($a['seconds'] ?? 0) + $r['seconds'];
+            $a['lost'] = ($a['lost'] ?? 0) + $r['lost'];
+            $a['gave_up'] = ($a['gave_up'] ?? 0) + $r['gave_up'];
+            $a['client'] = ($a['client'] ?? 0) + $r['client'];
+            $a['server'] = ($a['server'] ?? 0) + $r['server'];
+            $a['waits'] = array_merge($a['waits'] ?? [], $r['waits']);
+            unset($a);
+            fprintf(STDERR, "  %-8s %3d x %5d us: %6.0f sections/s, wait p99 %7.1f ms\n",
+                $impl, $workers, $holdUs, $r['sections'] / $r['seconds'], pct($r['waits'], 99));
+        }
+        $results["$workers x $holdUs"] = ['workers' => $workers, 'hold' => $holdUs, 'impls' => $acc];
+    }
+} finally {
+    rl_stop_redis($lockSrv);
+    rl_stop_redis($dataSrv);
+}
+
+$md = report($results);
+echo $md;
+@mkdir(__DIR__ . '/results');
+file_put_contents(__DIR__ . '/results/contention.md', $md);
+file_put_contents(__DIR__ . '/results/contention.svg', svg($results));
+fwrite(STDERR, "wrote bench/results/contention.md and bench/results/contention.svg\n");
+
+/** One run of one implementation; returns its totals and every wait in ms. */
+function run_once(string $impl, int $workers, int $holdUs, int $rounds, array $lockSrv, array $dataSrv): array
+{
+    $run = bin2hex(random_bytes(4));
+    $lockKey = "bench:$run:lock";
+    $counterKey = "bench:$run:counter";
+    $tmp = sys_get_temp_dir() . "/redis-lock-bench-$run";
+    mkdir($tmp);
+    rl_cmd($dataSrv['dsn'], 'SET', $counterKey, '0');
+    rl_cmd($lockSrv['dsn'], 'SCRIPT', 'FLUSH');      // both pay their first script load
+    rl_cmd($lockSrv['dsn'], 'CONFIG', 'RESETSTAT');
+    $start = microtime(true) + 0.3 + $workers * 0.01;  // every worker is ready by then
+    $pids = [];
+    for ($w = 0; $w < $workers; $w++) {
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            pcntl_sigprocmask(SIG_BLOCK, [SIGUSR1]);
+            $rc = 1;
+            try { $rc = worker($impl, $w, $rounds, $holdUs, $lockKey, $counterKey, $lockSrv, $dataSrv, $start, $tmp); }
+            catch (Throwable $e) { fwrite(STDERR, "worker $w: $e\n"); touch("$tmp/$w.failed"); }
+            pcntl_sigwaitinfo([SIGUSR1]);
+            exit($rc);
+        }
+        $pids[] = $pid;
+    }
+    // Workers that finish stay alive, idle, until all have finished: process exits
+    // must not load the machine while others still contend.
+    $ready = fn() => count(glob("$tmp/*.json")) + count(glob("$tmp/*.failed"));
+    while ($ready() < $workers) {
+        if (pcntl_waitpid(-1, $status, WNOHANG) > 0) { throw new RuntimeException("a $impl worker died early"); }
+        usleep(20000);
+    }
+    foreach ($pids as $pid) { posix_kill($pid, SIGUSR1); }
+    $failed = 0;
+    foreach ($pids as $pid) { pcntl_waitpid($pid, $status); $failed += pcntl_wexitstatus($status) !== 0 ? 1 : 0; }
+    if ($failed) { throw new RuntimeException("$failed $impl workers failed"); }
+    array_map('unlink', glob("$tmp/*.failed"));
+    $waits = [];
+    $end = $start;
+    $gaveUp = 0;
+    for ($w = 0; $w < $workers; $w++) {
+        $d = json_decode(file_get_contents("$tmp/$w.json"), true);
+        $waits = array_merge($waits, $d['waits']);
+        $end = max($end, $d['end']);
+        $gaveUp += $d['gave_up'];
+        unlink("$tmp/$w.json");
+    }
+    rmdir($tmp);
+    [$client, $server] = command_counts($impl, rl_cmd($lockSrv['dsn'], 'INFO', 'commandstats'));
+    $sections = $workers * $rounds;
+    if ($impl === 'native') { $client += $sections; }    // one plain SET per addLock()
+    $counter = (int) rl_cmd($dataSrv['dsn'], 'GET', $counterKey);
+    return [
+        'sections' => $sections, 'seconds' => $end - $start, 'lost' => $sections - $gaveUp - $counter,
+        'gave_up' => $gaveUp, 'client' => $client, 'server' => $server, 'waits' => $waits,
+    ];
+}
+
+function worker(string $impl, int $w, int $rounds, int $holdUs, string $lockKey, string $counterKey,
+                array $lockSrv, array $dataSrv, float $start, string $tmp): int
+{
+    $data = new Redis();
+    $data->connect('127.0.0.1', $dataSrv['port']);
+    $lock = $impl === 'article'
+        ? new ArticleLock($lockKey, 60, 5, '127.0.0.1', $lockSrv['port'])
+        : new Lock($lockKey, 60, 5, ['dsn' => $lockSrv['dsn']]);
+    $release = $impl === 'article' ? 'releaseLock1' : 'releaseLock';
+    while (microtime(true) < $start) { usleep(1000); }
+    $waits = [];
+    $gaveUp = 0;
+    for ($i = 0; $i < $rounds; $i++) {
+        $t0 = hrtime(true);
+        $token = $lock->addLock();
+        $waits[] = (hrtime(true) - $t0) / 1e6;
+        if ($token === false) { $gaveUp++; continue; }
+        $v = (int) $data->get($counterKey);     // not atomic on purpose: only the lock makes it safe
+        if ($holdUs > 0) { usleep($holdUs); }
+        $data->set($counterKey, $v + 1);
+        $lock->$release($token);
+    }
+    // Written under another name and renamed, so the parent never reads half a file.
+    file_put_contents("$tmp/$w.tmp", json_encode(['waits' => $waits, 'end' => microtime(true), 'gave_up' => $gaveUp]));
+    rename("$tmp/$w.tmp", "$tmp/$w.json");
+    return 0;
+}
+
+/** [commands clients sent, commands Redis ran in all] from the lock server's commandstats. */
+function command_counts(string $impl, string $info): array
+{
+    preg_match_all('/^cmdstat_([a-z|]+):calls=(\d+)/m', $info, $m);
+    $client = $server = 0;
+    foreach ($m[1] as $i => $name) {
+        if ($name === 'config|resetstat' || $name === 'info' || $name === 'script|flush') { continue; }
+        $server += (int) $m[2][$i];
+        if (in_array($name, CLIENT_COMMANDS[$impl], true)) { $client += (int) $m[2][$i]; }
+    }
+    return [$client, $server];
+}
+
+function pct(array $xs, float $p): float
+{
+    if (!$xs) { return NAN; }
+    sort($xs);
+    return $xs[min(count($xs) - 1, (int) floor($p / 100 * count($xs)))];
+}
+
+function report(array $results): string
+{
+    $out = "| workers × hold | implementation | sections/s | vs article | lost updates | commands/section sent | run by Redis | wait p50 | wait p99 | wait max |\n";
+    $out .= "|---|---|---|---|---|---|---|---|---|---|\n";
+    foreach ($results as $res) {
+        $base = $res['impls']['article']['sections'] / $res['impls']['article']['seconds'];
+        foreach (['article', 'native'] as $impl) {
+            $a = $res['impls'][$impl];
+            $tput = $a['sections'] / $a['seconds'];
+            $out .= sprintf("| %d × %s | %s | %.0f | %.2f× | %d%s | %.2f | %.2f | %.1f ms | %.1f ms | %.1f ms |\n",
+                $res['workers'], $res['hold'] ? ($res['hold'] / 1000) . ' ms' : '0',
+                $impl === 'article' ? 'article class (phpredis)' : 'redis_lock',
+                $tput, $tput / $base, $a['lost'], $a['gave_up'] ? " ({$a['gave_up']} gave up)" : '',
+                $a['client'] / $a['sections'], $a['server'] / $a['sections'],
+                pct($a['waits'], 50), pct($a['waits'], 99), max($a['waits']));
+        }
+    }
+    return $out;
+}
+
+/** The distribution of waits, one panel per scenario: share of waits ≤ x, x on a log scale. */
+function svg(array $results): string
+{
+    [$pw, $ph, $ml, $mr, $mt, $mb] = [300, 220, 46, 12, 34, 40];
+    $w = count($results) * $pw;
+    $h = $ph + 30;
+    $colors = ['article' => '#d95f02', 'native' => '#1b9e77'];
+    $names = ['article' => 'article class (phpredis)', 'native' => 'redis_lock'];
+    $s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"$w\" height=\"$h\" viewBox=\"0 0 $w $h\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    $s .= "<rect width=\"$w\" height=\"$h\" fill=\"white\"/>\n";
+    $lo = -2;                                        // 0.01 ms
+    $hi = 0;
+    foreach ($results as $res) { foreach ($res['impls'] as $a) { $hi = max($hi, (int) ceil(log10(max(max($a['waits']), 0.01)))); } }
+    $hi = max($hi, 1);
+    $i = 0;
+    foreach ($results as $label => $res) {
+        $x0 = $i * $pw + $ml; $x1 = ($i + 1) * $pw - $mr; $y0 = $mt; $y1 = $ph - $mb + $mt;
+        $sx = fn(float $ms) => $x0 + ($x1 - $x0) * (log10(max($ms, 10 ** $lo)) - $lo) / ($hi - $lo);
+        $sy = fn(float $q) => $y1 - ($y1 - $y0) * $q;
+        $hold = $res['hold'] ? ($res['hold'] / 1000) . ' ms' : '0';
+        $s .= sprintf("<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-weight=\"bold\">%d workers × %s hold</text>\n", ($x0 + $x1) / 2, $res['workers'], $hold);
+        for ($d = $lo; $d <= $hi; $d++) {
+            $x = $sx(10 ** $d);
+            $s .= sprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", $x, $y0, $x, $y1);
+            $s .= sprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", $x, $y1 + 14, rtrim(rtrim(sprintf('%.2f', 10 ** $d), '0'), '.'));
+        }
+        foreach ([0, 0.5, 0.9, 0.99, 1] as $q) {
+            $y = $sy($q);
+            $s .= sprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", $x0, $y, $x1, $y);
+            $s .= sprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", $x0 - 4, $y + 4, $q == 0 ? '0' : ($q * 100) . '%');
+        }
+        $s .= sprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">wait for the lock (ms, log scale)</text>\n", ($x0 + $x1) / 2, $y1 + 28);
+        foreach (['article', 'native'] as $impl) {
+            $ws = $res['impls'][$impl]['waits'];
+            sort($ws);
+            $n = count($ws);
+            $pts = [];
+            $step = max(1, intdiv($n, 400));               // at most ~400 points per curve
+            for ($k = 0; $k < $n; $k += $step) { $pts[] = sprintf('%.1f,%.1f', $sx($ws[$k]), $sy(($k + 1) / $n)); }
+            $pts[] = sprintf('%.1f,%.1f', $sx($ws[$n - 1]), $sy(1));
+            $s .= sprintf("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n", $colors[$impl], implode(' ', $pts));
+        }
+        $i++;
+    }
+    $lx = 10;
+    foreach ($names as $impl => $name) {
+        $s .= sprintf("<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>\n", $lx, $h - 12, $colors[$impl], $lx + 18, $h - 7, $name);
+        $lx += 200;
+    }
+    $s .= "<text x=\"" . ($w - 8) . "\" y=\"" . ($h - 7) . "\" text-anchor=\"end\" fill=\"#666\">share of acquisitions that waited at most x</text>\n";
+    return $s . "</svg>\n";
+}
