@@ -32,6 +32,11 @@ use std::time::{Duration, Instant};
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
 const EXPIRY_SLACK: Duration = Duration::from_millis(2);
 
+/// A queued waiter looks again at least this often, whatever the holder's lease: a
+/// safety net for signals that cannot arrive (a releaser whose ACL forbids PUBLISH,
+/// a subscriber connection that died without a word).
+const RECHECK_EVERY: Duration = Duration::from_secs(1);
+
 /// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
 const SHORT_HOLD: Duration = Duration::from_micros(500);
 
@@ -191,7 +196,12 @@ impl Lock {
                 return self.give_up(token, queued_as.as_deref());
             }
             // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
-            let timer = Instant::now() + pttl.map_or(self.retry_delay_max, |p| p + EXPIRY_SLACK);
+            let timer = Instant::now()
+                + match pttl {
+                    Some(p) if queued => (p + EXPIRY_SLACK).min(RECHECK_EVERY),
+                    Some(p) => p + EXPIRY_SLACK,
+                    None => self.retry_delay_max,
+                };
             let mut wake_at = timer.min(deadline);
             if queued {
                 match listen(&mut lease, &token, &mut wake_at) {

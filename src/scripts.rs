@@ -58,28 +58,34 @@ impl Script {
 // and Redis closed its connection) and the next entry is tried instead.
 
 /// Lua helpers shared by the scripts:
-/// - `grant(lock, entry)` gives the lock to the waiter `entry` if it still listens.
-///   Publishing first is safe: the waiter reads the message only after the script.
+/// - `grant(lock, entry)` gives the lock to the waiter `entry` if it still listens
+///   ('yes'), or says it is gone ('no'). Publishing first is safe: the waiter reads
+///   the message only after the script.
 /// - `notify(entry, ms)` tells a waiter to look again in `ms` (the message is its
-///   token, a colon and the delay); false when it no longer listens.
+///   token, a colon and the delay), with the same answers.
+///
+/// Both answer 'denied' when this user may not publish (ACL): nothing is known of
+/// the waiter then, so it stays queued and finds out by its own timer.
 macro_rules! lua_helpers {
     () => {
         r"local function parse(entry)
     return string.match(entry, '^(%x+):(%d+):(.+)$')
 end
-local function grant(lock, entry)
+local function tell(entry, suffix)
     local t, lease, ch = parse(entry)
-    if not t then return false end
-    local heard = redis.pcall('publish', ch, t)
-    if type(heard) ~= 'number' or heard == 0 then return false end
-    redis.call('set', lock, t, 'px', lease)
-    return true
+    if not t then return 'no' end
+    local heard = redis.pcall('publish', ch, t .. suffix)
+    if type(heard) ~= 'number' then return 'denied' end
+    if heard == 0 then return 'no' end
+    return 'yes', t, lease
+end
+local function grant(lock, entry)
+    local answer, t, lease = tell(entry, '')
+    if answer == 'yes' then redis.call('set', lock, t, 'px', lease) end
+    return answer
 end
 local function notify(entry, ms)
-    local t, lease, ch = parse(entry)
-    if not t then return false end
-    local heard = redis.pcall('publish', ch, t .. ':' .. ms)
-    return type(heard) == 'number' and heard > 0
+    return (tell(entry, ':' .. ms))
 end
 "
     };
@@ -109,8 +115,10 @@ if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     while true do
         local head = redis.call('lindex', queue, 0)
         if not head or head == entry then break end
+        local answer = grant(lock, head)
+        if answer == 'denied' then break end
         redis.call('lpop', queue)
-        if grant(lock, head) then break end
+        if answer == 'yes' then break end
     end
 end
 local holder = redis.call('set', lock, token, 'nx', 'px', ARGV[2], 'get')
@@ -157,7 +165,9 @@ if ARGV[2] == '1' then
             local left = redis.call('pttl', patience)
             while true do
                 local head = redis.call('lindex', queue, 0)
-                if not head or notify(head, left) then break end
+                if not head then break end
+                local answer = notify(head, left)
+                if answer ~= 'no' then break end
                 redis.call('lpop', queue)
             end
             redis.call('set', patience, '2', 'keepttl')
@@ -166,9 +176,12 @@ if ARGV[2] == '1' then
     end
 end
 while true do
-    local head = redis.call('lpop', queue)
+    local head = redis.call('lindex', queue, 0)
     if not head then break end
-    if grant(lock, head) then
+    local answer = grant(lock, head)
+    if answer == 'denied' then break end
+    redis.call('lpop', queue)
+    if answer == 'yes' then
         redis.call('set', patience, '1', 'px', ARGV[3])
         return 1
     end

@@ -13,7 +13,7 @@
 
 use crate::pool::{self, Endpoint};
 use crate::token;
-use redis::{Connection, ErrorKind, RedisError};
+use redis::{Connection, ErrorKind, RedisError, Value};
 use std::time::Duration;
 
 /// Prefix of every wake channel, for ACL rules (`&redis_lock:wake:*`).
@@ -38,14 +38,17 @@ impl Subscriber {
     pub fn connect(ep: &Endpoint) -> std::result::Result<Subscriber, Refusal> {
         let mut conn = pool::connect(ep).map_err(|_| Refusal::Failed)?;
         let channel = format!("{CHANNEL_PREFIX}{}", token::generate().map_err(|_| Refusal::Failed)?);
-        let mut ps = conn.as_pubsub();
-        let subscribed = ps.subscribe(&channel);
-        // Dropping a PubSub unsubscribes; the subscription is meant to outlive it.
-        std::mem::forget(ps);
-        match subscribed {
-            Ok(()) => Ok(Subscriber { conn, channel }),
+        // Sent by hand: redis-rs's PubSub::subscribe does not look at the reply, and
+        // an ACL refusal (NOPERM) would pass for a subscription.
+        let packed = redis::cmd("SUBSCRIBE").arg(&channel).get_packed_command();
+        conn.send_packed_command(&packed).map_err(|_| Refusal::Failed)?;
+        match conn.recv_response() {
+            Ok(Value::Array(items)) if matches!(items.first(), Some(Value::BulkString(k)) if k == b"subscribe") => {
+                Ok(Subscriber { conn, channel })
+            }
+            Ok(Value::ServerError(_)) => Err(Refusal::Denied),
             Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => Err(Refusal::Denied),
-            Err(_) => Err(Refusal::Failed),
+            _ => Err(Refusal::Failed),
         }
     }
 
