@@ -155,3 +155,30 @@ fn bad_arguments_never_reach_redis() {
     let mut l = Lock::new(b"k", 0.0, 1.0, &s).unwrap();
     assert!(matches!(l.try_acquire(), Err(LockError::Connection { .. })));
 }
+
+#[test]
+fn release_hands_the_lock_straight_to_a_listening_waiter() {
+    let server = RedisServer::start();
+    let mut s = settings(&server.dsn());
+    // Polling every 2 s: only the hand-over can make the waiter quick.
+    s.set("retry_delay", &OptValue::Float(2.0), Source::Option).unwrap();
+    s.set("retry_delay_max", &OptValue::Float(2.0), Source::Option).unwrap();
+    let mut holder = Lock::new(b"core:handover", 0.0, 10.0, &s).unwrap();
+    holder.try_acquire().unwrap().expect("free lock");
+    let waiter_settings = s.clone();
+    let waiter = std::thread::spawn(move || {
+        let mut w = Lock::new(b"core:handover", 5.0, 10.0, &waiter_settings).unwrap();
+        let token = w.acquire().unwrap();
+        (token, Instant::now())
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let released = Instant::now();
+    // Held for 300 ms, far past the short-hold threshold: a hand-over, not a free-for-all.
+    assert!(holder.release(None).unwrap());
+    let (token, got) = waiter.join().unwrap();
+    let token = token.expect("the waiter gets the lock");
+    assert!(got.duration_since(released) < Duration::from_millis(200), "{:?}", got.duration_since(released));
+    // The key went from one token to the other without ever being free.
+    assert_eq!(get(&server, "core:handover").as_deref(), Some(token.as_str()));
+    assert_eq!(server.cmd(&["EXISTS", "{core:handover}:queue"]).unwrap(), Value::Int(0));
+}
