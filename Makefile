@@ -44,9 +44,11 @@ demo: build
 	@if [ -n "$$REDIS_LOCK_DSN" ]; then $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; \
 	else tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; fi
 
-## Uncontended cost: this extension against the article's class on phpredis.
+## This extension against the article's class on phpredis: uncontended cost, then
+## contention (writes bench/results/contention.{md,svg}).
 bench: build
 	tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/uncontended.php
+	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 
 clean:
 	$(CARGO) clean

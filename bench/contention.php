@@ -215,7 +215,7 @@ function svg(array $results): string
             $s .= sprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", $x, $y0, $x, $y1);
             $s .= sprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", $x, $y1 + 14, rtrim(rtrim(sprintf('%.2f', 10 ** $d), '0'), '.'));
         }
-        foreach ([0, 0.5, 0.9, 0.99, 1] as $q) {
+        foreach ([0, 0.25, 0.5, 0.75, 1] as $q) {
             $y = $sy($q);
             $s .= sprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", $x0, $y, $x1, $y);
             $s .= sprintf("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", $x0 - 4, $y + 4, $q == 0 ? '0' : ($q * 100) . '%');

@@ -9,7 +9,8 @@ namespace {
      * `new Lock($key, $timeOut, $lockOut, $options)`: `$timeOut` is how many seconds
      * `addLock()` keeps trying (0: one try), `$lockOut` the lease in seconds after which
      * Redis frees the lock by itself. Both accept fractions and are honoured to the
-     * millisecond. `$options` overrides the `redis_lock.*` php.ini directives.
+     * millisecond. `$options` overrides the `redis_lock.*` php.ini directives
+     * (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair).
      */
     final class Lock {
         /**
@@ -27,7 +28,8 @@ namespace {
         public function __construct(string $key, float $timeOut = 0.0, float $lockOut = 10.0, ?array $options = null) {}
 
         /**
-         * Takes the lock, retrying with jittered back-off until $timeOut seconds have passed.
+         * Takes the lock, waiting up to $timeOut seconds: a waiter queues and sleeps until a
+         * release hands the lock over (or the holder's lease runs out), never past the deadline.
          *
          * @return string|false the token, or false when someone else holds the lock
          * @throws LockConnectionException when Redis cannot be reached or answers too late

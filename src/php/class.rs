@@ -19,7 +19,8 @@ use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 /// `new Lock($key, $timeOut, $lockOut, $options)`: `$timeOut` is how many seconds
 /// `addLock()` keeps trying (0: one try), `$lockOut` the lease in seconds after which
 /// Redis frees the lock by itself. Both accept fractions and are honoured to the
-/// millisecond. `$options` overrides the `redis_lock.*` php.ini directives.
+/// millisecond. `$options` overrides the `redis_lock.*` php.ini directives
+/// (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair).
 #[php_class]
 #[php(flags = ClassFlags::Final)]
 pub struct Lock {
@@ -94,7 +95,8 @@ impl Lock {
         Ok(Lock { inner: lock::Lock::new(&key, timeOut, lockOut, &settings)? })
     }
 
-    /// Takes the lock, retrying with jittered back-off until $timeOut seconds have passed.
+    /// Takes the lock, waiting up to $timeOut seconds: a waiter queues and sleeps until a
+    /// release hands the lock over (or the holder's lease runs out), never past the deadline.
     ///
     /// @return string|false the token, or false when someone else holds the lock
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
