@@ -178,7 +178,13 @@ impl Lock {
                 Some(sub) => format!("{token}:{}:{}", self.ttl_arg, sub.channel()),
                 None => String::new(),
             };
-            let (pttl, queued) = match self.attempt(&token, &entry, queued_as.is_some(), Some(deadline)) {
+            let may_be_queued = queued_as.is_some();
+            if !entry.is_empty() {
+                // Even if this try fails, it may have queued us: later tries and the
+                // cancel at the deadline must know.
+                queued_as = Some(entry.clone());
+            }
+            let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline)) {
                 Ok(Try::Acquired) => return Ok(Some(self.took(token))),
                 Ok(Try::Busy { pttl, queued }) => (pttl, queued),
                 // Mid-wait, a restart or a dropped connection is waited out until the deadline.
@@ -189,9 +195,6 @@ impl Lock {
                     continue;
                 }
             };
-            if queued {
-                queued_as = Some(entry);
-            }
             if Instant::now() >= deadline {
                 return self.give_up(token, queued_as.as_deref());
             }

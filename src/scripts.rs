@@ -123,7 +123,7 @@ if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
 end
 local holder = redis.call('set', lock, token, 'nx', 'px', ARGV[2], 'get')
 if not holder or holder == token then
-    if again and entry ~= '' then redis.call('lrem', queue, 1, entry) end
+    if again and entry ~= '' then redis.call('lrem', queue, 0, entry) end
     return {1, 0}
 end
 local pttl = redis.call('pttl', lock)
@@ -195,7 +195,7 @@ return 1"
 /// KEYS[1] was handed to this waiter's token ARGV[1] in the meantime, 0 otherwise.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"redis.call('lrem', KEYS[2], 1, ARGV[2])
+        r"redis.call('lrem', KEYS[2], 0, ARGV[2])
 if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end
 return 0",
     )
