@@ -10,7 +10,7 @@
 //! keeps very short critical sections fast: a lock held for less than
 //! `SHORT_HOLD` is only freed on release, so that its releaser may take it again
 //! without a process switch, but only while the first waiter has waited less
-//! than `PATIENCE`; after that, release hands over whatever the hold time.
+//! than `PATIENCE_MS`; after that, release hands over whatever the hold time.
 //!
 //! Lost signals cannot strand a waiter: it also wakes when the holder's lease
 //! runs out (a crashed holder never releases), or at its own deadline, and then
@@ -40,8 +40,9 @@ const RECHECK_EVERY: Duration = Duration::from_secs(1);
 /// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
 const SHORT_HOLD: Duration = Duration::from_micros(500);
 
-/// How long the first waiter lets short holds pass it over before release must hand over.
-const PATIENCE: Duration = Duration::from_millis(5);
+/// How long (ms, as the scripts take it) the first waiter lets short holds pass it
+/// over before release must hand over.
+const PATIENCE_MS: &str = "5";
 
 /// The queue outlives the longest wait in it by this much, so a waiter's
 /// last look at it (at its deadline) still finds it.
@@ -285,7 +286,6 @@ impl Lock {
             .to_string();
         let fair: &[u8] = if self.fair { b"1" } else { b"0" };
         let keys: [&[u8]; 3] = [&self.key, &self.queue_key, &self.patience_key];
-        let patience = PATIENCE.as_millis().to_string();
         let again: &[u8] = if again { b"1" } else { b"0" };
         let reply: Vec<i64> = ACQUIRE.invoke(
             conn,
@@ -297,7 +297,7 @@ impl Lock {
                 queue_ms.as_bytes(),
                 fair,
                 again,
-                patience.as_bytes(),
+                PATIENCE_MS.as_bytes(),
             ],
         )?;
         match reply[..] {
@@ -326,10 +326,9 @@ impl Lock {
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
         let keys: [&[u8]; 3] = [&self.key, &self.queue_key, &self.patience_key];
-        let patience = PATIENCE.as_millis().to_string();
         let released: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
             let short: &[u8] = if short { b"1" } else { b"0" };
-            RELEASE.invoke(conn, &keys, &[&token, short, patience.as_bytes()])
+            RELEASE.invoke(conn, &keys, &[&token, short, PATIENCE_MS.as_bytes()])
         })?;
         if own {
             // Released now, or already gone: either way this object no longer holds it.
