@@ -56,6 +56,9 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("retry_delay", "0.002"),
     ("retry_delay_max", "0.05"),
     ("fair", "0"),
+    ("auto_renew", "0"),
+    ("max_hold", "0"),
+    ("fencing", "1"),
 ];
 
 /// The article's server.
@@ -83,6 +86,12 @@ pub struct Settings {
     /// First come, first served: no try, not even `tryLock()`, takes the lock ahead
     /// of processes already waiting for it.
     pub fair: bool,
+    /// Renew the lease from a background thread while the lock is held.
+    pub auto_renew: bool,
+    /// How long auto-renewal may keep one acquisition alive; `None`: as long as it is held.
+    pub max_hold: Option<Duration>,
+    /// Issue a fencing token (a per-key counter) with every acquisition.
+    pub fencing: bool,
 }
 
 impl Default for Settings {
@@ -95,6 +104,9 @@ impl Default for Settings {
             retry_delay: Duration::from_millis(2),
             retry_delay_max: Duration::from_millis(50),
             fair: false,
+            auto_renew: false,
+            max_hold: None,
+            fencing: true,
         }
     }
 }
@@ -116,6 +128,9 @@ impl Settings {
             "retry_delay" => self.retry_delay = positive_seconds(&label, value, source)?,
             "retry_delay_max" => self.retry_delay_max = positive_seconds(&label, value, source)?,
             "fair" => self.fair = bool_value(&label, value, source)?,
+            "auto_renew" => self.auto_renew = bool_value(&label, value, source)?,
+            "max_hold" => self.max_hold = cap_seconds(&label, value, source)?,
+            "fencing" => self.fencing = bool_value(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -176,8 +191,32 @@ fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {
     }
 }
 
+/// A duration where 0 means "no limit".
+fn cap_seconds(label: &str, value: &OptValue, source: Source) -> Result<Option<Duration>> {
+    let secs = seconds(label, value, source)?;
+    if secs == 0.0 {
+        return Ok(None);
+    }
+    if !secs.is_finite() || secs < 0.0 || secs > MAX_SECONDS {
+        return Err(LockError::InvalidValue(format!(
+            "{label} must be a finite number of seconds, 0 (no limit) or greater, {secs} given"
+        )));
+    }
+    Ok(Some(Duration::from_secs_f64(secs)))
+}
+
 fn positive_seconds(label: &str, value: &OptValue, source: Source) -> Result<Duration> {
-    let secs = match (value, source) {
+    let secs = seconds(label, value, source)?;
+    if !secs.is_finite() || secs <= 0.0 || secs > MAX_SECONDS {
+        return Err(LockError::InvalidValue(format!(
+            "{label} must be a finite number of seconds greater than 0, {secs} given"
+        )));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn seconds(label: &str, value: &OptValue, source: Source) -> Result<f64> {
+    Ok(match (value, source) {
         (OptValue::Int(i), _) => *i as f64,
         (OptValue::Float(f), _) => *f,
         (OptValue::Str(s), Source::Ini) => std::str::from_utf8(s)
@@ -195,26 +234,26 @@ fn positive_seconds(label: &str, value: &OptValue, source: Source) -> Result<Dur
                 other.type_name()
             )))
         }
-    };
-    if !secs.is_finite() || secs <= 0.0 || secs > MAX_SECONDS {
-        return Err(LockError::InvalidValue(format!(
-            "{label} must be a finite number of seconds greater than 0, {secs} given"
-        )));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    })
 }
 
 /// Validates `$lockOut` (seconds) and converts it to whole milliseconds for `PX`.
 pub fn lock_out_ms(lock_out: f64) -> Result<u64> {
+    lease_ms("Lock::__construct(): Argument #3 ($lockOut)", lock_out)
+}
+
+/// Validates a lease in seconds (`label` names the argument in messages) and converts
+/// it to whole milliseconds.
+pub fn lease_ms(label: &str, lock_out: f64) -> Result<u64> {
     if !lock_out.is_finite() || lock_out <= 0.0 || lock_out > MAX_SECONDS {
         return Err(LockError::InvalidValue(format!(
-            "Lock::__construct(): Argument #3 ($lockOut) must be a finite number of seconds greater than 0, {lock_out} given"
+            "{label} must be a finite number of seconds greater than 0, {lock_out} given"
         )));
     }
     let ms = (lock_out * 1000.0).round();
     if ms < 1.0 {
         return Err(LockError::InvalidValue(format!(
-            "Lock::__construct(): Argument #3 ($lockOut) must be at least 0.001 (one millisecond), {lock_out} given"
+            "{label} must be at least 0.001 (one millisecond), {lock_out} given"
         )));
     }
     Ok(ms as u64)
@@ -399,6 +438,18 @@ mod tests {
         s.set("fair", &OptValue::Str(b"yes".to_vec()), Source::Ini).unwrap();
         assert!(s.fair);
         assert!(s.set("fair", &OptValue::Str(b"maybe".to_vec()), Source::Ini).is_err());
+        s.set("max_hold", &OptValue::Float(2.5), Source::Option).unwrap();
+        assert_eq!(s.max_hold, Some(Duration::from_millis(2500)));
+        s.set("max_hold", &OptValue::Int(0), Source::Option).unwrap();
+        assert_eq!(s.max_hold, None);
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(s.set("max_hold", &OptValue::Float(bad), Source::Option), Err(LockError::InvalidValue(_))));
+        }
+        assert!(matches!(s.set("max_hold", &OptValue::Bool(true), Source::Option), Err(LockError::InvalidType(_))));
+        s.set("auto_renew", &OptValue::Str(b"on".to_vec()), Source::Ini).unwrap();
+        assert!(s.auto_renew);
+        s.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
+        assert!(!s.fencing);
     }
 
     #[test]

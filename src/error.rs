@@ -23,6 +23,11 @@ pub enum LockError {
     #[error("redis-lock: Redis at {addr} replied with an error: {cause}")]
     Server { addr: String, cause: String },
 
+    /// The lock could not be had within the wait (`synchronized()`); `key` is shown
+    /// as given, lossily decoded.
+    #[error("redis-lock: could not acquire the lock \"{key}\" within {waited} s")]
+    Timeout { key: String, waited: f64 },
+
     /// The operating system could not produce random bytes for a token.
     #[error("redis-lock: the OS random generator failed: {0}")]
     Random(String),

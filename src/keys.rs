@@ -1,9 +1,41 @@
-//! Names of the auxiliary keys kept beside a lock (its waiting queue, and later
-//! others), chosen so that in Redis Cluster they hash to the lock key's slot.
+//! Names of the auxiliary keys kept beside a lock (its waiting queue, the first
+//! waiter's patience, the fencing counter), chosen so that in Redis Cluster they
+//! hash to the lock key's slot.
 //!
 //! Cluster hashes only the part between the first `{` and the next `}` when that
 //! part is non-empty (the hash tag). A key that has a tag keeps it when a suffix
 //! is appended; a key without one gets itself as the tag: `{key}suffix`.
+
+/// A lock's key and the keys its scripts keep beside it, in the order the scripts
+/// take them (`KEYS[1..4]`).
+#[derive(Debug)]
+pub struct LockKeys {
+    /// The lock itself: holds the holder's token, with the lease as its expiry.
+    pub lock: Vec<u8>,
+    /// The waiting queue.
+    pub queue: Vec<u8>,
+    /// How long the queue's first waiter still lets short holds pass it over.
+    pub patience: Vec<u8>,
+    /// The fencing counter. It never expires: numbers must keep increasing.
+    pub fence: Vec<u8>,
+}
+
+impl LockKeys {
+    /// The keys for the (prefixed) lock key `lock`.
+    pub fn new(lock: Vec<u8>) -> Self {
+        LockKeys {
+            queue: aux_key(&lock, b":queue"),
+            patience: aux_key(&lock, b":patience"),
+            fence: aux_key(&lock, b":fence"),
+            lock,
+        }
+    }
+
+    /// All four, as a script's `KEYS`.
+    pub fn all(&self) -> [&[u8]; 4] {
+        [&self.lock, &self.queue, &self.patience, &self.fence]
+    }
+}
 
 /// The auxiliary key `suffix` of the lock key `key`.
 pub fn aux_key(key: &[u8], suffix: &[u8]) -> Vec<u8> {

@@ -1,12 +1,12 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `error`)
-//! knows nothing of PHP; `php` is the thin binding over it, compiled with the
+//! `held`, `watchdog`, `error`) knows nothing of PHP; `php` is the thin binding over it, compiled with the
 //! default `php` feature.
 
 pub mod config;
 pub mod error;
+pub mod held;
 pub mod keys;
 pub mod lock;
 pub mod pool;
@@ -14,6 +14,7 @@ pub mod scripts;
 pub mod token;
 pub mod wait;
 pub mod wake;
+pub mod watchdog;
 
 #[cfg(feature = "php")]
 mod php;

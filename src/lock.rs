@@ -19,9 +19,10 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
-use crate::keys;
+use crate::held::{self, Hold, HoldId, Renewal, Status};
+use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint, Retry};
-use crate::scripts::{ACQUIRE, CANCEL, RELEASE};
+use crate::scripts::{ACQUIRE, CANCEL, RELEASE, RENEW};
 use crate::token;
 use crate::wait::Backoff;
 use crate::wake;
@@ -49,28 +50,37 @@ const PATIENCE_MS: &str = "5";
 const QUEUE_SLACK: Duration = Duration::from_secs(5);
 
 /// One named lock and the token it last acquired.
+///
+/// While it holds the lock, the lock is in the process's table of holds (`held`):
+/// dropping the object releases it, and so does request end (`release_all_held`),
+/// but never in a forked child, whose copy of the object belongs to the parent.
 pub struct Lock {
     name: Vec<u8>,
-    key: Vec<u8>,
-    /// The waiting queue beside the key.
-    queue_key: Vec<u8>,
-    /// Marks how long the first waiter still lets short holds pass it over.
-    patience_key: Vec<u8>,
+    keys: Arc<LockKeys>,
     /// The lease in milliseconds, as the `PX` argument.
     ttl_arg: String,
+    lease: Duration,
     wait: Duration,
     retry_delay: Duration,
     retry_delay_max: Duration,
     fair: bool,
+    fencing: bool,
+    auto_renew: bool,
+    max_hold: Option<Duration>,
     endpoint: Arc<Endpoint>,
     token: Option<String>,
     /// When this object acquired `token`.
     acquired_at: Option<Instant>,
+    /// The entry of `token` in the table of holds, and the process that made it.
+    hold: Option<(HoldId, u32)>,
+    /// The fencing token of the last acquisition.
+    fence: Option<i64>,
 }
 
 /// What one try found.
 enum Try {
-    Acquired,
+    /// With the fencing token, when one was asked for.
+    Acquired(Option<i64>),
     /// Someone else holds the lock for `pttl` more (None: no expiry); `queued`
     /// tells whether this waiter is in the queue now.
     Busy { pttl: Option<Duration>, queued: bool },
@@ -78,7 +88,8 @@ enum Try {
 
 /// What listening on the subscriber brought.
 enum Heard {
-    Granted,
+    /// With the fencing token, when the grant carries one.
+    Granted(Option<i64>),
     /// Nothing came before the wake-up time (which a notice may have brought forward).
     Nothing,
     Broken,
@@ -101,17 +112,21 @@ impl Lock {
         key.extend_from_slice(name);
         Ok(Lock {
             name: name.to_vec(),
-            queue_key: keys::aux_key(&key, b":queue"),
-            patience_key: keys::aux_key(&key, b":patience"),
-            key,
+            keys: Arc::new(LockKeys::new(key)),
             ttl_arg: ttl_ms.to_string(),
+            lease: Duration::from_millis(ttl_ms),
             wait,
             retry_delay: settings.retry_delay,
             retry_delay_max: settings.retry_delay_max,
             fair: settings.fair,
+            fencing: settings.fencing,
+            auto_renew: settings.auto_renew,
+            max_hold: settings.max_hold,
             endpoint,
             token: None,
             acquired_at: None,
+            hold: None,
+            fence: None,
         })
     }
 
@@ -125,31 +140,42 @@ impl Lock {
         self.token.as_deref()
     }
 
+    /// The fencing token of this object's last acquisition: `None` before the first,
+    /// or with `fencing` off.
+    pub fn fencing_token(&self) -> Option<i64> {
+        self.fence
+    }
+
     /// One try. `Ok(Some(token))` when acquired, `Ok(None)` when someone else holds
     /// it (or, in fair mode, when others already wait for it).
     pub fn try_acquire(&mut self) -> Result<Option<String>> {
         let token = token::generate()?;
         match self.first_try(&token) {
-            Ok(true) => Ok(Some(self.took(token))),
-            Ok(false) => Ok(None),
+            Ok(Try::Acquired(fence)) => Ok(Some(self.took(token, fence))),
+            Ok(Try::Busy { .. }) => Ok(None),
             Err(e) => Err(self.maybe_taken(token, e)),
         }
     }
 
-    /// The first try of an acquisition. By default a plain `SET NX PX`, the cheapest
-    /// command there is; in fair mode the script, which gives way to queued waiters.
-    fn first_try(&self, token: &str) -> Result<bool> {
-        if self.fair {
-            return Ok(matches!(self.attempt(token, "", false, None)?, Try::Acquired));
+    /// The first try of an acquisition. Without fencing and fairness, a plain
+    /// `SET NX PX`, the cheapest command there is; otherwise the script, which counts
+    /// the fencing token in the same step and gives way to queued waiters when fair.
+    fn first_try(&self, token: &str) -> Result<Try> {
+        if self.fair || self.fencing {
+            return self.attempt(token, "", false, None);
         }
-        let (key, ttl) = (&self.key[..], self.ttl_arg.as_bytes());
+        let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
         pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
             if settling {
                 // The SET's reply was lost: the script finds out whether it landed.
-                return Ok(matches!(self.run_acquire(conn, token, "", true, None)?, Try::Acquired));
+                return self.run_acquire(conn, token, "", true, None);
             }
             let reply: Value = redis::cmd("SET").arg(key).arg(token).arg("NX").arg("PX").arg(ttl).query(conn)?;
-            Ok(matches!(reply, Value::Okay))
+            Ok(match reply {
+                Value::Okay => Try::Acquired(None),
+                // The holder's lease is not known; the waiting loop asks the script.
+                _ => Try::Busy { pttl: None, queued: false },
+            })
         })
     }
 
@@ -165,8 +191,8 @@ impl Lock {
         let token = token::generate()?;
         // Redis trouble on the first try is reported at once, as without a wait.
         match self.first_try(&token) {
-            Ok(true) => return Ok(Some(self.took(token))),
-            Ok(false) => {}
+            Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
+            Ok(Try::Busy { .. }) => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
         }
         let ep = self.endpoint.clone();
@@ -176,7 +202,7 @@ impl Lock {
         let mut queued_as: Option<String> = None;
         loop {
             let entry = match lease.get() {
-                Some(sub) => format!("{token}:{}:{}", self.ttl_arg, sub.channel()),
+                Some(sub) => format!("{token}:{}:{}:{}", self.ttl_arg, u8::from(self.fencing), sub.channel()),
                 None => String::new(),
             };
             let may_be_queued = queued_as.is_some();
@@ -186,7 +212,7 @@ impl Lock {
                 queued_as = Some(entry.clone());
             }
             let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline)) {
-                Ok(Try::Acquired) => return Ok(Some(self.took(token))),
+                Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
                 Ok(Try::Busy { pttl, queued }) => (pttl, queued),
                 // Mid-wait, a restart or a dropped connection is waited out until the deadline.
                 Err(e) => {
@@ -209,7 +235,7 @@ impl Lock {
             let mut wake_at = timer.min(deadline);
             if queued {
                 match listen(&mut lease, &token, &mut wake_at) {
-                    Heard::Granted => return Ok(Some(self.took(token))),
+                    Heard::Granted(fence) => return Ok(Some(self.took(token, fence))),
                     Heard::Nothing => {}
                     Heard::Broken => lease.discard(),
                 }
@@ -227,31 +253,69 @@ impl Lock {
         let Some(entry) = queued_as else {
             return Ok(None);
         };
-        let (key, queue) = (&self.key[..], &self.queue_key[..]);
-        let got: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[key, queue], &[token.as_bytes(), entry.as_bytes()])
-        })
-        .map_err(|e| {
-            if self.token.is_none() {
-                self.token = Some(token.clone());
-            }
-            e
-        })?;
-        Ok((got == 1).then(|| self.took(token)))
+        let k = &self.keys;
+        let got: Vec<i64> = match pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence], &[token.as_bytes(), entry.as_bytes()])
+        }) {
+            Ok(got) => got,
+            Err(e) => return Err(self.maybe_taken(token, e)),
+        };
+        match got[..] {
+            [1, fence] => Ok(Some(self.took(token, self.fencing.then_some(fence)))),
+            _ => Ok(None),
+        }
     }
 
-    fn took(&mut self, token: String) -> String {
-        self.token = Some(token.clone());
-        self.acquired_at = Some(Instant::now());
+    /// Records a successful acquisition: in the object, and in the process's table of
+    /// holds (with a renewal schedule when `auto_renew` is on).
+    fn took(&mut self, token: String, fence: Option<i64>) -> String {
+        let now = Instant::now();
+        self.hold_token(token.clone(), self.auto_renew.then(|| Renewal::new(self.lease, now, self.max_hold)));
+        self.acquired_at = Some(now);
+        self.fence = if self.fencing { fence } else { None };
         token
     }
 
+    /// Makes `token` this object's, in the table of holds too. A hold the object had
+    /// before is over: the key was free for this one to be taken.
+    fn hold_token(&mut self, token: String, renew: Option<Renewal>) {
+        self.forget_hold();
+        let id = held::add(Hold {
+            endpoint: self.endpoint.clone(),
+            keys: self.keys.clone(),
+            token: token.clone(),
+            renew,
+            lost: false,
+        });
+        self.hold = Some((id, std::process::id()));
+        self.token = Some(token);
+    }
+
+    /// This object's hold, when this process made it (not a forked child's copy).
+    fn own_hold(&self) -> Option<HoldId> {
+        self.hold.filter(|&(_, pid)| pid == std::process::id()).map(|(id, _)| id)
+    }
+
+    /// Drops this object's hold from the table, without touching Redis.
+    fn forget_hold(&mut self) {
+        if let Some(id) = self.own_hold() {
+            held::take(id);
+        }
+        self.hold = None;
+    }
+
+    fn clear(&mut self) {
+        self.forget_hold();
+        self.token = None;
+        self.acquired_at = None;
+    }
+
     /// After a failed try the lock may still have been taken (a lost reply):
-    /// remember the token so that a later releaseLock() clears it; otherwise it
-    /// expires with its lease.
+    /// remember the token so that a later releaseLock() (or the object's end)
+    /// clears it; otherwise it expires with its lease.
     fn maybe_taken(&mut self, token: String, e: LockError) -> LockError {
         if self.token.is_none() {
-            self.token = Some(token);
+            self.hold_token(token, None);
         }
         match e {
             LockError::Connection { addr, cause } => LockError::Connection {
@@ -284,24 +348,23 @@ impl Lock {
             .unwrap_or(QUEUE_SLACK)
             .as_millis()
             .to_string();
-        let fair: &[u8] = if self.fair { b"1" } else { b"0" };
-        let keys: [&[u8]; 3] = [&self.key, &self.queue_key, &self.patience_key];
-        let again: &[u8] = if again { b"1" } else { b"0" };
+        let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
         let reply: Vec<i64> = ACQUIRE.invoke(
             conn,
-            &keys,
+            &self.keys.all(),
             &[
                 token.as_bytes(),
                 self.ttl_arg.as_bytes(),
                 entry.as_bytes(),
                 queue_ms.as_bytes(),
-                fair,
-                again,
+                flag(self.fair),
+                flag(again),
                 PATIENCE_MS.as_bytes(),
+                flag(self.fencing),
             ],
         )?;
         match reply[..] {
-            [1, _] => Ok(Try::Acquired),
+            [1, fence] => Ok(Try::Acquired(self.fencing.then_some(fence))),
             [status, pttl] => Ok(Try::Busy {
                 pttl: u64::try_from(pttl).ok().map(Duration::from_millis),
                 queued: status == 2,
@@ -316,6 +379,8 @@ impl Lock {
 
     /// Deletes the key if it holds `token` (default: this object's token), or hands it
     /// to the first process waiting for it. Returns whether this call released it.
+    ///
+    /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         let token: Vec<u8> = match (token, &self.token) {
             (Some(t), _) => t.to_vec(),
@@ -323,29 +388,144 @@ impl Lock {
             (None, None) => return Ok(false),
         };
         let own = self.token.as_deref().map(str::as_bytes) == Some(&token[..]);
+        if own {
+            if let Some(id) = self.own_hold() {
+                if held::status(id) == Status::Lost {
+                    self.clear();
+                    return Ok(false);
+                }
+                // No renewal may race the release; if the release fails, the lease
+                // runs out (or request end tries again).
+                held::stop_renewal(id);
+            }
+        }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        let keys: [&[u8]; 3] = [&self.key, &self.queue_key, &self.patience_key];
-        let released: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
-            let short: &[u8] = if short { b"1" } else { b"0" };
-            RELEASE.invoke(conn, &keys, &[&token, short, PATIENCE_MS.as_bytes()])
-        })?;
+        let released = release_token(&self.endpoint, &self.keys, &token, short)?;
         if own {
             // Released now, or already gone: either way this object no longer holds it.
-            self.token = None;
-            self.acquired_at = None;
+            self.clear();
+        } else {
+            held::forget(&self.keys, &token);
         }
-        Ok(released == 1)
+        Ok(released)
+    }
+
+    /// Sets the lease of the key to `lock_out` seconds (default: the object's
+    /// `$lockOut`) from now, if it still holds `token` (default: this object's).
+    /// Returns false when the token no longer holds the key.
+    pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
+        let ms = match lock_out {
+            Some(secs) => config::lease_ms("Lock::extendLock(): Argument #2 ($lockOut)", secs)?,
+            None => self.lease.as_millis() as u64,
+        };
+        let Some(token) = self.pick_token(token) else { return Ok(false) };
+        let own_hold = self.own_hold().filter(|_| self.is_own(&token));
+        if own_hold.is_some_and(|id| held::status(id) == Status::Lost) {
+            return Ok(false);
+        }
+        let key = &self.keys.lock[..];
+        let ms_arg = ms.to_string();
+        let extended: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            RENEW.invoke(conn, &[key], &[&token, ms_arg.as_bytes()])
+        })?;
+        if let Some(id) = own_hold {
+            if extended == 1 {
+                held::set_lease(id, Duration::from_millis(ms));
+            } else {
+                held::mark_lost(id);
+            }
+        }
+        Ok(extended == 1)
+    }
+
+    /// Whether the key holds `token` (default: this object's token) right now.
+    pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
+        let Some(token) = self.pick_token(token) else { return Ok(false) };
+        if self.is_own(&token) && self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
+            return Ok(false);
+        }
+        let key = &self.keys.lock[..];
+        let holder: Option<Vec<u8>> = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            redis::cmd("GET").arg(key).query(conn)
+        })?;
+        Ok(holder.as_deref() == Some(&token[..]))
+    }
+
+    /// The key's remaining lease in seconds: `None` when it is free, infinite when it
+    /// has no expiry (set by something else than this extension).
+    pub fn ttl(&self) -> Result<Option<f64>> {
+        let key = &self.keys.lock[..];
+        let ms: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            redis::cmd("PTTL").arg(key).query(conn)
+        })?;
+        Ok(match ms {
+            -2 => None,
+            ms if ms < 0 => Some(f64::INFINITY),
+            ms => Some(ms as f64 / 1000.0),
+        })
+    }
+
+    /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
+    /// `LockError::Timeout`.
+    pub fn acquire_or_fail(&mut self) -> Result<String> {
+        self.acquire()?.ok_or_else(|| LockError::Timeout {
+            key: String::from_utf8_lossy(&self.name).into_owned(),
+            waited: self.wait.as_secs_f64(),
+        })
     }
 
     /// Whether anyone holds the lock.
     pub fn is_locked(&self) -> Result<bool> {
-        let key = &self.key[..];
+        let key = &self.keys.lock[..];
         let n: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
             redis::cmd("EXISTS").arg(key).query(conn)
         })?;
         Ok(n > 0)
     }
+
+    fn pick_token(&self, token: Option<&[u8]>) -> Option<Vec<u8>> {
+        match token {
+            Some(t) => Some(t.to_vec()),
+            None => self.token.as_ref().map(|t| t.as_bytes().to_vec()),
+        }
+    }
+
+    fn is_own(&self, token: &[u8]) -> bool {
+        self.token.as_deref().map(str::as_bytes) == Some(token)
+    }
+}
+
+impl Drop for Lock {
+    /// A lock still held when its object goes away is released, unless the object is
+    /// a forked child's copy: the lock is its parent's then.
+    fn drop(&mut self) {
+        let Some(id) = self.own_hold() else { return };
+        if let Some(hold) = held::take(id) {
+            if !hold.lost {
+                let _ = release_token(&hold.endpoint, &hold.keys, hold.token.as_bytes(), false);
+            }
+        }
+    }
+}
+
+/// Releases every lock this process still holds (request end). Errors are ignored:
+/// a lock that cannot be released now runs out with its lease.
+pub fn release_all_held() {
+    for hold in held::take_all() {
+        if !hold.lost {
+            let _ = release_token(&hold.endpoint, &hold.keys, hold.token.as_bytes(), false);
+        }
+    }
+}
+
+/// Runs the release script for `token`.
+fn release_token(ep: &Endpoint, keys: &LockKeys, token: &[u8], short: bool) -> Result<bool> {
+    let released: i64 = pool::run(ep, Retry::IfStale, |conn, _| {
+        let short: &[u8] = if short { b"1" } else { b"0" };
+        RELEASE.invoke(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])
+    })?;
+    Ok(released == 1)
 }
 
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
@@ -361,22 +541,50 @@ fn listen(lease: &mut wake::Lease<'_>, token: &str, until: &mut Instant) -> Hear
             return Heard::Broken;
         };
         match sub.next_grant(*until - now) {
-            Ok(Some(msg)) if msg == token.as_bytes() => return Heard::Granted,
-            Ok(Some(msg)) => {
-                if let Some(ms) = notice_delay(&msg, token) {
-                    *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK);
-                }
-                // Otherwise: a message left over from an earlier wait that ended another way.
-            }
+            Ok(Some(msg)) => match parse_message(&msg, token) {
+                Some(Message::Grant(fence)) => return Heard::Granted(fence),
+                Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
+                // A message left over from an earlier wait that ended another way.
+                None => {}
+            },
             Ok(None) => return Heard::Nothing,
             Err(_) => return Heard::Broken,
         }
     }
 }
 
-/// The delay a notice `<token>:<ms>` for this token carries.
-fn notice_delay(msg: &[u8], token: &str) -> Option<Duration> {
-    let rest = msg.strip_prefix(token.as_bytes())?.strip_prefix(b":")?;
-    let ms: u64 = std::str::from_utf8(rest).ok()?.parse().ok()?;
-    Some(Duration::from_millis(ms))
+/// A message on the wake channel, for this wait's token.
+#[derive(Debug, PartialEq)]
+enum Message {
+    /// `<token>` or `<token>=<fencing token>`: the lock is this waiter's.
+    Grant(Option<i64>),
+    /// `<token>:<ms>`: look again in `ms`.
+    Notice(Duration),
+}
+
+fn parse_message(msg: &[u8], token: &str) -> Option<Message> {
+    let rest = msg.strip_prefix(token.as_bytes())?;
+    let number = |digits: &[u8]| -> Option<u64> { std::str::from_utf8(digits).ok()?.parse().ok() };
+    match rest.split_first() {
+        None => Some(Message::Grant(None)),
+        Some((b'=', n)) => Some(Message::Grant(Some(i64::try_from(number(n)?).ok()?))),
+        Some((b':', ms)) => Some(Message::Notice(Duration::from_millis(number(ms)?))),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_messages_are_read_for_this_token_only() {
+        let t = "0123abcd";
+        assert_eq!(parse_message(b"0123abcd", t), Some(Message::Grant(None)));
+        assert_eq!(parse_message(b"0123abcd=42", t), Some(Message::Grant(Some(42))));
+        assert_eq!(parse_message(b"0123abcd:5", t), Some(Message::Notice(Duration::from_millis(5))));
+        for other in [&b"ffff0000"[..], b"0123abcd=", b"0123abcd=x", b"0123abcd:", b"0123abcdef", b"0123"] {
+            assert_eq!(parse_message(other, t), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
 }

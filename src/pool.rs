@@ -27,6 +27,11 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// What identifies these settings: equal for every `Lock` that shares them.
+    pub(crate) fn id(&self) -> &Arc<str> {
+        &self.key
+    }
+
     /// The address for messages: no credentials.
     pub fn addr(&self) -> &str {
         &self.addr

@@ -39,6 +39,16 @@ impl Script {
         }
     }
 
+    /// Adds a call by SHA1 to a pipeline; the caller loads the script first (`load`).
+    pub fn add_to(&self, pipe: &mut redis::Pipeline, keys: &[&[u8]], args: &[&[u8]]) {
+        pipe.add_command(self.command("EVALSHA", self.sha.as_bytes(), keys, args));
+    }
+
+    /// Puts the script in the server's cache, so that pipelined calls by SHA1 find it.
+    pub fn load(&self, conn: &mut Connection) -> RedisResult<()> {
+        redis::cmd("SCRIPT").arg("LOAD").arg(self.source).exec(conn)
+    }
+
     fn command(&self, verb: &str, body: &[u8], keys: &[&[u8]], args: &[&[u8]]) -> redis::Cmd {
         let mut cmd = redis::cmd(verb);
         cmd.arg(body).arg(keys.len());
@@ -52,15 +62,22 @@ impl Script {
     }
 }
 
-// The waiting queue (KEYS[2]) is a list of entries `<token>:<lease ms>:<channel>`,
-// oldest first. Each waiting process listens on its own channel; PUBLISH returns how
-// many connections heard the grant, so 0 means the waiter is gone (its process died
-// and Redis closed its connection) and the next entry is tried instead.
+// The waiting queue (KEYS[2]) is a list of entries `<token>:<lease ms>:<f>:<channel>`,
+// oldest first, where `f` is "1" when the waiter wants a fencing token. Each waiting
+// process listens on its own channel; PUBLISH returns how many connections heard the
+// grant, so 0 means the waiter is gone (its process died and Redis closed its
+// connection) and the next entry is tried instead.
+//
+// Fencing: KEYS[4] is the lock's counter. Every acquisition that asks for a fencing
+// token increments it in the same script that takes the key, so the holder of the key
+// always has the counter's latest value. A grant that finds its waiter gone wastes a
+// number; numbers only need to increase, not to be dense.
 
 /// Lua helpers shared by the scripts:
-/// - `grant(lock, entry)` gives the lock to the waiter `entry` if it still listens
-///   ('yes'), or says it is gone ('no'). Publishing first is safe: the waiter reads
-///   the message only after the script.
+/// - `grant(lock, fence, entry)` gives the lock to the waiter `entry` if it still
+///   listens ('yes'), or says it is gone ('no'). The message is the token, followed by
+///   `=<fencing token>` when the waiter asked for one. Publishing first is safe: the
+///   waiter reads the message only after the script.
 /// - `notify(entry, ms)` tells a waiter to look again in `ms` (the message is its
 ///   token, a colon and the delay), with the same answers.
 ///
@@ -69,45 +86,52 @@ impl Script {
 macro_rules! lua_helpers {
     () => {
         r"local function parse(entry)
-    return string.match(entry, '^(%x+):(%d+):(.+)$')
+    return string.match(entry, '^(%x+):(%d+):([01]):(.+)$')
 end
-local function tell(entry, suffix)
-    local t, lease, ch = parse(entry)
-    if not t then return 'no' end
-    local heard = redis.pcall('publish', ch, t .. suffix)
+local function tell(ch, msg)
+    local heard = redis.pcall('publish', ch, msg)
     if type(heard) ~= 'number' then return 'denied' end
     if heard == 0 then return 'no' end
-    return 'yes', t, lease
+    return 'yes'
 end
-local function grant(lock, entry)
-    local answer, t, lease = tell(entry, '')
+local function grant(lock, fence, entry)
+    local t, lease, f, ch = parse(entry)
+    if not t then return 'no' end
+    local msg = t
+    if f == '1' then msg = t .. '=' .. redis.call('incr', fence) end
+    local answer = tell(ch, msg)
     if answer == 'yes' then redis.call('set', lock, t, 'px', lease) end
     return answer
 end
 local function notify(entry, ms)
-    return (tell(entry, ':' .. ms))
+    local t, lease, f, ch = parse(entry)
+    if not t then return 'no' end
+    return tell(ch, t .. ':' .. ms)
 end
 "
     };
 }
 
 /// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms, or queues for it
-/// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter.
+/// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter,
+/// KEYS[4] the fencing counter.
 ///
 /// - ARGV[3]: this waiter's queue entry, or "" to take one try without queueing;
 /// - ARGV[4]: the queue's lifetime in ms (the caller's remaining wait, plus slack);
 /// - ARGV[5]: "1" in fair mode: a free lock goes to the waiters already queued;
 /// - ARGV[6]: "1" when this waiter may already be queued (any try after the first);
-/// - ARGV[7]: the patience, in ms, of a waiter that arrives at the head of the queue.
+/// - ARGV[7]: the patience, in ms, of a waiter that arrives at the head of the queue;
+/// - ARGV[8]: "1" to issue a fencing token.
 ///
-/// Returns `{1, 0}` when the token holds the lock (now, or handed over earlier),
-/// `{0, pttl}` when busy and not queued, `{2, pttl}` when busy and queued; pttl is
-/// the holder's remaining lease in ms (negative: no expiry). Running it twice with
-/// the same arguments is harmless, which is what settles a lost reply.
+/// Returns `{1, fencing token}` when the token holds the lock (now, or handed over
+/// earlier; the fencing token is 0 when none was asked for), `{0, pttl}` when busy and
+/// not queued, `{2, pttl}` when busy and queued; pttl is the holder's remaining lease
+/// in ms (negative: no expiry). Running it twice with the same arguments is harmless,
+/// which is what settles a lost reply.
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_helpers!(),
-        r"local lock, queue = KEYS[1], KEYS[2]
+        r"local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
 local token, entry = ARGV[1], ARGV[3]
 local again = ARGV[6] == '1'
 if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
@@ -115,7 +139,7 @@ if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     while true do
         local head = redis.call('lindex', queue, 0)
         if not head or head == entry then break end
-        local answer = grant(lock, head)
+        local answer = grant(lock, fence, head)
         if answer == 'denied' then break end
         redis.call('lpop', queue)
         if answer == 'yes' then break end
@@ -124,7 +148,11 @@ end
 local holder = redis.call('set', lock, token, 'nx', 'px', ARGV[2], 'get')
 if not holder or holder == token then
     if again and entry ~= '' then redis.call('lrem', queue, 0, entry) end
-    return {1, 0}
+    if ARGV[8] ~= '1' then return {1, 0} end
+    -- Taken now: a new number. Held already (handed over, or a retried call): the
+    -- counter still has this holder's number, since no one else took the key since.
+    if not holder then return {1, redis.call('incr', fence)} end
+    return {1, tonumber(redis.call('get', fence)) or 0}
 end
 local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
@@ -142,16 +170,16 @@ return {2, pttl}"
 
 /// Releases KEYS[1] if it holds the token ARGV[1]. Returns 1 when released, 0 otherwise.
 ///
-/// Normally the lock goes straight to the first waiter of KEYS[2] that still listens,
-/// and the next waiter's patience (KEYS[3], ARGV[3] ms) starts. With ARGV[2] = "1"
-/// (a short hold, not in fair mode) the lock is only freed, so that the releaser or a
-/// newcomer may take it again at once, but only while the first waiter's patience
-/// lasts; that waiter is told once when to look again, and no release after that
-/// passes it over.
+/// Normally the lock goes straight to the first waiter of KEYS[2] that still listens
+/// (with a fencing token from KEYS[4] if it asked for one), and the next waiter's
+/// patience (KEYS[3], ARGV[3] ms) starts. With ARGV[2] = "1" (a short hold, not in
+/// fair mode) the lock is only freed, so that the releaser or a newcomer may take it
+/// again at once, but only while the first waiter's patience lasts; that waiter is
+/// told once when to look again, and no release after that passes it over.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_helpers!(),
-        r"local lock, queue, patience = KEYS[1], KEYS[2], KEYS[3]
+        r"local lock, queue, patience, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if redis.call('get', lock) ~= ARGV[1] then return 0 end
 if redis.call('exists', queue) == 0 then
     redis.call('del', lock)
@@ -178,7 +206,7 @@ end
 while true do
     local head = redis.call('lindex', queue, 0)
     if not head then break end
-    local answer = grant(lock, head)
+    local answer = grant(lock, fence, head)
     if answer == 'denied' then break end
     redis.call('lpop', queue)
     if answer == 'yes' then
@@ -191,12 +219,28 @@ return 1"
     ))
 });
 
-/// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns 1 if the lock
-/// KEYS[1] was handed to this waiter's token ARGV[1] in the meantime, 0 otherwise.
+/// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns
+/// `{1, fencing counter}` if the lock KEYS[1] was handed to this waiter's token
+/// ARGV[1] in the meantime (the counter KEYS[3] then holds its number), `{0, 0}`
+/// otherwise.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"redis.call('lrem', KEYS[2], 0, ARGV[2])
-if redis.call('get', KEYS[1]) == ARGV[1] then return 1 end
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return {1, tonumber(redis.call('get', KEYS[3])) or 0}
+end
+return {0, 0}",
+    )
+});
+
+/// Sets the lease of KEYS[1] to ARGV[2] ms if the key still holds the token ARGV[1].
+/// Returns 1 when it did, 0 when the token no longer holds the key. Used by
+/// `extendLock()` and by the watchdog.
+pub static RENEW: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('pexpire', KEYS[1], ARGV[2])
+end
 return 0",
     )
 });

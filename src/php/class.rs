@@ -10,9 +10,13 @@ use crate::error::LockError;
 use crate::lock;
 use ext_php_rs::binary::Binary;
 use ext_php_rs::binary_slice::BinarySlice;
+use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
+use ext_php_rs::types::{ArrayKey, ZendCallable, ZendHashTable, Zval};
+use ext_php_rs::zend::{bailout, try_catch, CatchError};
+use std::cell::{RefCell, RefMut};
+use std::panic::AssertUnwindSafe;
 
 /// A distributed lock on one Redis key.
 ///
@@ -20,11 +24,24 @@ use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 /// `addLock()` keeps trying (0: one try), `$lockOut` the lease in seconds after which
 /// Redis frees the lock by itself. Both accept fractions and are honoured to the
 /// millisecond. `$options` overrides the `redis_lock.*` php.ini directives
-/// (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair).
+/// (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
+/// auto_renew, max_hold, fencing).
+///
+/// A lock still held is released when its object is destroyed, at request end, after
+/// exit() and after a fatal error; never by a forked child's copy of the object.
 #[php_class]
 #[php(flags = ClassFlags::Final)]
 pub struct Lock {
-    inner: lock::Lock,
+    // A RefCell, and methods on &self: synchronized() runs PHP code that may call this
+    // very object again, so no borrow may be held across that call.
+    inner: RefCell<lock::Lock>,
+}
+
+impl Lock {
+    fn core(&self) -> PhpResult<RefMut<'_, lock::Lock>> {
+        // Only a borrow held across a call into PHP could clash, and none is.
+        self.inner.try_borrow_mut().map_err(|_| PhpException::from_message("redis-lock: the Lock is busy".to_string()))
+    }
 }
 
 fn token_zval(token: Option<String>) -> Zval {
@@ -92,7 +109,7 @@ impl Lock {
                 settings.set(name, &option_value(value), Source::Option)?;
             }
         }
-        Ok(Lock { inner: lock::Lock::new(&key, timeOut, lockOut, &settings)? })
+        Ok(Lock { inner: RefCell::new(lock::Lock::new(&key, timeOut, lockOut, &settings)?) })
     }
 
     /// Takes the lock, waiting up to $timeOut seconds: a waiter queues and sleeps until a
@@ -100,43 +117,108 @@ impl Lock {
     ///
     /// @return string|false the token, or false when someone else holds the lock
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
-    pub fn add_lock(&mut self) -> PhpResult<Zval> {
-        Ok(token_zval(self.inner.acquire()?))
+    pub fn add_lock(&self) -> PhpResult<Zval> {
+        Ok(token_zval(self.core()?.acquire()?))
     }
 
     /// Takes the lock with exactly one try.
     ///
     /// @return string|false the token, or false when someone else holds the lock
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
-    pub fn try_lock(&mut self) -> PhpResult<Zval> {
-        Ok(token_zval(self.inner.try_acquire()?))
+    pub fn try_lock(&self) -> PhpResult<Zval> {
+        Ok(token_zval(self.core()?.try_acquire()?))
     }
 
     /// Atomically deletes the lock if it still holds $token (default: the token this
     /// object last acquired). Never deletes a lock that someone else now holds.
     ///
+    /// Stops the watchdog's renewals of it. A lock the watchdog found taken from this
+    /// object (its lease ran out) returns false.
+    ///
     /// @return bool true when this call released the lock
-    pub fn release_lock(&mut self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.inner.release(token.as_deref().copied())?)
+    pub fn release_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+        Ok(self.core()?.release(token.as_deref().copied())?)
     }
 
     /// The article's name for releaseLock(); the same atomic release.
-    pub fn release_lock1(&mut self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+    pub fn release_lock1(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         self.release_lock(token)
     }
 
     /// The article's name for releaseLock(); the same atomic release.
-    pub fn release_lock2(&mut self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+    pub fn release_lock2(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         self.release_lock(token)
     }
 
     /// Whether the key is held by anyone.
     pub fn is_locked(&self) -> PhpResult<bool> {
-        Ok(self.inner.is_locked()?)
+        Ok(self.core()?.is_locked()?)
     }
 
     /// The key as given to the constructor, without the prefix.
-    pub fn get_key(&self) -> Binary<u8> {
-        Binary::from(self.inner.name().to_vec())
+    pub fn get_key(&self) -> PhpResult<Binary<u8>> {
+        Ok(Binary::from(self.core()?.name().to_vec()))
+    }
+
+    /// Sets the lock's remaining lease to $lockOut seconds (default: the object's
+    /// $lockOut), if the key still holds $token (default: this object's token). With
+    /// auto_renew, the watchdog renews with the new lease from then on.
+    ///
+    /// @return bool false when the token no longer holds the key (expired, released,
+    ///         or never held)
+    /// @throws ValueError for a $lockOut that is not a positive finite number
+    pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
+        Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
+    }
+
+    /// Whether the key holds $token (default: this object's token) right now. False at
+    /// once, without asking Redis, when the watchdog found the lock taken from this object.
+    pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+        Ok(self.core()?.is_owned(token.as_deref().copied())?)
+    }
+
+    /// The key's remaining lease in seconds, whoever holds it: null when the lock is
+    /// free, INF when the key has no expiry.
+    pub fn get_ttl(&self) -> PhpResult<Option<f64>> {
+        Ok(self.core()?.ttl()?)
+    }
+
+    /// The fencing token of this object's last acquisition: a number that strictly
+    /// increases with every acquisition of this key, by any process. Pass it to the
+    /// storage the lock protects, and have it refuse writes with a smaller number than
+    /// it has seen. Null before the first acquisition, or with 'fencing' => false.
+    pub fn get_fencing_token(&self) -> PhpResult<Option<i64>> {
+        Ok(self.core()?.fencing_token())
+    }
+
+    /// Takes the lock (waiting up to $timeOut seconds), runs $fn, and releases the lock
+    /// whatever happens: $fn's return value is returned, its exception rethrown as it
+    /// is, and even a fatal error inside $fn releases the lock.
+    ///
+    /// @throws LockTimeoutException when the lock cannot be had within $timeOut
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
+        let token = self.core()?.acquire_or_fail()?;
+        let ran = try_catch(AssertUnwindSafe(|| r#fn.try_call(vec![])));
+        let release = |this: &Self| -> PhpResult<bool> { Ok(this.core()?.release(Some(token.as_bytes()))?) };
+        match ran {
+            Ok(Ok(value)) => {
+                release(self)?;
+                Ok(value)
+            }
+            Err(CatchError::Bailout) => {
+                let _ = release(self);
+                drop(token);
+                // A fatal error: the engine goes on unwinding to its own handler.
+                // SAFETY: nothing owned by this frame is left to drop.
+                unsafe { bailout() }
+            }
+            // $fn threw: its exception stays pending, and it alone is what the caller
+            // sees; a failed release then only leaves the lock to run out with its lease.
+            _ => {
+                let _ = release(self);
+                Ok(Zval::new())
+            }
+        }
     }
 }

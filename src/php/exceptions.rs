@@ -35,9 +35,8 @@ pub fn connection_exception() -> &'static ClassEntry {
     loaded(&CONNECTION_EXCEPTION)
 }
 
-/// `LockTimeoutException extends LockException`: for APIs that throw instead of
-/// returning false when the lock cannot be had in time.
-#[allow(dead_code)] // registered now so the class name is reserved; thrown by later APIs
+/// `LockTimeoutException extends LockException`: `synchronized()` could not have the
+/// lock within `$timeOut` (the APIs that return false instead do not throw it).
 pub fn timeout_exception() -> &'static ClassEntry {
     loaded(&TIMEOUT_EXCEPTION)
 }
@@ -67,6 +66,7 @@ impl From<LockError> for PhpException {
             LockError::InvalidValue(_) => ce::value_error(),
             LockError::InvalidType(_) => ce::type_error(),
             LockError::Connection { .. } => connection_exception(),
+            LockError::Timeout { .. } => timeout_exception(),
             LockError::Server { .. } | LockError::Random(_) => lock_exception(),
         };
         PhpException::new(message, 0, class)

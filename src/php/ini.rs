@@ -9,7 +9,7 @@ use super::engine;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<8> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<11> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
@@ -17,6 +17,9 @@ static INI_ENTRIES: IniEntryDefs<8> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.retry_delay", c"0.002", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.retry_delay_max", c"0.05", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.fair", c"0", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.auto_renew", c"0", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.max_hold", c"0", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.fencing", c"1", IniEntryPermission::All),
     IniEntryDef::end(),
 ]);
 
@@ -46,6 +49,9 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over");
     info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
     info_table_row!("tokens", "128-bit, OS CSPRNG");
+    info_table_row!("fencing tokens", "per-key counter, incremented in the acquire script");
+    info_table_row!("watchdog", if crate::held::watchdog_running() { "running" } else { "not started" });
+    info_table_row!("locks held by this process", crate::held::count().to_string());
     info_table_end!();
     engine::display_ini_entries(module);
 }

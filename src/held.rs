@@ -1,0 +1,228 @@
+//! What this process holds: every lock acquired and not yet released.
+//!
+//! The table lets request end release what a script forgot (or could not release,
+//! after a fatal error), and it is the watchdog's work list: the holds that are
+//! auto-renewed carry a `Renewal`, and the watchdog marks a hold lost when renewal
+//! finds that its token no longer holds the key.
+//!
+//! Fork safety: the table belongs to the process that made it. A forked child gets
+//! a fresh, empty table on first use and never touches the parent's: its mutex may
+//! have been held by the parent's watchdog thread at the instant of the fork, and
+//! that thread does not exist in the child.
+
+use crate::keys::LockKeys;
+use crate::pool::Endpoint;
+use crate::watchdog;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Identifies one hold in the table; never reused within a process.
+pub type HoldId = u64;
+
+/// One acquisition, from the moment it succeeded until it is released.
+#[derive(Debug)]
+pub struct Hold {
+    pub endpoint: Arc<Endpoint>,
+    pub keys: Arc<LockKeys>,
+    pub token: String,
+    /// Present while the watchdog renews this hold.
+    pub renew: Option<Renewal>,
+    /// Renewal found the key gone or held by another token.
+    pub lost: bool,
+}
+
+/// The watchdog's schedule for one hold.
+#[derive(Debug)]
+pub struct Renewal {
+    /// The lease each renewal sets.
+    pub lease: Duration,
+    /// When the next renewal is due.
+    pub due: Instant,
+    /// When renewal stops for good (`max_hold`), if ever.
+    pub until: Option<Instant>,
+}
+
+impl Renewal {
+    /// Renews every third of the lease, starting a third of a lease from `now`: two
+    /// renewals can fail before the lease runs out.
+    pub fn new(lease: Duration, now: Instant, max_hold: Option<Duration>) -> Self {
+        Renewal { lease, due: now + interval(lease), until: max_hold.and_then(|m| now.checked_add(m)) }
+    }
+}
+
+/// Time between two renewals of a lease.
+pub fn interval(lease: Duration) -> Duration {
+    (lease / 3).max(Duration::from_millis(1))
+}
+
+/// What the table says about a hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Held,
+    /// The watchdog found the lock taken from it.
+    Lost,
+    /// Not in the table (released, or forgotten).
+    Gone,
+}
+
+pub(crate) struct Table {
+    next_id: HoldId,
+    pub(crate) holds: HashMap<HoldId, Hold>,
+    /// Asks the watchdog thread to end.
+    pub(crate) stop: bool,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// The table of one process, with the condition the watchdog sleeps on.
+pub(crate) struct Shared {
+    pid: u32,
+    table: Mutex<Table>,
+    pub(crate) wake: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Table> {
+        // Nothing is left half-written by a panic that matters more than going on.
+        self.table.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+static CURRENT: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+
+/// This process's table, made on first use (and again in a forked child).
+fn shared() -> &'static Shared {
+    let pid = std::process::id();
+    let current = CURRENT.load(Ordering::Acquire);
+    // SAFETY: every pointer stored in CURRENT comes from Box::leak and is never freed.
+    if let Some(s) = unsafe { current.as_ref() } {
+        if s.pid == pid {
+            return s;
+        }
+    }
+    let fresh: &'static Shared = Box::leak(Box::new(Shared {
+        pid,
+        table: Mutex::new(Table { next_id: 1, holds: HashMap::new(), stop: false, thread: None }),
+        wake: Condvar::new(),
+    }));
+    // The parent's table (if any) is left as it is: leaked in this process, never locked.
+    match CURRENT.compare_exchange(current, fresh as *const Shared as *mut Shared, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => fresh,
+        // Another thread of this process got there first (only in tests: PHP is NTS).
+        // SAFETY: as above.
+        Err(winner) => unsafe { winner.as_ref() }.unwrap_or(fresh),
+    }
+}
+
+/// This process's table, if it has one: never makes one.
+fn existing() -> Option<&'static Shared> {
+    // SAFETY: as in `shared`.
+    unsafe { CURRENT.load(Ordering::Acquire).as_ref() }.filter(|s| s.pid == std::process::id())
+}
+
+/// Records a new hold; starts the watchdog if the hold is to be renewed and the
+/// process has no watchdog yet.
+pub fn add(hold: Hold) -> HoldId {
+    let s = shared();
+    let mut t = s.lock();
+    let id = t.next_id;
+    t.next_id += 1;
+    let renewed = hold.renew.is_some();
+    t.holds.insert(id, hold);
+    if renewed {
+        if t.thread.is_none() {
+            t.stop = false;
+            t.thread = watchdog::spawn(s);
+        }
+        s.wake.notify_one();
+    }
+    id
+}
+
+/// Where a hold stands.
+pub fn status(id: HoldId) -> Status {
+    let Some(s) = existing() else { return Status::Gone };
+    match s.lock().holds.get(&id) {
+        Some(h) if h.lost => Status::Lost,
+        Some(_) => Status::Held,
+        None => Status::Gone,
+    }
+}
+
+/// Removes a hold from the table (its lock is released, or about to be).
+pub fn take(id: HoldId) -> Option<Hold> {
+    existing()?.lock().holds.remove(&id)
+}
+
+/// Stops renewing a hold, keeping it in the table.
+pub fn stop_renewal(id: HoldId) {
+    if let Some(s) = existing() {
+        if let Some(h) = s.lock().holds.get_mut(&id) {
+            h.renew = None;
+        }
+    }
+}
+
+/// Marks a hold lost: its token no longer holds the key.
+pub fn mark_lost(id: HoldId) {
+    if let Some(s) = existing() {
+        if let Some(h) = s.lock().holds.get_mut(&id) {
+            h.lost = true;
+            h.renew = None;
+        }
+    }
+}
+
+/// After `extendLock()`: the watchdog renews with the new lease from now on.
+pub fn set_lease(id: HoldId, lease: Duration) {
+    if let Some(s) = existing() {
+        if let Some(r) = s.lock().holds.get_mut(&id).and_then(|h| h.renew.as_mut()) {
+            r.lease = lease;
+            r.due = Instant::now() + interval(lease);
+            s.wake.notify_one();
+        }
+    }
+}
+
+/// Drops the hold of `token` on `keys`, if this process has one (a release by token,
+/// possibly through another object than the one that acquired).
+pub fn forget(keys: &LockKeys, token: &[u8]) {
+    if let Some(s) = existing() {
+        s.lock().holds.retain(|_, h| !(h.token.as_bytes() == token && h.keys.lock == keys.lock));
+    }
+}
+
+/// Empties the table (request end): the caller releases what it returns.
+pub fn take_all() -> Vec<Hold> {
+    match existing() {
+        Some(s) => s.lock().holds.drain().map(|(_, h)| h).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Stops this process's watchdog and waits for it (module shutdown). A forked child
+/// has no watchdog of its parent's to stop.
+pub fn shutdown() {
+    let Some(s) = existing() else { return };
+    let thread = {
+        let mut t = s.lock();
+        t.stop = true;
+        s.wake.notify_all();
+        t.thread.take()
+    };
+    if let Some(thread) = thread {
+        let _ = thread.join();
+    }
+}
+
+/// How many holds this process has (for tests and phpinfo).
+pub fn count() -> usize {
+    existing().map_or(0, |s| s.lock().holds.len())
+}
+
+/// Whether this process's watchdog thread is running.
+pub fn watchdog_running() -> bool {
+    existing().is_some_and(|s| s.lock().thread.is_some())
+}

@@ -1,0 +1,220 @@
+//! The watchdog: one background thread per process that renews the leases of the
+//! locks held with `auto_renew`, so that work may outlive `$lockOut`.
+//!
+//! It wakes when the earliest renewal is due, and renews every due lock of an
+//! endpoint in one pipeline on a connection of its own (never the request's, which
+//! may be in use). Each renewal is the token-checked `RENEW` script: a lock whose
+//! key expired during a stall, or that someone else now holds, is marked lost and no
+//! longer renewed; the object reports it on its next call. A renewal that fails on
+//! the network is retried soon after, well before the lease runs out if the network
+//! comes back.
+//!
+//! The thread never calls into PHP, blocks every signal (they belong to the
+//! request's thread: pcntl handlers, SIGALRM timeouts), is started on the first
+//! auto-renewed acquisition, and is stopped and joined at module shutdown.
+
+use crate::held::{self, HoldId, Shared};
+use crate::keys::LockKeys;
+use crate::pool::{self, Endpoint};
+use crate::scripts::RENEW;
+use redis::Connection;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// One renewal to send.
+struct Due {
+    id: HoldId,
+    endpoint: Arc<Endpoint>,
+    keys: Arc<LockKeys>,
+    token: String,
+    lease_ms: String,
+    /// The lease was cut short by `max_hold`: this renewal is the last.
+    last: bool,
+}
+
+/// What one renewal found.
+enum Outcome {
+    Renewed,
+    /// The token no longer holds the key.
+    Lost,
+    /// No answer (network, server error): try again soon.
+    Failed,
+}
+
+/// Starts the thread with every signal blocked; `None` if the system refuses a thread,
+/// in which case renewal does not happen and leases run out as without `auto_renew`.
+pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
+    // The new thread inherits the mask of the thread that creates it, so block
+    // everything here for the instant of the spawn: no window where a signal could
+    // land on the watchdog.
+    // SAFETY: plain sigset manipulation on local storage.
+    let old = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        old
+    };
+    let handle = std::thread::Builder::new()
+        .name("redis_lock-watchdog".to_string())
+        .stack_size(256 * 1024)
+        .spawn(move || run(shared))
+        .ok();
+    // SAFETY: restores the mask saved above.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    handle
+}
+
+fn run(shared: &'static Shared) {
+    let mut conns: HashMap<Arc<str>, Connection> = HashMap::new();
+    let mut table = shared.lock();
+    loop {
+        if table.stop {
+            return;
+        }
+        let now = Instant::now();
+        let mut batch = Vec::new();
+        let mut next: Option<Instant> = None;
+        for (&id, hold) in table.holds.iter_mut() {
+            let Some(r) = hold.renew.as_mut() else { continue };
+            if r.due > now {
+                next = Some(next.map_or(r.due, |n| n.min(r.due)));
+                continue;
+            }
+            let lease = match r.until {
+                None => r.lease,
+                Some(until) => {
+                    let left = until.saturating_duration_since(now);
+                    if left < Duration::from_millis(1) {
+                        // max_hold reached: the lease set last runs out by itself.
+                        hold.renew = None;
+                        continue;
+                    }
+                    left.min(r.lease)
+                }
+            };
+            // Not due again until this round's answer is in.
+            r.due = now + r.lease;
+            batch.push(Due {
+                id,
+                endpoint: hold.endpoint.clone(),
+                keys: hold.keys.clone(),
+                token: hold.token.clone(),
+                lease_ms: lease.as_millis().max(1).to_string(),
+                last: lease < r.lease,
+            });
+        }
+        if batch.is_empty() {
+            table = match next {
+                Some(at) => {
+                    let (t, _) = shared
+                        .wake
+                        .wait_timeout(table, at.saturating_duration_since(now))
+                        .unwrap_or_else(|p| p.into_inner());
+                    t
+                }
+                None => shared.wake.wait(table).unwrap_or_else(|p| p.into_inner()),
+            };
+            continue;
+        }
+        // No lock held during the network round trips: the request's thread must
+        // never wait on them.
+        drop(table);
+        let outcomes = renew_all(&mut conns, &batch);
+        table = shared.lock();
+        let now = Instant::now();
+        for (due, outcome) in batch.iter().zip(outcomes) {
+            let Some(hold) = table.holds.get_mut(&due.id) else { continue };
+            match outcome {
+                Outcome::Lost => {
+                    hold.lost = true;
+                    hold.renew = None;
+                }
+                Outcome::Renewed if due.last => hold.renew = None,
+                Outcome::Renewed => {
+                    if let Some(r) = hold.renew.as_mut() {
+                        r.due = now + held::interval(r.lease);
+                    }
+                }
+                Outcome::Failed => {
+                    if let Some(r) = hold.renew.as_mut() {
+                        r.due = now + retry_after(r.lease);
+                    }
+                }
+            }
+        }
+        // Endpoints no lock is renewed on any more: close their connections.
+        conns.retain(|id, _| table.holds.values().any(|h| h.renew.is_some() && h.endpoint.id() == id));
+    }
+}
+
+/// After a failed renewal, the next try comes sooner than the normal interval, so
+/// that a short network blip costs nothing.
+fn retry_after(lease: Duration) -> Duration {
+    (lease / 12).clamp(Duration::from_millis(5), Duration::from_millis(250))
+}
+
+/// Sends every renewal of the batch, one pipeline per endpoint.
+fn renew_all(conns: &mut HashMap<Arc<str>, Connection>, batch: &[Due]) -> Vec<Outcome> {
+    let mut outcomes: Vec<Outcome> = batch.iter().map(|_| Outcome::Failed).collect();
+    let mut groups: HashMap<&Arc<str>, Vec<usize>> = HashMap::new();
+    for (i, due) in batch.iter().enumerate() {
+        groups.entry(due.endpoint.id()).or_default().push(i);
+    }
+    for (id, members) in groups {
+        let ep = &batch[members[0]].endpoint;
+        let conn = match conns.remove(id) {
+            Some(c) => c,
+            None => match pool::connect(ep).ok().and_then(|mut c| RENEW.load(&mut c).ok().map(|_| c)) {
+                Some(c) => c,
+                None => continue,
+            },
+        };
+        let mut conn = conn;
+        let mut pipe = redis::pipe();
+        pipe.ignore_errors();
+        for &i in &members {
+            let due = &batch[i];
+            RENEW.add_to(&mut pipe, &[&due.keys.lock], &[due.token.as_bytes(), due.lease_ms.as_bytes()]);
+        }
+        let replies: Vec<redis::RedisResult<i64>> = match pipe.query(&mut conn) {
+            Ok(r) => r,
+            // The connection is not trusted again; the next round reconnects.
+            Err(_) => continue,
+        };
+        let mut healthy = true;
+        for (&i, reply) in members.iter().zip(replies) {
+            outcomes[i] = match reply {
+                Ok(1) => Outcome::Renewed,
+                Ok(_) => Outcome::Lost,
+                // NOSCRIPT after SCRIPT FLUSH, or any error reply: load again next round.
+                Err(_) => {
+                    healthy = false;
+                    Outcome::Failed
+                }
+            };
+        }
+        if healthy {
+            conns.insert(id.clone(), conn);
+        }
+    }
+    outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_come_well_inside_the_lease() {
+        assert_eq!(retry_after(Duration::from_millis(30)), Duration::from_millis(5));
+        assert_eq!(retry_after(Duration::from_secs(1)), Duration::from_millis(83));
+        assert_eq!(retry_after(Duration::from_secs(60)), Duration::from_millis(250));
+        assert_eq!(held::interval(Duration::from_millis(1)), Duration::from_millis(1));
+        assert_eq!(held::interval(Duration::from_secs(3)), Duration::from_secs(1));
+    }
+}
