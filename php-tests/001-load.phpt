@@ -14,6 +14,11 @@ $methods = array_map(fn($m) => $m->getName(), $r->getMethods());
 sort($methods);
 echo implode(',', $methods), "\n";
 echo $r->getConstructor()->getNumberOfRequiredParameters(), "\n";
+foreach (['extendLock', 'isOwned', 'getTtl', 'getFencingToken', 'synchronized'] as $name) {
+    $m = $r->getMethod($name);
+    $params = array_map(fn($p) => $p->getType() . ' $' . $p->getName() . ($p->isOptional() ? ' = ' . var_export($p->getDefaultValue(), true) : ''), $m->getParameters());
+    echo $name, '(', implode(', ', $params), '): ', $m->getReturnType(), "\n";
+}
 $ri = shell_exec(escapeshellarg(PHP_BINARY) . ' -n -d extension=' . escapeshellarg(getenv('REDIS_LOCK_EXT')) . ' --ri redis_lock');
 var_dump(str_contains($ri, 'version => ' . phpversion('redis_lock')));
 var_dump(str_contains($ri, 'redis_lock.dsn => redis://127.0.0.1:6379'));
@@ -28,8 +33,13 @@ bool(true)
 LockTimeoutException extends LockException
 bool(true)
 bool(true)
-__construct,addLock,getKey,isLocked,releaseLock,releaseLock1,releaseLock2,tryLock
+__construct,addLock,extendLock,getFencingToken,getKey,getTtl,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock
 1
+extendLock(?string $token = NULL, ?float $lockOut = NULL): bool
+isOwned(?string $token = NULL): bool
+getTtl(): ?float
+getFencingToken(): ?int
+synchronized(callable $fn): mixed
 bool(true)
 bool(true)
 bool(true)

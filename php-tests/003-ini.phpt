@@ -5,7 +5,8 @@ php.ini directives carry the same settings as the options array, which overrides
 require __DIR__ . '/_helper.inc';
 // The engine's table and the core's defaults agree.
 foreach (['dsn' => 'redis://127.0.0.1:6379', 'prefix' => '', 'connect_timeout' => '0.5',
-          'read_timeout' => '0.5', 'retry_delay' => '0.002', 'retry_delay_max' => '0.05'] as $k => $v) {
+          'read_timeout' => '0.5', 'retry_delay' => '0.002', 'retry_delay_max' => '0.05',
+          'fair' => '0', 'auto_renew' => '0', 'max_hold' => '0', 'fencing' => '1'] as $k => $v) {
     echo "redis_lock.$k=", var_export(ini_get("redis_lock.$k") === $v, true), "\n";
 }
 $key = rl_key('ini');
@@ -23,6 +24,12 @@ var_dump($l->releaseLock(), $o->releaseLock());
 ini_set('redis_lock.read_timeout', 'soon');
 try { new Lock($key); } catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
 ini_set('redis_lock.read_timeout', '0.5');
+ini_set('redis_lock.max_hold', '-1');
+try { new Lock($key); } catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+ini_set('redis_lock.max_hold', '0');
+ini_set('redis_lock.fencing', 'Off');
+$f = new Lock($key, 0, 5);
+var_dump(is_string($f->addLock()), $f->getFencingToken(), $f->releaseLock());
 ini_set('redis_lock.dsn', 'redis://127.0.0.1:1');
 try { (new Lock($key))->tryLock(); } catch (LockConnectionException $e) { echo get_class($e), "\n"; }
 ?>
@@ -33,6 +40,10 @@ redis_lock.connect_timeout=true
 redis_lock.read_timeout=true
 redis_lock.retry_delay=true
 redis_lock.retry_delay_max=true
+redis_lock.fair=true
+redis_lock.auto_renew=true
+redis_lock.max_hold=true
+redis_lock.fencing=true
 bool(true)
 int(1)
 bool(true)
@@ -40,4 +51,8 @@ int(1)
 bool(true)
 bool(true)
 ValueError: redis_lock.read_timeout must be a number of seconds, "soon" given
+ValueError: redis_lock.max_hold must be a finite number of seconds, 0 (no limit) or greater, -1 given
+bool(true)
+NULL
+bool(true)
 LockConnectionException

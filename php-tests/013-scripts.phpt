@@ -1,5 +1,5 @@
 --TEST--
-An uncontended cycle is one SET and one EVALSHA; release falls back to EVAL after SCRIPT FLUSH
+An uncontended cycle is two round trips: the acquire script (SET NX PX and the fencing INCR inside) and the release script, or a plain SET with fencing off; both fall back to EVAL after SCRIPT FLUSH
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
@@ -19,7 +19,12 @@ try {
     $l->isLocked();                     // connect (and its handshake) before counting
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     for ($i = 0; $i < 100; $i++) { $l->addLock(); $l->releaseLock(); }
-    echo json_encode($stats()), "\n";   // the first release loads its script by EVAL
+    echo json_encode($stats()), "\n";   // the first calls load the scripts by EVAL
+    $plain = new Lock(rl_key('scripts'), 0, 5, ['dsn' => $dsn, 'fencing' => false]);
+    rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
+    for ($i = 0; $i < 100; $i++) { $plain->addLock(); $plain->releaseLock(); }
+    echo json_encode($stats()), "\n";
+    var_dump($plain->getFencingToken(), $l->getFencingToken());
     rl_cmd($dsn, 'SCRIPT', 'FLUSH');
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $t = $l->addLock();
@@ -32,7 +37,10 @@ try {
 }
 ?>
 --EXPECT--
-{"eval":1,"evalsha":100,"set":100}
+{"eval":2,"evalsha":200,"incr":100,"set":100}
+{"evalsha":100,"set":100}
+NULL
+int(100)
 bool(true)
 bool(true)
-{"eval":1,"evalsha":2,"set":2}
+{"eval":2,"evalsha":4,"incr":2,"set":2}

@@ -58,7 +58,7 @@ pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
         old
     };
     let handle = std::thread::Builder::new()
-        .name("redis_lock-watchdog".to_string())
+        .name("rl-watchdog".to_string())
         .stack_size(256 * 1024)
         .spawn(move || run(shared))
         .ok();
