@@ -169,16 +169,116 @@ fn release_hands_the_lock_straight_to_a_listening_waiter() {
     let waiter = std::thread::spawn(move || {
         let mut w = Lock::new(b"core:handover", 5.0, 10.0, &waiter_settings).unwrap();
         let token = w.acquire().unwrap();
-        (token, Instant::now())
+        // The object goes back too: dropping it would release the lock.
+        (token, Instant::now(), w)
     });
     std::thread::sleep(Duration::from_millis(300));
     let released = Instant::now();
     // Held for 300 ms, far past the short-hold threshold: a hand-over, not a free-for-all.
     assert!(holder.release(None).unwrap());
-    let (token, got) = waiter.join().unwrap();
+    let (token, got, w) = waiter.join().unwrap();
     let token = token.expect("the waiter gets the lock");
     assert!(got.duration_since(released) < Duration::from_millis(200), "{:?}", got.duration_since(released));
     // The key went from one token to the other without ever being free.
     assert_eq!(get(&server, "core:handover").as_deref(), Some(token.as_str()));
     assert_eq!(server.cmd(&["EXISTS", "{core:handover}:queue"]).unwrap(), Value::Int(0));
+    // The grant carried the next fencing token.
+    assert_eq!((holder.fencing_token(), w.fencing_token()), (Some(1), Some(2)));
+}
+
+fn pttl(server: &RedisServer, key: &str) -> i64 {
+    match server.cmd(&["PTTL", key]).unwrap() {
+        Value::Int(ms) => ms,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn extend_sets_the_lease_only_for_the_holding_token() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut l = Lock::new(b"core:extend", 0.0, 0.5, &s).unwrap();
+    assert!(!l.extend(None, None).unwrap(), "nothing held");
+    assert_eq!(l.ttl().unwrap(), None);
+    let token = l.try_acquire().unwrap().unwrap();
+    assert!(l.extend(None, Some(20.0)).unwrap());
+    assert!((19_000..=20_000).contains(&pttl(&server, "core:extend")));
+    assert!(!l.extend(Some(b"someone-else"), Some(60.0)).unwrap());
+    assert!((19_000..=20_000).contains(&pttl(&server, "core:extend")));
+    assert!(matches!(l.extend(None, Some(0.0)), Err(LockError::InvalidValue(_))));
+    assert!(l.extend(Some(token.as_bytes()), None).unwrap());
+    assert!(l.ttl().unwrap().is_some_and(|t| t > 0.4 && t <= 0.5));
+    assert!(l.is_owned(None).unwrap());
+    assert!(l.release(None).unwrap());
+    assert!(!l.extend(Some(token.as_bytes()), None).unwrap(), "released");
+    assert_eq!(server.cmd(&["EXISTS", "core:extend"]).unwrap(), Value::Int(0));
+}
+
+#[test]
+fn fencing_tokens_increase_per_key_and_can_be_turned_off() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut l = Lock::new(b"core:fence", 0.0, 5.0, &s).unwrap();
+    assert_eq!(l.fencing_token(), None);
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        l.try_acquire().unwrap().unwrap();
+        seen.push(l.fencing_token().unwrap());
+        assert!(l.release(None).unwrap());
+    }
+    assert_eq!(seen, [1, 2, 3, 4, 5]);
+    let mut off = s.clone();
+    off.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
+    let mut plain = Lock::new(b"core:fence", 0.0, 5.0, &off).unwrap();
+    plain.try_acquire().unwrap().unwrap();
+    assert_eq!(plain.fencing_token(), None);
+    assert!(plain.release(None).unwrap());
+    l.try_acquire().unwrap().unwrap();
+    assert_eq!(l.fencing_token(), Some(6), "a take without fencing leaves the counter alone");
+}
+
+#[test]
+fn dropping_a_holding_lock_releases_it() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut l = Lock::new(b"core:drop", 0.0, 30.0, &s).unwrap();
+    l.try_acquire().unwrap().unwrap();
+    drop(l);
+    assert_eq!(server.cmd(&["EXISTS", "core:drop"]).unwrap(), Value::Int(0));
+}
+
+#[test]
+fn the_watchdog_renews_until_release_and_reports_a_lost_lock() {
+    let server = RedisServer::start();
+    let mut s = settings(&server.dsn());
+    s.set("auto_renew", &OptValue::Bool(true), Source::Option).unwrap();
+    let mut l = Lock::new(b"core:renew", 0.0, 0.15, &s).unwrap();
+    l.try_acquire().unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(l.is_owned(None).unwrap(), "renewed past three leases");
+    assert!(redis_lock::held::watchdog_running());
+    // Someone deletes the key and takes it: the next renewal finds out.
+    server.cmd(&["SET", "core:renew", "intruder"]).unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(!l.is_owned(None).unwrap());
+    assert!(!l.release(None).unwrap());
+    assert_eq!(get(&server, "core:renew").as_deref(), Some("intruder"), "the intruder's key is untouched");
+    assert!(pttl(&server, "core:renew") == -1, "and never given an expiry by a renewal");
+}
+
+#[test]
+fn max_hold_stops_renewal() {
+    let server = RedisServer::start();
+    let mut s = settings(&server.dsn());
+    s.set("auto_renew", &OptValue::Bool(true), Source::Option).unwrap();
+    s.set("max_hold", &OptValue::Float(0.4), Source::Option).unwrap();
+    let mut l = Lock::new(b"core:max-hold", 0.0, 0.1, &s).unwrap();
+    let start = Instant::now();
+    l.try_acquire().unwrap().unwrap();
+    while server.cmd(&["EXISTS", "core:max-hold"]).unwrap() == Value::Int(1) {
+        assert!(start.elapsed() < Duration::from_secs(2), "renewed past max_hold");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let held = start.elapsed();
+    assert!(held > Duration::from_millis(350) && held < Duration::from_millis(500), "{held:?}");
 }
