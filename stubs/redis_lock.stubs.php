@@ -10,7 +10,11 @@ namespace {
      * `addLock()` keeps trying (0: one try), `$lockOut` the lease in seconds after which
      * Redis frees the lock by itself. Both accept fractions and are honoured to the
      * millisecond. `$options` overrides the `redis_lock.*` php.ini directives
-     * (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair).
+     * (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
+     * auto_renew, max_hold, fencing).
+     *
+     * A lock still held is released when its object is destroyed, at request end, after
+     * exit() and after a fatal error; never by a forked child's copy of the object.
      */
     final class Lock {
         /**
@@ -38,11 +42,44 @@ namespace {
         public function addLock(): string|false {}
 
         /**
+         * Sets the lock's remaining lease to $lockOut seconds (default: the object's
+         * $lockOut), if the key still holds $token (default: this object's token). With
+         * auto_renew, the watchdog renews with the new lease from then on.
+         *
+         * @return bool false when the token no longer holds the key (expired, released,
+         *         or never held)
+         * @throws ValueError for a $lockOut that is not a positive finite number
+         *
+         * @param string|null $token
+         * @param float|null $lockOut
+         * @return bool
+         */
+        public function extendLock(?string $token = null, ?float $lockOut = null): bool {}
+
+        /**
+         * The fencing token of this object's last acquisition: a number that strictly
+         * increases with every acquisition of this key, by any process. Pass it to the
+         * storage the lock protects, and have it refuse writes with a smaller number than
+         * it has seen. Null before the first acquisition, or with 'fencing' => false.
+         *
+         * @return int|null
+         */
+        public function getFencingToken(): ?int {}
+
+        /**
          * The key as given to the constructor, without the prefix.
          *
          * @return string
          */
         public function getKey(): string {}
+
+        /**
+         * The key's remaining lease in seconds, whoever holds it: null when the lock is
+         * free, INF when the key has no expiry.
+         *
+         * @return float|null
+         */
+        public function getTtl(): ?float {}
 
         /**
          * Whether the key is held by anyone.
@@ -52,8 +89,20 @@ namespace {
         public function isLocked(): bool {}
 
         /**
+         * Whether the key holds $token (default: this object's token) right now. False at
+         * once, without asking Redis, when the watchdog found the lock taken from this object.
+         *
+         * @param string|null $token
+         * @return bool
+         */
+        public function isOwned(?string $token = null): bool {}
+
+        /**
          * Atomically deletes the lock if it still holds $token (default: the token this
          * object last acquired). Never deletes a lock that someone else now holds.
+         *
+         * Stops the watchdog's renewals of it. A lock the watchdog found taken from this
+         * object (its lease ran out) returns false.
          *
          * @return bool true when this call released the lock
          *
@@ -77,6 +126,19 @@ namespace {
          * @return bool
          */
         public function releaseLock2(?string $token = null): bool {}
+
+        /**
+         * Takes the lock (waiting up to $timeOut seconds), runs $fn, and releases the lock
+         * whatever happens: $fn's return value is returned, its exception rethrown as it
+         * is, and even a fatal error inside $fn releases the lock.
+         *
+         * @throws LockTimeoutException when the lock cannot be had within $timeOut
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @param callable $fn
+         * @return mixed
+         */
+        public function synchronized(callable $fn): mixed {}
 
         /**
          * Takes the lock with exactly one try.
