@@ -21,11 +21,21 @@ function measure(callable $cycle, int $n): array {
 }
 
 $native = new Lock('bench:native', 0, 10, ['dsn' => $dsn]);
+$plain = new Lock('bench:plain', 0, 10, ['dsn' => $dsn, 'fencing' => false]);
+$renewed = new Lock('bench:renewed', 0, 10, ['dsn' => $dsn, 'auto_renew' => true]);
 $article = new ArticleLock('bench:article', 0, 10, $u['host'], $u['port']);
 $cases = [
     'native: one object' => function () use ($native) {
         $t = $native->addLock();
         if ($t === false || !$native->releaseLock($t)) { throw new Exception('native cycle failed'); }
+    },
+    'native, fencing off' => function () use ($plain) {
+        $t = $plain->addLock();
+        if ($t === false || !$plain->releaseLock($t)) { throw new Exception('native cycle failed'); }
+    },
+    'native, auto_renew' => function () use ($renewed) {
+        $t = $renewed->addLock();
+        if ($t === false || !$renewed->releaseLock($t)) { throw new Exception('native cycle failed'); }
     },
     'article: one object' => function () use ($article) {
         $t = $article->addLock();
@@ -61,5 +71,9 @@ foreach ($results as $name => $r) {
 foreach (['one object', 'new object per cycle'] as $shape) {
     $n = $results["native: $shape"]; $a = $results["article: $shape"];
     printf("ratio native/article, %-22s wall %.2fx   CPU %.2fx\n", "$shape:", $n['wall'] / $a['wall'], $n['cpu'] / $a['cpu']);
+}
+foreach (['native, fencing off', 'native, auto_renew'] as $variant) {
+    $n = $results[$variant]; $a = $results['article: one object'];
+    printf("ratio %s/article, %-9s wall %.2fx   CPU %.2fx\n", $variant, 'one object:', $n['wall'] / $a['wall'], $n['cpu'] / $a['cpu']);
 }
 printf("(median of %d interleaved rounds of %d cycles; Redis at %s)\n", $rounds, $cycles, $dsn);

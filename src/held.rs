@@ -73,6 +73,8 @@ pub(crate) struct Table {
     pub(crate) holds: HashMap<HoldId, Hold>,
     /// Asks the watchdog thread to end.
     pub(crate) stop: bool,
+    /// The watchdog sleeps, until this instant (`Some(None)`: until woken).
+    pub(crate) asleep: Option<Option<Instant>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -104,7 +106,7 @@ fn shared() -> &'static Shared {
     }
     let fresh: &'static Shared = Box::leak(Box::new(Shared {
         pid,
-        table: Mutex::new(Table { next_id: 1, holds: HashMap::new(), stop: false, thread: None }),
+        table: Mutex::new(Table { next_id: 1, holds: HashMap::new(), stop: false, asleep: None, thread: None }),
         wake: Condvar::new(),
     }));
     // The parent's table (if any) is left as it is: leaked in this process, never locked.
@@ -129,14 +131,20 @@ pub fn add(hold: Hold) -> HoldId {
     let mut t = s.lock();
     let id = t.next_id;
     t.next_id += 1;
-    let renewed = hold.renew.is_some();
+    let due = hold.renew.as_ref().map(|r| r.due);
     t.holds.insert(id, hold);
-    if renewed {
+    if let Some(due) = due {
         if t.thread.is_none() {
             t.stop = false;
             t.thread = watchdog::spawn(s);
         }
-        s.wake.notify_one();
+        // Wake the watchdog only if it would sleep past this hold's first renewal: with
+        // long leases that is rare, and a wake-up is a context switch on every acquire.
+        if let Some(until) = t.asleep {
+            if until.is_none_or(|u| due < u) {
+                s.wake.notify_one();
+            }
+        }
     }
     id
 }
@@ -178,10 +186,14 @@ pub fn mark_lost(id: HoldId) {
 /// After `extendLock()`: the watchdog renews with the new lease from now on.
 pub fn set_lease(id: HoldId, lease: Duration) {
     if let Some(s) = existing() {
-        if let Some(r) = s.lock().holds.get_mut(&id).and_then(|h| h.renew.as_mut()) {
+        let mut t = s.lock();
+        if let Some(r) = t.holds.get_mut(&id).and_then(|h| h.renew.as_mut()) {
             r.lease = lease;
             r.due = Instant::now() + interval(lease);
-            s.wake.notify_one();
+            // A shorter lease may need an earlier renewal than the watchdog plans.
+            if t.asleep.is_some() {
+                s.wake.notify_one();
+            }
         }
     }
 }

@@ -109,6 +109,7 @@ fn run(shared: &'static Shared) {
             });
         }
         if batch.is_empty() {
+            table.asleep = Some(next);
             table = match next {
                 Some(at) => {
                     let (t, _) = shared
@@ -119,6 +120,7 @@ fn run(shared: &'static Shared) {
                 }
                 None => shared.wake.wait(table).unwrap_or_else(|p| p.into_inner()),
             };
+            table.asleep = None;
             continue;
         }
         // No lock held during the network round trips: the request's thread must
