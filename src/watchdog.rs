@@ -46,6 +46,9 @@ enum Outcome {
 /// Starts the thread with every signal blocked; `None` if the system refuses a thread,
 /// in which case renewal does not happen and leases run out as without `auto_renew`.
 pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
+    // Built here, on the request's thread: a fork while the watchdog was building it
+    // would leave the child's copy of its one-time initialisation stuck.
+    std::sync::LazyLock::force(&RENEW);
     // The new thread inherits the mask of the thread that creates it, so block
     // everything here for the instant of the spawn: no window where a signal could
     // land on the watchdog.
