@@ -49,6 +49,15 @@ $same = new Lock($key, 0.05, 5, ['dsn' => $dsn]);
 try { $l->synchronized(fn() => $same->synchronized(fn() => 'never')); }
 catch (LockTimeoutException $e) { echo "same key nested: ", get_class($e), ", outer released: ", rl_cmd($dsn, 'EXISTS', $key), "\n"; }
 
+// The work outlives a lease that is not renewed: LockException, after the work.
+$short = new Lock("$key:short", 0, 0.1, ['dsn' => $dsn]);
+$done = false;
+try { $short->synchronized(function () use (&$done) { usleep(250000); $done = true; return 1; }); echo "no error\n"; }
+catch (LockException $e) { echo get_class($e), ', work done: ', var_export($done, true), ', ', str_replace("$key:short", 'KEY', $e->getMessage()), "\n"; }
+// With auto_renew the same work keeps its lock.
+$renewed = new Lock("$key:short", 0, 0.1, ['dsn' => $dsn, 'auto_renew' => true]);
+var_dump($renewed->synchronized(function () use ($renewed) { usleep(250000); return $renewed->isOwned(); }));
+
 // Not a callable: TypeError, nothing taken.
 try { $l->synchronized('no_such_function'); } catch (TypeError $e) { echo get_class($e), ", key: ", rl_cmd($dsn, 'EXISTS', $key), "\n"; }
 
@@ -98,6 +107,8 @@ array(2) {
 }
 string(6) "nested"
 same key nested: LockTimeoutException, outer released: 0
+LockException, work done: true, redis-lock: the lock "KEY" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected
+bool(true)
 TypeError, key: 0
 fatal error: ran, stopped, free at shutdown, key left: 0
 exit(): ran, stopped, free at shutdown, key left: 0

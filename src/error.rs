@@ -28,6 +28,11 @@ pub enum LockError {
     #[error("redis-lock: could not acquire the lock \"{key}\" within {waited} s")]
     Timeout { key: String, waited: f64 },
 
+    /// A lock was found no longer held by the token that took it, when the work it
+    /// protected finished (`synchronized()`).
+    #[error("redis-lock: the lock \"{key}\" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected")]
+    Lost { key: String },
+
     /// The operating system could not produce random bytes for a token.
     #[error("redis-lock: the OS random generator failed: {0}")]
     Random(String),

@@ -43,13 +43,22 @@ pub struct Renewal {
     pub due: Instant,
     /// When renewal stops for good (`max_hold`), if ever.
     pub until: Option<Instant>,
+    /// Until when the lease is known to hold: the send time of the last lease that
+    /// Redis confirmed, plus that lease. Redis counts from a later instant, so this
+    /// errs on the safe side. Renewal that keeps failing past it means the lock is lost.
+    pub valid_until: Instant,
 }
 
 impl Renewal {
     /// Renews every third of the lease, starting a third of a lease from `now`: two
     /// renewals can fail before the lease runs out.
     pub fn new(lease: Duration, now: Instant, max_hold: Option<Duration>) -> Self {
-        Renewal { lease, due: now + interval(lease), until: max_hold.and_then(|m| now.checked_add(m)) }
+        Renewal {
+            lease,
+            due: now + interval(lease),
+            until: max_hold.and_then(|m| now.checked_add(m)),
+            valid_until: now + lease,
+        }
     }
 }
 
@@ -183,13 +192,15 @@ pub fn mark_lost(id: HoldId) {
     }
 }
 
-/// After `extendLock()`: the watchdog renews with the new lease from now on.
-pub fn set_lease(id: HoldId, lease: Duration) {
+/// After `extendLock()`, sent at `sent`: the watchdog renews with the new lease from
+/// now on.
+pub fn set_lease(id: HoldId, lease: Duration, sent: Instant) {
     if let Some(s) = existing() {
         let mut t = s.lock();
         if let Some(r) = t.holds.get_mut(&id).and_then(|h| h.renew.as_mut()) {
             r.lease = lease;
             r.due = Instant::now() + interval(lease);
+            r.valid_until = sent + lease;
             // A shorter lease may need an earlier renewal than the watchdog plans.
             if t.asleep.is_some() {
                 s.wake.notify_one();

@@ -426,12 +426,13 @@ impl Lock {
         }
         let key = &self.keys.lock[..];
         let ms_arg = ms.to_string();
+        let sent = Instant::now();
         let extended: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
             RENEW.invoke(conn, &[key], &[&token, ms_arg.as_bytes()])
         })?;
         if let Some(id) = own_hold {
             if extended == 1 {
-                held::set_lease(id, Duration::from_millis(ms));
+                held::set_lease(id, Duration::from_millis(ms), sent);
             } else {
                 held::mark_lost(id);
             }
@@ -473,6 +474,17 @@ impl Lock {
             key: String::from_utf8_lossy(&self.name).into_owned(),
             waited: self.wait.as_secs_f64(),
         })
+    }
+
+    /// Releases `token` after the work it protected (`synchronized()`). An error when
+    /// the token was still this object's but no longer held the key: the work
+    /// outlived the lock. A token the work released itself is no error.
+    pub fn finish(&mut self, token: &str) -> Result<()> {
+        let ours = self.is_own(token.as_bytes());
+        if !self.release(Some(token.as_bytes()))? && ours {
+            return Err(LockError::Lost { key: String::from_utf8_lossy(&self.name).into_owned() });
+        }
+        Ok(())
     }
 
     /// Whether anyone holds the lock.

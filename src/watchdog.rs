@@ -17,7 +17,7 @@ use crate::held::{self, HoldId, Shared};
 use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint};
 use crate::scripts::RENEW;
-use redis::Connection;
+use redis::{Connection, ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -29,6 +29,9 @@ struct Due {
     endpoint: Arc<Endpoint>,
     keys: Arc<LockKeys>,
     token: String,
+    /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
+    lease: Duration,
+    /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).
     lease_ms: String,
     /// The lease was cut short by `max_hold`: this renewal is the last.
     last: bool,
@@ -42,6 +45,10 @@ enum Outcome {
     /// No answer (network, server error): try again soon.
     Failed,
 }
+
+/// After a connection failure, an endpoint is left alone this long, so that one dead
+/// server does not cost every round a connect timeout.
+const DOWN_PAUSE: Duration = Duration::from_millis(100);
 
 /// Starts the thread with every signal blocked; `None` if the system refuses a thread,
 /// in which case renewal does not happen and leases run out as without `auto_renew`.
@@ -73,7 +80,7 @@ pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
 }
 
 fn run(shared: &'static Shared) {
-    let mut conns: HashMap<Arc<str>, Connection> = HashMap::new();
+    let mut links = Links::default();
     let mut table = shared.lock();
     loop {
         if table.stop {
@@ -107,11 +114,16 @@ fn run(shared: &'static Shared) {
                 endpoint: hold.endpoint.clone(),
                 keys: hold.keys.clone(),
                 token: hold.token.clone(),
+                lease: r.lease,
                 lease_ms: lease.as_millis().max(1).to_string(),
                 last: lease < r.lease,
             });
         }
         if batch.is_empty() {
+            if next.is_none() {
+                // Nothing to renew: no connection is kept open for nothing.
+                links.conns.clear();
+            }
             table.asleep = Some(next);
             table = match next {
                 Some(at) => {
@@ -129,85 +141,135 @@ fn run(shared: &'static Shared) {
         // No lock held during the network round trips: the request's thread must
         // never wait on them.
         drop(table);
-        let outcomes = renew_all(&mut conns, &batch);
+        let outcomes = links.renew_all(&batch);
         table = shared.lock();
-        let now = Instant::now();
+        let done = Instant::now();
         for (due, outcome) in batch.iter().zip(outcomes) {
             let Some(hold) = table.holds.get_mut(&due.id) else { continue };
+            let Some(r) = hold.renew.as_mut() else { continue };
             match outcome {
                 Outcome::Lost => {
                     hold.lost = true;
                     hold.renew = None;
                 }
                 Outcome::Renewed if due.last => hold.renew = None,
+                Outcome::Renewed if r.lease != due.lease => {
+                    // extendLock() ran meanwhile, on another connection: this renewal
+                    // may have landed after it with the old lease. Set the new one now.
+                    r.valid_until = r.valid_until.min(now + due.lease);
+                    r.due = done;
+                }
                 Outcome::Renewed => {
-                    if let Some(r) = hold.renew.as_mut() {
-                        r.due = now + held::interval(r.lease);
-                    }
+                    r.valid_until = now + due.lease;
+                    r.due = done + held::interval(r.lease);
                 }
-                Outcome::Failed => {
-                    if let Some(r) = hold.renew.as_mut() {
-                        r.due = now + retry_after(r.lease);
-                    }
+                Outcome::Failed if done >= r.valid_until => {
+                    // Unconfirmed for a whole lease: Redis has let the key go by now.
+                    hold.lost = true;
+                    hold.renew = None;
                 }
+                Outcome::Failed => r.due = done + retry_after(r.lease),
             }
         }
         // Endpoints no lock is renewed on any more: close their connections.
-        conns.retain(|id, _| table.holds.values().any(|h| h.renew.is_some() && h.endpoint.id() == id));
+        links.conns.retain(|id, _| table.holds.values().any(|h| h.renew.is_some() && h.endpoint.id() == id));
     }
+}
+
+/// The watchdog's own connections, one per endpoint, and the endpoints that failed.
+#[derive(Default)]
+struct Links {
+    conns: HashMap<Arc<str>, Connection>,
+    down: HashMap<Arc<str>, Instant>,
+}
+
+impl Links {
+    /// Sends every renewal of the batch, one pipeline per endpoint; endpoints that
+    /// answered last time go first, so a dead one delays the others as little as can be.
+    fn renew_all(&mut self, batch: &[Due]) -> Vec<Outcome> {
+        let mut outcomes: Vec<Outcome> = batch.iter().map(|_| Outcome::Failed).collect();
+        let mut groups: Vec<(&Arc<str>, Vec<usize>)> = Vec::new();
+        for (i, due) in batch.iter().enumerate() {
+            let id = due.endpoint.id();
+            match groups.iter_mut().find(|(g, _)| *g == id) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((id, vec![i])),
+            }
+        }
+        groups.sort_by_key(|(id, _)| self.down.contains_key(*id));
+        for (id, members) in groups {
+            if self.down.get(id).is_some_and(|at| at.elapsed() < DOWN_PAUSE) {
+                continue;
+            }
+            let ep = &batch[members[0]].endpoint;
+            let replies = match self.conns.remove(id) {
+                Some(conn) => Some(conn),
+                None => pool::connect(ep).ok(),
+            }
+            .and_then(|mut conn| {
+                let replies = send(&mut conn, batch, &members)?;
+                self.conns.insert(id.clone(), conn);
+                Some(replies)
+            });
+            match replies {
+                Some(replies) => {
+                    self.down.remove(id);
+                    for (i, outcome) in members.into_iter().zip(replies) {
+                        outcomes[i] = outcome;
+                    }
+                }
+                // The connection is not trusted again; the next round reconnects.
+                None => {
+                    self.down.insert(id.clone(), Instant::now());
+                }
+            }
+        }
+        outcomes
+    }
+}
+
+/// One pipeline of renewals on `conn`; `None` when the connection failed. Calls that
+/// find the script missing from the server's cache (a restart, `SCRIPT FLUSH`) are
+/// sent again one by one, which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
+fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
+    let args = |i: usize| -> ([&[u8]; 1], [&[u8]; 2]) {
+        let due = &batch[i];
+        ([&due.keys.lock[..]], [due.token.as_bytes(), due.lease_ms.as_bytes()])
+    };
+    let mut pipe = redis::pipe();
+    pipe.ignore_errors();
+    for &i in members {
+        let (keys, argv) = args(i);
+        RENEW.add_to(&mut pipe, &keys, &argv);
+    }
+    let replies: Vec<redis::RedisResult<i64>> = pipe.query(conn).ok()?;
+    let mut outcomes = Vec::with_capacity(members.len());
+    for (&i, reply) in members.iter().zip(replies) {
+        let reply = match reply {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                let (keys, argv) = args(i);
+                match RENEW.invoke::<i64>(conn, &keys, &argv) {
+                    Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
+                    other => other,
+                }
+            }
+            other => other,
+        };
+        outcomes.push(match reply {
+            Ok(1) => Outcome::Renewed,
+            Ok(_) => Outcome::Lost,
+            // An error reply (OOM, READONLY, NOPERM): the lease is not renewed, but
+            // the lock is not known to be lost either.
+            Err(_) => Outcome::Failed,
+        });
+    }
+    Some(outcomes)
 }
 
 /// After a failed renewal, the next try comes sooner than the normal interval, so
 /// that a short network blip costs nothing.
 fn retry_after(lease: Duration) -> Duration {
     (lease / 12).clamp(Duration::from_millis(5), Duration::from_millis(250))
-}
-
-/// Sends every renewal of the batch, one pipeline per endpoint.
-fn renew_all(conns: &mut HashMap<Arc<str>, Connection>, batch: &[Due]) -> Vec<Outcome> {
-    let mut outcomes: Vec<Outcome> = batch.iter().map(|_| Outcome::Failed).collect();
-    let mut groups: HashMap<&Arc<str>, Vec<usize>> = HashMap::new();
-    for (i, due) in batch.iter().enumerate() {
-        groups.entry(due.endpoint.id()).or_default().push(i);
-    }
-    for (id, members) in groups {
-        let ep = &batch[members[0]].endpoint;
-        let conn = match conns.remove(id) {
-            Some(c) => c,
-            None => match pool::connect(ep).ok().and_then(|mut c| RENEW.load(&mut c).ok().map(|_| c)) {
-                Some(c) => c,
-                None => continue,
-            },
-        };
-        let mut conn = conn;
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        for &i in &members {
-            let due = &batch[i];
-            RENEW.add_to(&mut pipe, &[&due.keys.lock], &[due.token.as_bytes(), due.lease_ms.as_bytes()]);
-        }
-        let replies: Vec<redis::RedisResult<i64>> = match pipe.query(&mut conn) {
-            Ok(r) => r,
-            // The connection is not trusted again; the next round reconnects.
-            Err(_) => continue,
-        };
-        let mut healthy = true;
-        for (&i, reply) in members.iter().zip(replies) {
-            outcomes[i] = match reply {
-                Ok(1) => Outcome::Renewed,
-                Ok(_) => Outcome::Lost,
-                // NOSCRIPT after SCRIPT FLUSH, or any error reply: load again next round.
-                Err(_) => {
-                    healthy = false;
-                    Outcome::Failed
-                }
-            };
-        }
-        if healthy {
-            conns.insert(id.clone(), conn);
-        }
-    }
-    outcomes
 }
 
 #[cfg(test)]

@@ -197,27 +197,41 @@ impl Lock {
     ///
     /// @throws LockTimeoutException when the lock cannot be had within $timeOut
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    /// @throws LockException when $fn returned but the lock had been lost meanwhile (its
+    ///         lease ran out, or someone else took it): the work ran partly unprotected
     pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail()?;
         let ran = try_catch(AssertUnwindSafe(|| r#fn.try_call(vec![])));
-        let release = |this: &Self| -> PhpResult<bool> { Ok(this.core()?.release(Some(token.as_bytes()))?) };
+        // When $fn did not return normally, what it left (exception, fatal error) is
+        // what the caller must see; a failed release only leaves the lock to its lease.
+        let release_quietly = || {
+            let _ = self.core().map(|mut core| core.release(Some(token.as_bytes())));
+        };
         match ran {
             Ok(Ok(value)) => {
-                release(self)?;
+                self.core()?.finish(&token)?;
                 Ok(value)
             }
+            // $fn threw (or called exit()): its exception stays pending.
+            Ok(Err(ext_php_rs::error::Error::ExceptionPending { .. })) => {
+                release_quietly();
+                Ok(Zval::new())
+            }
             Err(CatchError::Bailout) => {
-                let _ = release(self);
+                release_quietly();
                 drop(token);
                 // A fatal error: the engine goes on unwinding to its own handler.
                 // SAFETY: nothing owned by this frame is left to drop.
                 unsafe { bailout() }
             }
-            // $fn threw: its exception stays pending, and it alone is what the caller
-            // sees; a failed release then only leaves the lock to run out with its lease.
-            _ => {
-                let _ = release(self);
-                Ok(Zval::new())
+            // The call itself failed, with no exception of its own to show for it.
+            Ok(Err(e)) => {
+                release_quietly();
+                Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e}")))
+            }
+            Err(e) => {
+                release_quietly();
+                Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e:?}")))
             }
         }
     }
