@@ -123,6 +123,7 @@ fn run(shared: &'static Shared) {
             if next.is_none() {
                 // Nothing to renew: no connection is kept open for nothing.
                 links.conns.clear();
+                links.down.clear();
             }
             table.asleep = Some(next);
             table = match next {

@@ -134,6 +134,8 @@ namespace {
          *
          * @throws LockTimeoutException when the lock cannot be had within $timeOut
          * @throws LockConnectionException when Redis cannot be reached or answers too late
+         * @throws LockException when $fn returned but the lock had been lost meanwhile (its
+         *         lease ran out, or someone else took it): the work ran partly unprotected
          *
          * @param callable $fn
          * @return mixed
