@@ -6,7 +6,7 @@ require __DIR__ . '/_helper.inc';
 // The engine's table and the core's defaults agree.
 foreach (['dsn' => 'redis://127.0.0.1:6379', 'prefix' => '', 'connect_timeout' => '0.5',
           'read_timeout' => '0.5', 'retry_delay' => '0.002', 'retry_delay_max' => '0.05',
-          'fair' => '0', 'auto_renew' => '0', 'max_hold' => '0', 'fencing' => '1'] as $k => $v) {
+          'fair' => '0', 'auto_renew' => '0', 'max_hold' => '0', 'fencing' => '1', 'servers' => ''] as $k => $v) {
     echo "redis_lock.$k=", var_export(ini_get("redis_lock.$k") === $v, true), "\n";
 }
 $key = rl_key('ini');
@@ -44,6 +44,7 @@ redis_lock.fair=true
 redis_lock.auto_renew=true
 redis_lock.max_hold=true
 redis_lock.fencing=true
+redis_lock.servers=true
 bool(true)
 int(1)
 bool(true)

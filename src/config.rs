@@ -21,6 +21,8 @@ pub enum OptValue {
     Bool(bool),
     /// PHP `null`.
     Null,
+    /// A PHP list of strings.
+    List(Vec<Vec<u8>>),
     /// Any other PHP type, by its name (`array`, `object`, ...).
     Other(&'static str),
 }
@@ -33,6 +35,7 @@ impl OptValue {
             OptValue::Float(_) => "float",
             OptValue::Bool(_) => "bool",
             OptValue::Null => "null",
+            OptValue::List(_) => "array",
             OptValue::Other(t) => t,
         }
     }
@@ -59,6 +62,7 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("auto_renew", "0"),
     ("max_hold", "0"),
     ("fencing", "1"),
+    ("servers", ""),
 ];
 
 /// The article's server.
@@ -92,6 +96,8 @@ pub struct Settings {
     pub max_hold: Option<Duration>,
     /// Issue a fencing token (a per-key counter) with every acquisition.
     pub fencing: bool,
+    /// Independent masters for Redlock; empty: the one server of `dsn`.
+    pub servers: Vec<String>,
 }
 
 impl Default for Settings {
@@ -107,6 +113,7 @@ impl Default for Settings {
             auto_renew: false,
             max_hold: None,
             fencing: true,
+            servers: Vec::new(),
         }
     }
 }
@@ -131,6 +138,7 @@ impl Settings {
             "auto_renew" => self.auto_renew = bool_value(&label, value, source)?,
             "max_hold" => self.max_hold = cap_seconds(&label, value, source)?,
             "fencing" => self.fencing = bool_value(&label, value, source)?,
+            "servers" => self.servers = dsn_list(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -173,6 +181,38 @@ fn string_value(label: &str, value: &OptValue, source: Source) -> Result<Vec<u8>
             other.type_name()
         ))),
     }
+}
+
+/// A list of dsns: an array of strings in the options, a comma-separated string in
+/// php.ini ("" for none).
+fn dsn_list(label: &str, value: &OptValue, source: Source) -> Result<Vec<String>> {
+    let items: Vec<Vec<u8>> = match (value, source) {
+        (OptValue::List(items), _) if !items.is_empty() => items.clone(),
+        (OptValue::List(_), _) => {
+            return Err(LockError::InvalidValue(format!("{label} must list at least one server")))
+        }
+        (OptValue::Str(s), Source::Ini) => s
+            .split(|&b| b == b',')
+            .map(|part| String::from_utf8_lossy(part).trim().as_bytes().to_vec())
+            .filter(|part| !part.is_empty())
+            .collect(),
+        (other, _) => {
+            return Err(LockError::InvalidType(format!(
+                "{label} must be of type array (a list of dsn strings), {} given",
+                other.type_name()
+            )))
+        }
+    };
+    items
+        .into_iter()
+        .map(|dsn| {
+            let dsn = String::from_utf8(dsn)
+                .map_err(|_| LockError::InvalidValue(format!("{label} must hold valid UTF-8 dsns")))?;
+            // Checked now, so that a bad entry is reported by name.
+            parse_dsn(&dsn)?;
+            Ok(dsn)
+        })
+        .collect()
 }
 
 fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {

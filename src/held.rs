@@ -12,6 +12,7 @@
 
 use crate::keys::LockKeys;
 use crate::pool::Endpoint;
+use crate::redlock::Quorum;
 use crate::watchdog;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -26,6 +27,8 @@ pub type HoldId = u64;
 #[derive(Debug)]
 pub struct Hold {
     pub endpoint: Arc<Endpoint>,
+    /// The Redlock nodes, when the lock is one.
+    pub quorum: Option<Arc<Quorum>>,
     pub keys: Arc<LockKeys>,
     pub token: String,
     /// Present while the watchdog renews this hold.

@@ -1,7 +1,7 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `held`, `watchdog`, `error`) knows nothing of PHP; `php` is the thin binding over it, compiled with the
+//! `held`, `watchdog`, `redlock`, `error`) knows nothing of PHP; `php` is the thin binding over it, compiled with the
 //! default `php` feature.
 
 pub mod config;
@@ -10,6 +10,7 @@ pub mod held;
 pub mod keys;
 pub mod lock;
 pub mod pool;
+pub mod redlock;
 pub mod scripts;
 pub mod token;
 pub mod wait;

@@ -22,6 +22,7 @@ use crate::error::{LockError, Result};
 use crate::held::{self, Hold, HoldId, Renewal, Status};
 use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint, Retry};
+use crate::redlock::{Extended, Pooled, Quorum};
 use crate::scripts::{ACQUIRE, CANCEL, RELEASE, RENEW};
 use crate::token;
 use crate::wait::Backoff;
@@ -43,7 +44,7 @@ const SHORT_HOLD: Duration = Duration::from_micros(500);
 
 /// How long (ms, as the scripts take it) the first waiter lets short holds pass it
 /// over before release must hand over.
-const PATIENCE_MS: &str = "5";
+pub(crate) const PATIENCE_MS: &str = "5";
 
 /// The queue outlives the longest wait in it by this much, so a waiter's
 /// last look at it (at its deadline) still finds it.
@@ -68,6 +69,8 @@ pub struct Lock {
     auto_renew: bool,
     max_hold: Option<Duration>,
     endpoint: Arc<Endpoint>,
+    /// The Redlock nodes, when `servers` is set; `endpoint` is then the first of them.
+    quorum: Option<Arc<Quorum>>,
     token: Option<String>,
     /// When this object acquired `token`.
     acquired_at: Option<Instant>,
@@ -106,7 +109,21 @@ impl Lock {
         let wait = config::time_out(time_out)?;
         let ttl_ms = config::lock_out_ms(lock_out)?;
         settings.check()?;
-        let endpoint = pool::endpoint(settings)?;
+        let (endpoint, quorum) = if settings.servers.is_empty() {
+            (pool::endpoint(settings)?, None)
+        } else {
+            if settings.fair {
+                return Err(LockError::InvalidValue(
+                    "option \"fair\" needs a queue, which Redlock (\"servers\") does not keep".to_string(),
+                ));
+            }
+            let nodes = settings
+                .servers
+                .iter()
+                .map(|dsn| pool::endpoint_for(dsn, settings))
+                .collect::<Result<Vec<_>>>()?;
+            (nodes[0].clone(), Some(Arc::new(Quorum::new(nodes))))
+        };
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
@@ -119,10 +136,12 @@ impl Lock {
             retry_delay: settings.retry_delay,
             retry_delay_max: settings.retry_delay_max,
             fair: settings.fair,
-            fencing: settings.fencing,
+            // Independent counters give no order across holders: see the README.
+            fencing: settings.fencing && quorum.is_none(),
             auto_renew: settings.auto_renew,
             max_hold: settings.max_hold,
             endpoint,
+            quorum,
             token: None,
             acquired_at: None,
             hold: None,
@@ -150,6 +169,9 @@ impl Lock {
     /// it (or, in fair mode, when others already wait for it).
     pub fn try_acquire(&mut self) -> Result<Option<String>> {
         let token = token::generate()?;
+        if let Some(q) = self.quorum.clone() {
+            return Ok(q.try_acquire(&self.keys, &token, self.lease)?.map(|_| self.took(token, None)));
+        }
         match self.first_try(&token) {
             Ok(Try::Acquired(fence)) => Ok(Some(self.took(token, fence))),
             Ok(Try::Busy { .. }) => Ok(None),
@@ -189,6 +211,9 @@ impl Lock {
         // About 31 years at most (config::time_out), but never panic on overflow.
         let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
         let token = token::generate()?;
+        if let Some(q) = self.quorum.clone() {
+            return self.acquire_quorum(&q, token, deadline);
+        }
         // Redis trouble on the first try is reported at once, as without a wait.
         match self.first_try(&token) {
             Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
@@ -247,6 +272,27 @@ impl Lock {
         }
     }
 
+    /// Redlock waits by polling with jittered back-off: its nodes keep no queue. Redis
+    /// trouble on the first try is reported at once; later, it is waited out until
+    /// the deadline.
+    fn acquire_quorum(&mut self, q: &Quorum, token: String, deadline: Instant) -> Result<Option<String>> {
+        let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
+        let mut first = true;
+        loop {
+            match q.try_acquire(&self.keys, &token, self.lease) {
+                Ok(Some(_)) => return Ok(Some(self.took(token, None))),
+                Ok(None) => {}
+                Err(e) if first => return Err(e),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => {}
+            }
+            first = false;
+            if !backoff.sleep_before(deadline) {
+                return Ok(None);
+            }
+        }
+    }
+
     /// The wait is over without a grant: leave the queue, unless the lock was handed
     /// over in the last instant, in which case it is this caller's after all.
     fn give_up(&mut self, token: String, queued_as: Option<&str>) -> Result<Option<String>> {
@@ -282,6 +328,7 @@ impl Lock {
         self.forget_hold();
         let id = held::add(Hold {
             endpoint: self.endpoint.clone(),
+            quorum: self.quorum.clone(),
             keys: self.keys.clone(),
             token: token.clone(),
             renew,
@@ -401,7 +448,7 @@ impl Lock {
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        let released = release_token(&self.endpoint, &self.keys, &token, short)?;
+        let released = release_token(&self.endpoint, self.quorum.as_deref(), &self.keys, &token, short)?;
         if own {
             // Released now, or already gone: either way this object no longer holds it.
             self.clear();
@@ -427,9 +474,17 @@ impl Lock {
         let key = &self.keys.lock[..];
         let ms_arg = ms.to_string();
         let sent = Instant::now();
-        let extended: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
-            RENEW.invoke(conn, &[key], &[&token, ms_arg.as_bytes()])
-        })?;
+        let extended: i64 = match &self.quorum {
+            Some(q) => match q.extend(&mut Pooled, &self.keys, &token, Duration::from_millis(ms))? {
+                Extended::Yes => 1,
+                Extended::Lost => 0,
+                // Not confirmed: not known to be lost either.
+                Extended::No => return Ok(false),
+            },
+            None => pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+                RENEW.invoke(conn, &[key], &[&token, ms_arg.as_bytes()])
+            })?,
+        };
         if let Some(id) = own_hold {
             if extended == 1 {
                 held::set_lease(id, Duration::from_millis(ms), sent);
@@ -446,6 +501,9 @@ impl Lock {
         if self.is_own(&token) && self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
             return Ok(false);
         }
+        if let Some(q) = &self.quorum {
+            return q.is_owned(&self.keys, &token);
+        }
         let key = &self.keys.lock[..];
         let holder: Option<Vec<u8>> = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
             redis::cmd("GET").arg(key).query(conn)
@@ -456,6 +514,9 @@ impl Lock {
     /// The key's remaining lease in seconds: `None` when it is free, infinite when it
     /// has no expiry (set by something else than this extension).
     pub fn ttl(&self) -> Result<Option<f64>> {
+        if let Some(q) = &self.quorum {
+            return Ok(q.pttl(&self.keys)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)));
+        }
         let key = &self.keys.lock[..];
         let ms: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
             redis::cmd("PTTL").arg(key).query(conn)
@@ -489,6 +550,9 @@ impl Lock {
 
     /// Whether anyone holds the lock.
     pub fn is_locked(&self) -> Result<bool> {
+        if let Some(q) = &self.quorum {
+            return q.is_locked(&self.keys);
+        }
         let key = &self.keys.lock[..];
         let n: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
             redis::cmd("EXISTS").arg(key).query(conn)
@@ -515,7 +579,7 @@ impl Drop for Lock {
         let Some(id) = self.own_hold() else { return };
         if let Some(hold) = held::take(id) {
             if !hold.lost {
-                let _ = release_token(&hold.endpoint, &hold.keys, hold.token.as_bytes(), false);
+                let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
             }
         }
     }
@@ -526,13 +590,16 @@ impl Drop for Lock {
 pub fn release_all_held() {
     for hold in held::take_all() {
         if !hold.lost {
-            let _ = release_token(&hold.endpoint, &hold.keys, hold.token.as_bytes(), false);
+            let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
         }
     }
 }
 
-/// Runs the release script for `token`.
-fn release_token(ep: &Endpoint, keys: &LockKeys, token: &[u8], short: bool) -> Result<bool> {
+/// Runs the release script for `token`, on every node of a Redlock.
+fn release_token(ep: &Endpoint, quorum: Option<&Quorum>, keys: &LockKeys, token: &[u8], short: bool) -> Result<bool> {
+    if let Some(q) = quorum {
+        return q.release(keys, token);
+    }
     let released: i64 = pool::run(ep, Retry::IfStale, |conn, _| {
         let short: &[u8] = if short { b"1" } else { b"0" };
         RELEASE.invoke(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])

@@ -32,6 +32,11 @@ impl Endpoint {
         &self.key
     }
 
+    /// The bound on any one reply, and on one fan-out to several servers.
+    pub(crate) fn read_timeout(&self) -> Duration {
+        self.read_timeout
+    }
+
     /// The address for messages: no credentials.
     pub fn addr(&self) -> &str {
         &self.addr
@@ -110,9 +115,14 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
 /// Returns the endpoint for these settings, parsing and validating the dsn the
 /// first time it is seen. A malformed dsn is a `ValueError`.
 pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
+    endpoint_for(&settings.dsn, settings)
+}
+
+/// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
+pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
     let key = format!(
         "{}\u{0}{}\u{0}{}",
-        settings.dsn,
+        dsn,
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos()
     );
@@ -121,7 +131,7 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
     if let Some(ep) = reg.endpoints.get(&key) {
         return Ok(ep.clone());
     }
-    let info = config::parse_dsn(&settings.dsn)?;
+    let info = config::parse_dsn(dsn)?;
     // No CLIENT SETINFO: it costs a round trip per connect, and redis-rs ignores its
     // failure, so against a stalled server it would add a whole extra timeout.
     let redis_settings = info.redis_settings().clone().set_skip_set_lib_name();
@@ -266,6 +276,35 @@ pub fn run<T>(
             Err(ep.error(&e))
         }
     }
+}
+
+/// Takes the process's connection for `ep` out of the registry, or makes one within
+/// `budget`, for a caller that talks to several servers at once and must not hold
+/// the registry meanwhile. `check_in` gives it back.
+pub(crate) fn check_out(ep: &Endpoint, budget: Duration) -> Result<Connection> {
+    let pooled = {
+        let mut guard = registry();
+        current(&mut guard).conns.remove(&ep.key)
+    };
+    match pooled {
+        Some(conn) => Ok(conn),
+        None => connect_within(ep, ep.connect_timeout.min(budget).max(Duration::from_millis(1)), ep.read_timeout),
+    }
+}
+
+/// Gives back a connection taken with `check_out`, its timeouts reset. Only a
+/// connection whose last exchange went well may come back.
+pub(crate) fn check_in(ep: &Endpoint, conn: Connection) {
+    if conn.set_read_timeout(Some(ep.read_timeout)).is_err() || conn.set_write_timeout(Some(ep.read_timeout)).is_err() {
+        return;
+    }
+    let mut guard = registry();
+    current(&mut guard).conns.insert(ep.key.clone(), conn);
+}
+
+/// Describes a failure on `ep` for messages (no credentials).
+pub(crate) fn describe_failure(ep: &Endpoint, e: &RedisError) -> String {
+    describe(e, ep)
 }
 
 /// Drops every connection of this process (used at module shutdown).

@@ -44,6 +44,11 @@ impl Script {
         pipe.add_command(self.command("EVALSHA", self.sha.as_bytes(), keys, args));
     }
 
+    /// The `EVALSHA` call, encoded, for a caller that sends and reads separately.
+    pub fn packed_evalsha(&self, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
+        self.command("EVALSHA", self.sha.as_bytes(), keys, args).get_packed_command()
+    }
+
     /// Puts the script in the server's cache, so that pipelined calls by SHA1 find it.
     pub fn load(&self, conn: &mut Connection) -> RedisResult<()> {
         redis::cmd("SCRIPT").arg("LOAD").arg(self.source).exec(conn)

@@ -16,6 +16,7 @@
 use crate::held::{self, HoldId, Shared};
 use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint};
+use crate::redlock::{Extended, Links as LinkSource, Quorum};
 use crate::scripts::RENEW;
 use redis::{Connection, ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
@@ -27,11 +28,14 @@ use std::time::{Duration, Instant};
 struct Due {
     id: HoldId,
     endpoint: Arc<Endpoint>,
+    /// The Redlock nodes, renewed all at once, when the lock is one.
+    quorum: Option<Arc<Quorum>>,
     keys: Arc<LockKeys>,
     token: String,
     /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
     lease: Duration,
     /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).
+    sets: Duration,
     lease_ms: String,
     /// The lease was cut short by `max_hold`: this renewal is the last.
     last: bool,
@@ -112,9 +116,11 @@ fn run(shared: &'static Shared) {
             batch.push(Due {
                 id,
                 endpoint: hold.endpoint.clone(),
+                quorum: hold.quorum.clone(),
                 keys: hold.keys.clone(),
                 token: hold.token.clone(),
                 lease: r.lease,
+                sets: lease,
                 lease_ms: lease.as_millis().max(1).to_string(),
                 last: lease < r.lease,
             });
@@ -173,7 +179,11 @@ fn run(shared: &'static Shared) {
             }
         }
         // Endpoints no lock is renewed on any more: close their connections.
-        links.conns.retain(|id, _| table.holds.values().any(|h| h.renew.is_some() && h.endpoint.id() == id));
+        links.conns.retain(|id, _| {
+            table.holds.values().any(|h| {
+                h.renew.is_some() && (h.endpoint.id() == id || h.quorum.as_ref().is_some_and(|q| q.uses(id)))
+            })
+        });
     }
 }
 
@@ -191,6 +201,15 @@ impl Links {
         let mut outcomes: Vec<Outcome> = batch.iter().map(|_| Outcome::Failed).collect();
         let mut groups: Vec<(&Arc<str>, Vec<usize>)> = Vec::new();
         for (i, due) in batch.iter().enumerate() {
+            if let Some(q) = &due.quorum {
+                // A Redlock lease goes to all its nodes at once, and counts by majority.
+                outcomes[i] = match q.extend(self, &due.keys, due.token.as_bytes(), due.sets) {
+                    Ok(Extended::Yes) => Outcome::Renewed,
+                    Ok(Extended::Lost) => Outcome::Lost,
+                    Ok(Extended::No) | Err(_) => Outcome::Failed,
+                };
+                continue;
+            }
             let id = due.endpoint.id();
             match groups.iter_mut().find(|(g, _)| *g == id) {
                 Some((_, members)) => members.push(i),
@@ -226,6 +245,19 @@ impl Links {
             }
         }
         outcomes
+    }
+}
+
+impl LinkSource for Links {
+    fn take(&mut self, ep: &Endpoint, _budget: Duration) -> crate::error::Result<Connection> {
+        match self.conns.remove(ep.id()) {
+            Some(conn) => Ok(conn),
+            None => pool::connect(ep),
+        }
+    }
+    fn give(&mut self, ep: &Endpoint, conn: Connection) {
+        let _ = conn.set_read_timeout(Some(ep.read_timeout()));
+        self.conns.insert(ep.id().clone(), conn);
     }
 }
 

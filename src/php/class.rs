@@ -69,8 +69,14 @@ fn option_value(z: &Zval) -> OptValue {
         OptValue::Bool(b)
     } else if z.is_null() {
         OptValue::Null
-    } else if z.is_array() {
-        OptValue::Other("array")
+    } else if let Some(list) = z.array() {
+        // A list of strings (the servers of Redlock); anything else in it is a type error.
+        let items: Option<Vec<Vec<u8>>> =
+            list.iter().map(|(_, v)| v.zend_str().map(|s| s.as_bytes().to_vec())).collect();
+        match items {
+            Some(items) => OptValue::List(items),
+            None => OptValue::Other("array"),
+        }
     } else if z.is_object() {
         OptValue::Other("object")
     } else {
