@@ -45,10 +45,11 @@ demo: build
 	else tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; fi
 
 ## This extension against the article's class on phpredis: uncontended cost, then
-## contention (writes bench/results/contention.{md,svg}).
+## contention (writes bench/results/contention.{md,svg}); then Redlock against one server.
 bench: build
 	tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
+	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 
 clean:
 	$(CARGO) clean
