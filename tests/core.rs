@@ -282,3 +282,32 @@ fn max_hold_stops_renewal() {
     let held = start.elapsed();
     assert!(held > Duration::from_millis(350) && held < Duration::from_millis(500), "{held:?}");
 }
+
+#[test]
+fn redlock_needs_a_majority_and_leaves_nothing_when_it_fails() {
+    let mut servers: Vec<RedisServer> = (0..3).map(|_| RedisServer::start()).collect();
+    let mut s = Settings::default();
+    let dsns: Vec<Vec<u8>> = servers.iter().map(|x| x.dsn().into_bytes()).collect();
+    s.set("servers", &OptValue::List(dsns), Source::Option).unwrap();
+    let mut a = Lock::new(b"core:redlock", 0.0, 5.0, &s).unwrap();
+    let mut b = Lock::new(b"core:redlock", 0.0, 5.0, &s).unwrap();
+    let token = a.try_acquire().unwrap().expect("all three are up");
+    for server in &servers {
+        assert_eq!(get(server, "core:redlock").as_deref(), Some(token.as_str()));
+    }
+    assert_eq!(b.try_acquire().unwrap(), None);
+    assert_eq!(a.fencing_token(), None, "fencing is refused on Redlock");
+    assert!(a.release(None).unwrap());
+    servers[0].kill();
+    assert!(a.try_acquire().unwrap().is_some(), "two of three are a majority");
+    assert!(a.release(None).unwrap());
+    servers[1].kill();
+    match a.try_acquire() {
+        Err(LockError::Connection { addr, cause }) => {
+            assert!(addr.contains("2 of the 3"), "{addr}");
+            assert!(cause.contains(&format!(":{}", servers[0].port)) && cause.contains(&format!(":{}", servers[1].port)), "{cause}");
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    assert_eq!(servers[2].cmd(&["EXISTS", "core:redlock"]).unwrap(), Value::Int(0), "the failed attempt was undone");
+}
