@@ -6,7 +6,8 @@ require __DIR__ . '/_helper.inc';
 // The engine's table and the core's defaults agree.
 foreach (['dsn' => 'redis://127.0.0.1:6379', 'prefix' => '', 'connect_timeout' => '0.5',
           'read_timeout' => '0.5', 'retry_delay' => '0.002', 'retry_delay_max' => '0.05',
-          'fair' => '0', 'auto_renew' => '0', 'max_hold' => '0', 'fencing' => '1', 'servers' => ''] as $k => $v) {
+          'fair' => '0', 'auto_renew' => '0', 'max_hold' => '0', 'fencing' => '1', 'servers' => '',
+          'sentinels' => '', 'service' => '', 'wait_replicas' => '0'] as $k => $v) {
     echo "redis_lock.$k=", var_export(ini_get("redis_lock.$k") === $v, true), "\n";
 }
 $key = rl_key('ini');
@@ -45,6 +46,9 @@ redis_lock.auto_renew=true
 redis_lock.max_hold=true
 redis_lock.fencing=true
 redis_lock.servers=true
+redis_lock.sentinels=true
+redis_lock.service=true
+redis_lock.wait_replicas=true
 bool(true)
 int(1)
 bool(true)

@@ -63,6 +63,9 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("max_hold", "0"),
     ("fencing", "1"),
     ("servers", ""),
+    ("sentinels", ""),
+    ("service", ""),
+    ("wait_replicas", "0"),
 ];
 
 /// The article's server.
@@ -98,6 +101,12 @@ pub struct Settings {
     pub fencing: bool,
     /// Independent masters for Redlock; empty: the one server of `dsn`.
     pub servers: Vec<String>,
+    /// Sentinels that name the master of `service`; empty: no Sentinel.
+    pub sentinels: Vec<String>,
+    /// The service (master name) the sentinels monitor.
+    pub service: String,
+    /// Replicas that must acknowledge an acquisition (`WAIT`) before it returns.
+    pub wait_replicas: u32,
 }
 
 impl Default for Settings {
@@ -114,6 +123,9 @@ impl Default for Settings {
             max_hold: None,
             fencing: true,
             servers: Vec::new(),
+            sentinels: Vec::new(),
+            service: String::new(),
+            wait_replicas: 0,
         }
     }
 }
@@ -139,6 +151,12 @@ impl Settings {
             "max_hold" => self.max_hold = cap_seconds(&label, value, source)?,
             "fencing" => self.fencing = bool_value(&label, value, source)?,
             "servers" => self.servers = dsn_list(&label, value, source)?,
+            "sentinels" => self.sentinels = dsn_list(&label, value, source)?,
+            "service" => {
+                self.service = String::from_utf8(string_value(&label, value, source)?)
+                    .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?
+            }
+            "wait_replicas" => self.wait_replicas = count_value(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -153,6 +171,16 @@ impl Settings {
 
     /// Checks the relations between settings, once all of them are applied.
     pub fn check(&self) -> Result<()> {
+        if !self.sentinels.is_empty() && self.service.is_empty() {
+            return Err(LockError::InvalidValue(
+                "option \"sentinels\" needs option \"service\", the name of the master they monitor".to_string(),
+            ));
+        }
+        if !self.sentinels.is_empty() && !self.servers.is_empty() {
+            return Err(LockError::InvalidValue(
+                "options \"servers\" (Redlock) and \"sentinels\" cannot be combined".to_string(),
+            ));
+        }
         if self.retry_delay_max < self.retry_delay {
             return Err(LockError::InvalidValue(format!(
                 "retry_delay_max ({} s) must not be smaller than retry_delay ({} s)",
@@ -213,6 +241,23 @@ fn dsn_list(label: &str, value: &OptValue, source: Source) -> Result<Vec<String>
             Ok(dsn)
         })
         .collect()
+}
+
+/// A small non-negative count.
+fn count_value(label: &str, value: &OptValue, source: Source) -> Result<u32> {
+    let n: i64 = match (value, source) {
+        (OptValue::Int(i), _) => *i,
+        (OptValue::Str(s), Source::Ini) => String::from_utf8_lossy(s).trim().parse().map_err(|_| {
+            LockError::InvalidValue(format!("{label} must be a whole number, \"{}\" given", String::from_utf8_lossy(s)))
+        })?,
+        (other, _) => {
+            return Err(LockError::InvalidType(format!("{label} must be of type int, {} given", other.type_name())))
+        }
+    };
+    u32::try_from(n)
+        .ok()
+        .filter(|n| *n <= 1000)
+        .ok_or_else(|| LockError::InvalidValue(format!("{label} must be between 0 and 1000, {n} given")))
 }
 
 fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {

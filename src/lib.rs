@@ -1,7 +1,7 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `held`, `watchdog`, `redlock`, `error`) knows nothing of PHP; `php` is the thin binding over it, compiled with the
+//! `held`, `watchdog`, `redlock`, `sentinel`, `error`) knows nothing of PHP; `php` is the thin binding over it, compiled with the
 //! default `php` feature.
 
 pub mod config;
@@ -12,6 +12,7 @@ pub mod lock;
 pub mod pool;
 pub mod redlock;
 pub mod scripts;
+pub mod sentinel;
 pub mod token;
 pub mod wait;
 pub mod wake;

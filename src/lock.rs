@@ -66,6 +66,8 @@ pub struct Lock {
     retry_delay_max: Duration,
     fair: bool,
     fencing: bool,
+    /// Replicas that must acknowledge an acquisition (`WAIT`), 0 for none.
+    wait_replicas: u32,
     auto_renew: bool,
     max_hold: Option<Duration>,
     endpoint: Arc<Endpoint>,
@@ -138,6 +140,7 @@ impl Lock {
             fair: settings.fair,
             // Independent counters give no order across holders: see the README.
             fencing: settings.fencing && quorum.is_none(),
+            wait_replicas: settings.wait_replicas,
             auto_renew: settings.auto_renew,
             max_hold: settings.max_hold,
             endpoint,
@@ -315,11 +318,29 @@ impl Lock {
     /// Records a successful acquisition: in the object, and in the process's table of
     /// holds (with a renewal schedule when `auto_renew` is on).
     fn took(&mut self, token: String, fence: Option<i64>) -> String {
+        self.wait_for_replicas(&token);
         let now = Instant::now();
         self.hold_token(token.clone(), self.auto_renew.then(|| Renewal::new(self.lease, now, self.max_hold)));
         self.acquired_at = Some(now);
         self.fence = if self.fencing { fence } else { None };
         token
+    }
+
+    /// With `wait_replicas`, waits (at most half a `read_timeout`) until that many
+    /// replicas have the acquisition. A token-checked renewal goes first: `WAIT`
+    /// covers this connection's own writes, and a lock handed over was written by the
+    /// releaser. This narrows the window in which a failover loses the lock; it is
+    /// no guarantee (replication stays asynchronous), so it never fails the acquire.
+    fn wait_for_replicas(&self, token: &str) {
+        if self.wait_replicas == 0 || self.quorum.is_some() {
+            return;
+        }
+        let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
+        let ms = (self.endpoint.read_timeout() / 2).as_millis().max(1) as u64;
+        let _ = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            let _: i64 = RENEW.invoke(conn, &[key], &[token.as_bytes(), ttl])?;
+            redis::cmd("WAIT").arg(self.wait_replicas).arg(ms).query::<i64>(conn)
+        });
     }
 
     /// Makes `token` this object's, in the table of holds too. A hold the object had

@@ -10,6 +10,7 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
+use crate::sentinel::Sentinels;
 use crate::wake::Subscriber;
 use redis::{Connection, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
@@ -21,6 +22,9 @@ use std::time::{Duration, Instant};
 pub struct Endpoint {
     key: Arc<str>,
     info: ConnectionInfo,
+    /// When set, the master is found through these sentinels; `info` then only gives
+    /// its credentials and database.
+    sentinels: Option<Sentinels>,
     addr: String,
     connect_timeout: Duration,
     read_timeout: Duration,
@@ -37,6 +41,13 @@ impl Endpoint {
         self.read_timeout
     }
 
+    /// Whether `e` says the connection reached a replica where the master was expected
+    /// (after a failover, the old master comes back as a replica): the master must be
+    /// found again.
+    pub(crate) fn on_replica(&self, e: &RedisError) -> bool {
+        self.sentinels.is_some() && e.code() == Some("READONLY")
+    }
+
     /// The address for messages: no credentials.
     pub fn addr(&self) -> &str {
         &self.addr
@@ -44,7 +55,7 @@ impl Endpoint {
 
     /// Maps a Redis error on this endpoint onto the core error.
     pub fn error(&self, e: &RedisError) -> LockError {
-        if breaks_connection(e) || is_auth_refusal(e) {
+        if breaks_connection(e) || is_auth_refusal(e) || self.on_replica(e) {
             LockError::Connection { addr: self.addr.clone(), cause: describe(e, self) }
         } else {
             LockError::Server { addr: self.addr.clone(), cause: e.to_string() }
@@ -115,7 +126,20 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
 /// Returns the endpoint for these settings, parsing and validating the dsn the
 /// first time it is seen. A malformed dsn is a `ValueError`.
 pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
-    endpoint_for(&settings.dsn, settings)
+    if settings.sentinels.is_empty() {
+        return endpoint_for(&settings.dsn, settings);
+    }
+    let key = format!(
+        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        settings.sentinels.join(","),
+        settings.service,
+        settings.dsn,
+        settings.connect_timeout.as_nanos(),
+        settings.read_timeout.as_nanos()
+    );
+    let sentinels = Sentinels::new(&settings.sentinels, &settings.service)?;
+    let addr = sentinels.describe();
+    register(key, &settings.dsn, settings, Some(sentinels), Some(addr))
 }
 
 /// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
@@ -126,6 +150,16 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos()
     );
+    register(key, dsn, settings, None, None)
+}
+
+fn register(
+    key: String,
+    dsn: &str,
+    settings: &Settings,
+    sentinels: Option<Sentinels>,
+    addr: Option<String>,
+) -> Result<Arc<Endpoint>> {
     let mut guard = registry();
     let reg = current(&mut guard);
     if let Some(ep) = reg.endpoints.get(&key) {
@@ -138,8 +172,9 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
     let info = info.set_redis_settings(redis_settings);
     let ep = Arc::new(Endpoint {
         key: Arc::from(key.as_str()),
-        addr: config::display_addr(&info),
+        addr: addr.unwrap_or_else(|| config::display_addr(&info)),
         info,
+        sentinels,
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
     });
@@ -157,6 +192,11 @@ pub(crate) fn connect(ep: &Endpoint) -> Result<Connection> {
 
 fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection> {
     let conn_err = |e: &RedisError| LockError::Connection { addr: ep.addr.clone(), cause: describe(e, ep) };
+    if let Some(sentinels) = &ep.sentinels {
+        return sentinels
+            .connect_master(&ep.info, connect_timeout, read_timeout)
+            .map_err(|cause| LockError::Connection { addr: ep.addr.clone(), cause });
+    }
     let client = redis::Client::open(ep.info.clone()).map_err(|e| conn_err(&e))?;
     let conn = client.get_connection_with_timeout(connect_timeout).map_err(|e| conn_err(&e))?;
     conn.set_read_timeout(Some(read_timeout)).map_err(|e| conn_err(&e))?;
@@ -226,7 +266,7 @@ pub fn run<T>(
             reg.conns.insert(ep.key.clone(), conn);
             return Ok(v);
         }
-        Err(e) if !breaks_connection(&e) => {
+        Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => {
             reg.conns.insert(ep.key.clone(), conn);
             return Err(ep.error(&e));
         }
@@ -270,7 +310,7 @@ pub fn run<T>(
             Ok(v)
         }
         Err(e) => {
-            if !breaks_connection(&e) && !timed_out {
+            if !breaks_connection(&e) && !ep.on_replica(&e) && !timed_out {
                 reg.conns.insert(ep.key.clone(), conn);
             }
             Err(ep.error(&e))

@@ -286,6 +286,8 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
                     other => other,
                 }
             }
+            // A replica now (a failover): this connection must find the master again.
+            Err(e) if e.code() == Some("READONLY") => return None,
             other => other,
         };
         outcomes.push(match reply {

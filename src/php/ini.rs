@@ -9,7 +9,7 @@ use super::engine;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<12> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<15> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
@@ -21,6 +21,9 @@ static INI_ENTRIES: IniEntryDefs<12> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.max_hold", c"0", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.fencing", c"1", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.servers", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.sentinels", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.service", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.wait_replicas", c"0", IniEntryPermission::All),
     IniEntryDef::end(),
 ]);
 

@@ -1,0 +1,65 @@
+--TEST--
+Sentinel: the master is found through the sentinels and checked with ROLE; wait_replicas puts the lock on the replica before addLock() returns; after the master is killed, locking resumes on the promoted replica, and the replicated lock is still held there
+--SKIPIF--
+<?php if (!is_executable('/usr/bin/redis-sentinel') && !trim((string) shell_exec('command -v redis-sentinel'))) die('skip redis-sentinel needed'); ?>
+--FILE--
+<?php
+require __DIR__ . '/_helper.inc';
+$set = rl_start_sentinel_set();
+try {
+    $sentinels = array_column($set['sentinels'], 'dsn');
+    $opts = ['sentinels' => $sentinels, 'service' => 'mymaster', 'read_timeout' => 0.3, 'connect_timeout' => 0.3];
+    // Settings that cannot work are reported clearly.
+    try { (new Lock('k', 0, 1, ['sentinels' => $sentinels, 'service' => 'nosuch']))->tryLock(); }
+    catch (LockConnectionException $e) { echo "unknown service: ", str_contains($e->getMessage(), 'does not know the service "nosuch"') ? 'named' : $e->getMessage(), "\n"; }
+    try { new Lock('k', 0, 1, ['sentinels' => $sentinels]); }
+    catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+
+    $k1 = rl_key('sentinel-held');
+    $a = new Lock($k1, 0, 30, $opts + ['wait_replicas' => 1]);
+    $t = $a->addLock();
+    echo "acquired on the master: ", rl_cmd($set['master']['dsn'], 'GET', $k1) === $t ? 'yes' : 'no',
+        ", already on the replica: ", rl_cmd($set['replica']['dsn'], 'GET', $k1) === $t ? 'yes' : 'no', "\n";
+
+    // With the replica frozen, WAIT runs out: the acquisition still succeeds (WAIT is
+    // no guarantee), after about half a read_timeout.
+    posix_kill($set['replica']['pid'], SIGSTOP);
+    $w = new Lock(rl_key('sentinel-wait'), 0, 5, $opts + ['wait_replicas' => 1]);
+    $t0 = microtime(true);
+    $tw = $w->addLock();
+    $waited = microtime(true) - $t0;
+    posix_kill($set['replica']['pid'], SIGCONT);
+    echo "replica frozen: acquired ", var_export(is_string($tw), true), " after waiting for it: ", var_export($waited > 0.12 && $waited < 0.4, true), "\n";
+    $w->releaseLock();
+
+    rl_kill_redis($set['master']);
+    $t0 = microtime(true);
+    $k2 = rl_key('sentinel-after');
+    $b = new Lock($k2, 0, 5, $opts);
+    $got = false; $errors = 0;
+    while (microtime(true) - $t0 < 20) {
+        try { $got = $b->tryLock(); break; }
+        catch (LockConnectionException $e) { $errors++; usleep(100000); }
+    }
+    $resumed = microtime(true) - $t0;
+    echo "locking resumed after the failover: ", var_export(is_string($got), true), ", within 10 s: ", var_export($resumed < 10, true), "\n";
+    $role = rl_cmd($set['replica']['dsn'], 'ROLE');
+    echo "on the promoted replica: ", $role[0], ", key there: ", rl_cmd($set['replica']['dsn'], 'EXISTS', $k2), "\n";
+    // The lock taken with wait_replicas survived: nobody else can take it, and its holder still owns it.
+    $c = new Lock($k1, 0, 5, $opts);
+    var_dump($c->tryLock(), $a->isOwned(), $a->releaseLock(), $b->releaseLock());
+} finally {
+    rl_stop_sentinel_set($set);
+}
+?>
+--EXPECT--
+unknown service: named
+ValueError: option "sentinels" needs option "service", the name of the master they monitor
+acquired on the master: yes, already on the replica: yes
+replica frozen: acquired true after waiting for it: true
+locking resumed after the failover: true, within 10 s: true
+on the promoted replica: master, key there: 1
+bool(false)
+bool(true)
+bool(true)
+bool(true)

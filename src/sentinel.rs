@@ -1,0 +1,125 @@
+//! Sentinel: the master of a monitored service, found through its sentinels.
+//!
+//! Each connection to the service starts by asking the sentinels, in turn, where
+//! the master is (`SENTINEL GET-MASTER-ADDR-BY-NAME`), and then asks the server
+//! itself (`ROLE`): during a failover a sentinel may still name the old master,
+//! which may be back as a replica. A connection that later finds itself on a
+//! replica (`READONLY`) is dropped, so the next use asks the sentinels again.
+
+use crate::config;
+use redis::{Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+use std::time::{Duration, Instant};
+
+/// The sentinels of one service.
+#[derive(Debug)]
+pub struct Sentinels {
+    nodes: Vec<ConnectionInfo>,
+    service: String,
+}
+
+impl Sentinels {
+    /// Parses the sentinels' dsns (already checked by the settings).
+    pub fn new(dsns: &[String], service: &str) -> crate::error::Result<Self> {
+        let nodes = dsns.iter().map(|d| config::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
+        Ok(Sentinels { nodes, service: service.to_string() })
+    }
+
+    /// How messages name the service.
+    pub fn describe(&self) -> String {
+        let addrs: Vec<String> = self.nodes.iter().map(config::display_addr).collect();
+        format!("service \"{}\" via sentinels {}", self.service, addrs.join(", "))
+    }
+
+    /// A connection to the current master, with the credentials and database of
+    /// `master` (its host is replaced by the one the sentinels name). The error is
+    /// the cause, naming what each sentinel said.
+    pub fn connect_master(
+        &self,
+        master: &ConnectionInfo,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> Result<Connection, String> {
+        let start = Instant::now();
+        let mut causes = Vec::new();
+        for node in &self.nodes {
+            let left = connect_timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+            let named = match self.ask(node, left, read_timeout) {
+                Ok(addr) => addr,
+                Err(cause) => {
+                    causes.push(format!("{}: {cause}", config::display_addr(node)));
+                    continue;
+                }
+            };
+            let info = with_addr(master, &named);
+            match open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
+                Ok(conn) => return Ok(conn),
+                Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), config::display_addr(node))),
+            }
+        }
+        Err(format!("no master found: {}", causes.join("; ")))
+    }
+
+    fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
+        let mut conn = open(node, connect_timeout, read_timeout)?;
+        let reply: Value = redis::cmd("SENTINEL")
+            .arg("GET-MASTER-ADDR-BY-NAME")
+            .arg(&self.service)
+            .query(&mut conn)
+            .map_err(|e| e.to_string())?;
+        match reply {
+            Value::Array(items) if items.len() == 2 => {
+                let text = |v: &Value| match v {
+                    Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+                    Value::SimpleString(s) => Some(s.clone()),
+                    _ => None,
+                };
+                let host = text(&items[0]).ok_or("a malformed reply")?;
+                let port = text(&items[1]).and_then(|p| p.parse().ok()).ok_or("a malformed reply")?;
+                Ok((host, port))
+            }
+            Value::Nil => Err(format!("does not know the service \"{}\"", self.service)),
+            other => Err(format!("an unexpected reply {other:?}")),
+        }
+    }
+}
+
+fn display((host, port): &(String, u16)) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// `master`'s settings at the address a sentinel named (TLS stays TLS).
+fn with_addr(master: &ConnectionInfo, (host, port): &(String, u16)) -> ConnectionInfo {
+    let scheme = match master.addr() {
+        ConnectionAddr::TcpTls { .. } => "rediss",
+        _ => "redis",
+    };
+    let base = format!("{scheme}://{}", display(&(host.clone(), *port)));
+    match base.as_str().into_connection_info() {
+        Ok(info) => info.set_redis_settings(master.redis_settings().clone()),
+        Err(_) => master.clone(),
+    }
+}
+
+fn open(info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
+    let client = redis::Client::open(info.clone()).map_err(|e| e.to_string())?;
+    let conn = client.get_connection_with_timeout(connect_timeout).map_err(|e| e.to_string())?;
+    conn.set_read_timeout(Some(read_timeout)).map_err(|e| e.to_string())?;
+    conn.set_write_timeout(Some(read_timeout)).map_err(|e| e.to_string())?;
+    Ok(conn)
+}
+
+fn role_is_master(conn: &mut Connection) -> Result<(), String> {
+    let reply: Value = redis::cmd("ROLE").query(conn).map_err(|e| e.to_string())?;
+    match reply {
+        Value::Array(items) if matches!(items.first(), Some(Value::BulkString(r)) if r == b"master") => Ok(()),
+        Value::Array(items) => match items.first() {
+            Some(Value::BulkString(r)) => Err(format!("its role is {}", String::from_utf8_lossy(r))),
+            _ => Err("an unexpected ROLE reply".to_string()),
+        },
+        _ => Err("an unexpected ROLE reply".to_string()),
+    }
+}
