@@ -535,6 +535,17 @@ mod tests {
         assert!(s.auto_renew);
         s.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
         assert!(!s.fencing);
+        s.set("sentinels", &OptValue::Str(b"redis://127.0.0.1:26379, redis://127.0.0.1:26380".to_vec()), Source::Ini).unwrap();
+        assert_eq!(s.sentinels.len(), 2);
+        assert!(s.check().is_err(), "sentinels need a service");
+        s.set("service", &OptValue::Str(b"mymaster".to_vec()), Source::Option).unwrap();
+        s.set("retry_delay", &OptValue::Float(0.002), Source::Option).unwrap();
+        s.check().unwrap();
+        s.set("wait_replicas", &OptValue::Int(2), Source::Option).unwrap();
+        assert_eq!(s.wait_replicas, 2);
+        assert!(matches!(s.set("wait_replicas", &OptValue::Int(-1), Source::Option), Err(LockError::InvalidValue(_))));
+        assert!(matches!(s.set("wait_replicas", &OptValue::Float(1.5), Source::Option), Err(LockError::InvalidType(_))));
+        assert!(matches!(s.set("sentinels", &OptValue::List(vec![b"nope".to_vec()]), Source::Option), Err(LockError::InvalidValue(_))));
     }
 
     #[test]
