@@ -24,19 +24,15 @@ $native = new Lock('bench:native', 0, 10, ['dsn' => $dsn]);
 $plain = new Lock('bench:plain', 0, 10, ['dsn' => $dsn, 'fencing' => false]);
 $renewed = new Lock('bench:renewed', 0, 10, ['dsn' => $dsn, 'auto_renew' => true]);
 $article = new ArticleLock('bench:article', 0, 10, $u['host'], $u['port']);
+// One acquire+release on a Lock kept across cycles.
+$cycle = fn(Lock $l) => function () use ($l) {
+    $t = $l->addLock();
+    if ($t === false || !$l->releaseLock($t)) { throw new Exception('native cycle failed'); }
+};
 $cases = [
-    'native: one object' => function () use ($native) {
-        $t = $native->addLock();
-        if ($t === false || !$native->releaseLock($t)) { throw new Exception('native cycle failed'); }
-    },
-    'native, fencing off' => function () use ($plain) {
-        $t = $plain->addLock();
-        if ($t === false || !$plain->releaseLock($t)) { throw new Exception('native cycle failed'); }
-    },
-    'native, auto_renew' => function () use ($renewed) {
-        $t = $renewed->addLock();
-        if ($t === false || !$renewed->releaseLock($t)) { throw new Exception('native cycle failed'); }
-    },
+    'native: one object' => $cycle($native),
+    'native, fencing off' => $cycle($plain),
+    'native, auto_renew' => $cycle($renewed),
     'article: one object' => function () use ($article) {
         $t = $article->addLock();
         if ($t === false || !$article->releaseLock1($t)) { throw new Exception('article cycle failed'); }

@@ -541,6 +541,9 @@ mod tests {
         s.set("service", &OptValue::Str(b"mymaster".to_vec()), Source::Option).unwrap();
         s.set("retry_delay", &OptValue::Float(0.002), Source::Option).unwrap();
         s.check().unwrap();
+        s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option).unwrap();
+        assert!(s.check().is_err(), "Redlock and Sentinel are exclusive");
+        s.servers.clear();
         s.set("wait_replicas", &OptValue::Int(2), Source::Option).unwrap();
         assert_eq!(s.wait_replicas, 2);
         assert!(matches!(s.set("wait_replicas", &OptValue::Int(-1), Source::Option), Err(LockError::InvalidValue(_))));

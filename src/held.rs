@@ -176,15 +176,6 @@ pub fn take(id: HoldId) -> Option<Hold> {
     existing()?.lock().holds.remove(&id)
 }
 
-/// Stops renewing a hold, keeping it in the table.
-pub fn stop_renewal(id: HoldId) {
-    if let Some(s) = existing() {
-        if let Some(h) = s.lock().holds.get_mut(&id) {
-            h.renew = None;
-        }
-    }
-}
-
 /// Marks a hold lost: its token no longer holds the key.
 pub fn mark_lost(id: HoldId) {
     if let Some(s) = existing() {

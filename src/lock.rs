@@ -450,33 +450,39 @@ impl Lock {
     ///
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
-        let token: Vec<u8> = match (token, &self.token) {
-            (Some(t), _) => t.to_vec(),
-            (None, Some(own)) => own.as_bytes().to_vec(),
-            (None, None) => return Ok(false),
-        };
-        let own = self.token.as_deref().map(str::as_bytes) == Some(&token[..]);
+        let Some(token) = self.pick_token(token) else { return Ok(false) };
+        let own = self.is_own(&token);
+        // Out of the table first, in one step: no renewal may race the release.
+        let hold = if own { self.own_hold().and_then(held::take) } else { None };
         if own {
-            if let Some(id) = self.own_hold() {
-                if held::status(id) == Status::Lost {
-                    self.clear();
-                    return Ok(false);
-                }
-                // No renewal may race the release; if the release fails, the lease
-                // runs out (or request end tries again).
-                held::stop_renewal(id);
-            }
+            self.hold = None;
+        }
+        if hold.as_ref().is_some_and(|h| h.lost) {
+            self.clear();
+            return Ok(false);
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        let released = release_token(&self.endpoint, self.quorum.as_deref(), &self.keys, &token, short)?;
-        if own {
-            // Released now, or already gone: either way this object no longer holds it.
-            self.clear();
-        } else {
-            held::forget(&self.keys, &token);
+        match release_token(&self.endpoint, self.quorum.as_deref(), &self.keys, &token, short) {
+            Ok(released) => {
+                if own {
+                    // Released now, or already gone: either way this object no longer holds it.
+                    self.clear();
+                } else {
+                    held::forget(&self.keys, &token);
+                }
+                Ok(released)
+            }
+            Err(e) => {
+                // Still listed, unrenewed, so that the object's end or request end tries
+                // again; otherwise the lease runs out.
+                if let Some(mut hold) = hold {
+                    hold.renew = None;
+                    self.hold = Some((held::add(hold), std::process::id()));
+                }
+                Err(e)
+            }
         }
-        Ok(released)
     }
 
     /// Sets the lease of the key to `lock_out` seconds (default: the object's

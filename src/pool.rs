@@ -197,10 +197,14 @@ fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Durati
             .connect_master(&ep.info, connect_timeout, read_timeout)
             .map_err(|cause| LockError::Connection { addr: ep.addr.clone(), cause });
     }
-    let client = redis::Client::open(ep.info.clone()).map_err(|e| conn_err(&e))?;
-    let conn = client.get_connection_with_timeout(connect_timeout).map_err(|e| conn_err(&e))?;
-    conn.set_read_timeout(Some(read_timeout)).map_err(|e| conn_err(&e))?;
-    conn.set_write_timeout(Some(read_timeout)).map_err(|e| conn_err(&e))?;
+    open(&ep.info, connect_timeout, read_timeout).map_err(|e| conn_err(&e))
+}
+
+/// A new connection to `info`, with its timeouts set.
+pub(crate) fn open(info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> RedisResult<Connection> {
+    let conn = redis::Client::open(info.clone())?.get_connection_with_timeout(connect_timeout)?;
+    conn.set_read_timeout(Some(read_timeout))?;
+    conn.set_write_timeout(Some(read_timeout))?;
     Ok(conn)
 }
 

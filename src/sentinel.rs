@@ -7,6 +7,7 @@
 //! replica (`READONLY`) is dropped, so the next use asks the sentinels again.
 
 use crate::config;
+use crate::pool;
 use redis::{Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
 use std::time::{Duration, Instant};
 
@@ -105,11 +106,7 @@ fn with_addr(master: &ConnectionInfo, (host, port): &(String, u16)) -> Connectio
 }
 
 fn open(info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
-    let client = redis::Client::open(info.clone()).map_err(|e| e.to_string())?;
-    let conn = client.get_connection_with_timeout(connect_timeout).map_err(|e| e.to_string())?;
-    conn.set_read_timeout(Some(read_timeout)).map_err(|e| e.to_string())?;
-    conn.set_write_timeout(Some(read_timeout)).map_err(|e| e.to_string())?;
-    Ok(conn)
+    pool::open(info, connect_timeout, read_timeout).map_err(|e| e.to_string())
 }
 
 fn role_is_master(conn: &mut Connection) -> Result<(), String> {
