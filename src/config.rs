@@ -66,6 +66,7 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("sentinels", ""),
     ("service", ""),
     ("wait_replicas", "0"),
+    ("cluster", ""),
 ];
 
 /// The article's server.
@@ -107,6 +108,8 @@ pub struct Settings {
     pub service: String,
     /// Replicas that must acknowledge an acquisition (`WAIT`) before it returns.
     pub wait_replicas: u32,
+    /// Seed nodes of a Redis Cluster; empty: no Cluster.
+    pub cluster: Vec<String>,
 }
 
 impl Default for Settings {
@@ -126,6 +129,7 @@ impl Default for Settings {
             sentinels: Vec::new(),
             service: String::new(),
             wait_replicas: 0,
+            cluster: Vec::new(),
         }
     }
 }
@@ -157,6 +161,18 @@ impl Settings {
                     .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?
             }
             "wait_replicas" => self.wait_replicas = count_value(&label, value, source)?,
+            "cluster" => {
+                let seeds = dsn_list(&label, value, source)?;
+                for dsn in &seeds {
+                    if parse_dsn(dsn)?.redis_settings().db() != 0 {
+                        return Err(LockError::InvalidValue(format!(
+                            "{label}: \"{}\" names a database, but a cluster has only database 0",
+                            redact_dsn(dsn)
+                        )));
+                    }
+                }
+                self.cluster = seeds;
+            }
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -176,10 +192,16 @@ impl Settings {
                 "option \"sentinels\" needs option \"service\", the name of the master they monitor".to_string(),
             ));
         }
-        if !self.sentinels.is_empty() && !self.servers.is_empty() {
-            return Err(LockError::InvalidValue(
-                "options \"servers\" (Redlock) and \"sentinels\" cannot be combined".to_string(),
-            ));
+        let topologies: Vec<&str> = [("servers", &self.servers), ("sentinels", &self.sentinels), ("cluster", &self.cluster)]
+            .into_iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(name, _)| name)
+            .collect();
+        if topologies.len() > 1 {
+            return Err(LockError::InvalidValue(format!(
+                "options \"{}\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined",
+                topologies.join("\" and \"")
+            )));
         }
         if self.retry_delay_max < self.retry_delay {
             return Err(LockError::InvalidValue(format!(
@@ -413,6 +435,20 @@ pub fn display_addr(info: &ConnectionInfo) -> String {
         format!("{base}/{db}")
     } else {
         base
+    }
+}
+
+/// `info`'s settings (credentials, database, TLS or not) at another address: a
+/// master a sentinel named, a node a cluster named.
+pub fn info_at(info: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
+    let (scheme, fragment) = match info.addr() {
+        ConnectionAddr::TcpTls { insecure: true, .. } => ("rediss", "#insecure"),
+        ConnectionAddr::TcpTls { .. } => ("rediss", ""),
+        _ => ("redis", ""),
+    };
+    match format!("{scheme}://{}:{port}/{fragment}", bracket(host)).as_str().into_connection_info() {
+        Ok(moved) => moved.set_redis_settings(info.redis_settings().clone()),
+        Err(_) => info.clone(),
     }
 }
 

@@ -10,6 +10,7 @@
 //! have been held by the parent's watchdog thread at the instant of the fork, and
 //! that thread does not exist in the child.
 
+use crate::cluster::Placement;
 use crate::keys::LockKeys;
 use crate::pool::Endpoint;
 use crate::redlock::Quorum;
@@ -29,6 +30,9 @@ pub struct Hold {
     pub endpoint: Arc<Endpoint>,
     /// The Redlock nodes, when the lock is one.
     pub quorum: Option<Arc<Quorum>>,
+    /// The lock's cluster and slot, when it is in a Redis Cluster (`endpoint` is then
+    /// the master at the time of the acquisition).
+    pub placement: Option<Placement>,
     pub keys: Arc<LockKeys>,
     pub token: String,
     /// Present while the watchdog renews this hold.

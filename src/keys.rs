@@ -4,7 +4,10 @@
 //!
 //! Cluster hashes only the part between the first `{` and the next `}` when that
 //! part is non-empty (the hash tag). A key that has a tag keeps it when a suffix
-//! is appended; a key without one gets itself as the tag: `{key}suffix`.
+//! is appended; a key without one gets itself as the tag: `{key}suffix`. A key
+//! that cannot be wrapped (it has a `}` but no tag, like `a}b`, or an empty tag)
+//! gets a short tag that hashes to its slot: `{T}a}b:queue}`. The closing `}` keeps
+//! those names apart from the names derived from tagged keys, which never end in one.
 
 /// A lock's key and the keys its scripts keep beside it, in the order the scripts
 /// take them (`KEYS[1..4]`).
@@ -39,18 +42,67 @@ impl LockKeys {
 
 /// The auxiliary key `suffix` of the lock key `key`.
 pub fn aux_key(key: &[u8], suffix: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(key.len() + suffix.len() + 2);
-    if has_hash_tag(key) || key.contains(&b'}') {
-        // Either the tag carries over, or (a `}` with no valid tag before it) no
-        // wrapping can reproduce the key's slot; the name is still unique.
+    let mut out = Vec::with_capacity(key.len() + suffix.len() + 8);
+    if has_hash_tag(key) {
         out.extend_from_slice(key);
-    } else {
+        out.extend_from_slice(suffix);
+    } else if !key.contains(&b'}') && !key.contains(&b'{') {
         out.push(b'{');
         out.extend_from_slice(key);
         out.push(b'}');
+        out.extend_from_slice(suffix);
+    } else {
+        // Wrapping would change what is hashed: borrow a tag with the same slot.
+        out.push(b'{');
+        out.extend_from_slice(tag_for_slot(slot(key)).as_bytes());
+        out.push(b'}');
+        out.extend_from_slice(key);
+        out.extend_from_slice(suffix);
+        out.push(b'}');
     }
-    out.extend_from_slice(suffix);
     out
+}
+
+/// The number of hash slots in Redis Cluster.
+pub const SLOTS: u16 = 16384;
+
+/// The Cluster hash slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole
+/// key when it has none, modulo 16384.
+pub fn slot(key: &[u8]) -> u16 {
+    crc16(hashed(key)) % SLOTS
+}
+
+/// The bytes Cluster hashes for `key`.
+fn hashed(key: &[u8]) -> &[u8] {
+    if let Some(open) = key.iter().position(|&b| b == b'{') {
+        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
+            if len > 0 {
+                return &key[open + 1..open + 1 + len];
+            }
+        }
+    }
+    key
+}
+
+/// CRC16-CCITT as Cluster uses it (XMODEM: polynomial 0x1021, initial value 0).
+fn crc16(data: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in data {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+        }
+    }
+    crc
+}
+
+/// The first lowercase-hex number whose text hashes to `slot`: about 16 thousand
+/// tries on average, and every slot has one below 0x4cd80 (five digits).
+fn tag_for_slot(slot: u16) -> String {
+    (0u32..)
+        .map(|n| format!("{n:x}"))
+        .find(|t| crc16(t.as_bytes()) % SLOTS == slot)
+        .unwrap_or_default()
 }
 
 /// Whether Cluster would hash `key` by a tag rather than whole.
@@ -68,32 +120,48 @@ fn has_hash_tag(key: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    /// The bytes Cluster hashes for `key`.
-    fn hashed(key: &[u8]) -> &[u8] {
-        if let Some(open) = key.iter().position(|&b| b == b'{') {
-            if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
-                if len > 0 {
-                    return &key[open + 1..open + 1 + len];
-                }
-            }
-        }
-        key
-    }
-
     #[test]
     fn auxiliary_keys_share_the_lock_keys_slot() {
-        for key in [&b"orders:42"[..], b"a{b}c", b"{user1}:x", b"a{b", b"{", b"x\0y"] {
+        for key in [&b"orders:42"[..], b"a{b}c", b"{user1}:x", b"a{b", b"{", b"x\0y", b"a}b", b"{}x", b"}"] {
             let aux = aux_key(key, b":queue");
-            assert_eq!(hashed(&aux), hashed(key), "{:?}", String::from_utf8_lossy(&aux));
-            assert!(aux.ends_with(b":queue"));
+            assert_eq!(slot(&aux), slot(key), "{:?}", String::from_utf8_lossy(&aux));
+            assert!(aux.windows(6).any(|w| w == b":queue"));
         }
         assert_eq!(aux_key(b"orders:42", b":queue"), b"{orders:42}:queue");
         assert_eq!(aux_key(b"a{b}c", b":queue"), b"a{b}c:queue");
     }
 
     #[test]
-    fn keys_whose_slot_cannot_be_shared_still_get_a_distinct_name() {
-        assert_eq!(aux_key(b"a}b", b":queue"), b"a}b:queue");
-        assert_eq!(aux_key(b"{}x", b":queue"), b"{}x:queue");
+    fn keys_that_cannot_be_wrapped_borrow_a_tag_and_stay_distinct() {
+        let odd = aux_key(b"a}b", b":queue");
+        assert!(odd.starts_with(b"{") && odd.ends_with(b"a}b:queue}"), "{}", String::from_utf8_lossy(&odd));
+        // The tagged key that the odd name starts with has names of its own.
+        let tagged = odd[..odd.len() - ":queue}".len()].to_vec();
+        assert_ne!(aux_key(&tagged, b":queue"), odd);
+        assert_ne!(aux_key(b"{}x", b":queue"), aux_key(b"{}x", b":fence"));
+    }
+
+    #[test]
+    fn slots_match_redis() {
+        // Reference values from the Cluster specification and CLUSTER KEYSLOT.
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(slot(b"foo"), 12182);
+        assert_eq!(slot(b"bar"), 5061);
+        assert_eq!(slot(b"{user1000}.following"), slot(b"user1000"));
+        // And from CLUSTER KEYSLOT on a redis-server 7.
+        assert_eq!(slot(b"foo{}{bar}"), 8363);
+        assert_eq!(slot(b"foo{{bar}}zap"), 4015);
+        assert_eq!(slot(b"a}b"), 7866);
+        assert_eq!(slot(b"{}x"), 10595);
+        assert_eq!(slot(b"foo{bar}{zap}"), slot(b"bar"));
+    }
+
+    #[test]
+    fn every_slot_has_a_short_tag() {
+        for s in (0..SLOTS).step_by(97).chain([0, SLOTS - 1]) {
+            let t = tag_for_slot(s);
+            assert!(!t.is_empty() && t.len() <= 5, "slot {s}: {t}");
+            assert_eq!(slot(format!("{{{t}}}x").as_bytes()), s);
+        }
     }
 }

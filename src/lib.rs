@@ -1,9 +1,10 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `held`, `watchdog`, `redlock`, `sentinel`, `error`) knows nothing of PHP; `php` is the thin binding over it, compiled with the
-//! default `php` feature.
+//! `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `error`) knows nothing of
+//! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
 
+pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod held;

@@ -17,10 +17,11 @@
 //! asks again. Without a subscriber (an ACL that forbids pub/sub, a connection
 //! that keeps failing) it falls back to polling with jittered back-off.
 
+use crate::cluster::{self, Placement};
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
 use crate::held::{self, Hold, HoldId, Renewal, Status};
-use crate::keys::LockKeys;
+use crate::keys::{self, LockKeys};
 use crate::pool::{self, Endpoint, Retry};
 use crate::redlock::{Extended, Pooled, Quorum};
 use crate::scripts::{ACQUIRE, CANCEL, RELEASE, RENEW};
@@ -73,6 +74,9 @@ pub struct Lock {
     endpoint: Arc<Endpoint>,
     /// The Redlock nodes, when `servers` is set; `endpoint` is then the first of them.
     quorum: Option<Arc<Quorum>>,
+    /// The cluster and the key's slot, when `cluster` is set; `endpoint` is then the
+    /// first seed, and commands go where the placement says.
+    placement: Option<Placement>,
     token: Option<String>,
     /// When this object acquired `token`.
     acquired_at: Option<Instant>,
@@ -111,7 +115,16 @@ impl Lock {
         let wait = config::time_out(time_out)?;
         let ttl_ms = config::lock_out_ms(lock_out)?;
         settings.check()?;
-        let (endpoint, quorum) = if settings.servers.is_empty() {
+        let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
+        key.extend_from_slice(&settings.prefix);
+        key.extend_from_slice(name);
+        let mut placement = None;
+        let (endpoint, quorum) = if !settings.cluster.is_empty() {
+            let p = Placement { cluster: cluster::get(settings)?, slot: keys::slot(&key) };
+            let seed = p.node();
+            placement = Some(p);
+            (seed, None)
+        } else if settings.servers.is_empty() {
             (pool::endpoint(settings)?, None)
         } else {
             if settings.fair {
@@ -126,9 +139,6 @@ impl Lock {
                 .collect::<Result<Vec<_>>>()?;
             (nodes[0].clone(), Some(Arc::new(Quorum::new(nodes))))
         };
-        let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
-        key.extend_from_slice(&settings.prefix);
-        key.extend_from_slice(name);
         Ok(Lock {
             name: name.to_vec(),
             keys: Arc::new(LockKeys::new(key)),
@@ -145,6 +155,7 @@ impl Lock {
             max_hold: settings.max_hold,
             endpoint,
             quorum,
+            placement,
             token: None,
             acquired_at: None,
             hold: None,
@@ -190,7 +201,7 @@ impl Lock {
             return self.attempt(token, "", false, None);
         }
         let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
-        pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
+        self.run(Retry::ToSettle, |conn, settling| {
             if settling {
                 // The SET's reply was lost: the script finds out whether it landed.
                 return self.run_acquire(conn, token, "", true, None);
@@ -223,7 +234,8 @@ impl Lock {
             Ok(Try::Busy { .. }) => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
         }
-        let ep = self.endpoint.clone();
+        // In a cluster, the first try found the slot's master: grants are published there.
+        let ep = self.node();
         let mut lease = wake::Lease::take(&ep);
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
         // The entry this wait last queued with; it must not outlive the wait.
@@ -303,7 +315,7 @@ impl Lock {
             return Ok(None);
         };
         let k = &self.keys;
-        let got: Vec<i64> = match pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+        let got: Vec<i64> = match self.run(Retry::IfStale, |conn, _| {
             CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence], &[token.as_bytes(), entry.as_bytes()])
         }) {
             Ok(got) => got,
@@ -337,7 +349,7 @@ impl Lock {
         }
         let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
         let ms = (self.endpoint.read_timeout() / 2).as_millis().max(1) as u64;
-        let _ = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+        let _ = self.run(Retry::IfStale, |conn, _| {
             let _: i64 = RENEW.invoke(conn, &[key], &[token.as_bytes(), ttl])?;
             redis::cmd("WAIT").arg(self.wait_replicas).arg(ms).query::<i64>(conn)
         });
@@ -348,8 +360,9 @@ impl Lock {
     fn hold_token(&mut self, token: String, renew: Option<Renewal>) {
         self.forget_hold();
         let id = held::add(Hold {
-            endpoint: self.endpoint.clone(),
+            endpoint: self.node(),
             quorum: self.quorum.clone(),
+            placement: self.placement.clone(),
             keys: self.keys.clone(),
             token: token.clone(),
             renew,
@@ -397,7 +410,7 @@ impl Lock {
     /// One run of the acquire script. `entry` non-empty queues the caller when busy;
     /// `again` says it may be queued already (or an earlier try may have landed).
     fn attempt(&self, token: &str, entry: &str, again: bool, deadline: Option<Instant>) -> Result<Try> {
-        pool::run(&self.endpoint, Retry::ToSettle, |conn, settling| {
+        self.run(Retry::ToSettle, |conn, settling| {
             // A retry after a lost reply must find what the first run did.
             self.run_acquire(conn, token, entry, again || settling, deadline)
         })
@@ -463,7 +476,7 @@ impl Lock {
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        match release_token(&self.endpoint, self.quorum.as_deref(), &self.keys, &token, short) {
+        match release_token(&self.endpoint, self.quorum.as_deref(), self.placement.as_ref(), &self.keys, &token, short) {
             Ok(released) => {
                 if own {
                     // Released now, or already gone: either way this object no longer holds it.
@@ -508,7 +521,7 @@ impl Lock {
                 // Not confirmed: not known to be lost either.
                 Extended::No => return Ok(false),
             },
-            None => pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+            None => self.run(Retry::IfStale, |conn, _| {
                 RENEW.invoke(conn, &[key], &[&token, ms_arg.as_bytes()])
             })?,
         };
@@ -532,7 +545,7 @@ impl Lock {
             return q.is_owned(&self.keys, &token);
         }
         let key = &self.keys.lock[..];
-        let holder: Option<Vec<u8>> = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+        let holder: Option<Vec<u8>> = self.run(Retry::IfStale, |conn, _| {
             redis::cmd("GET").arg(key).query(conn)
         })?;
         Ok(holder.as_deref() == Some(&token[..]))
@@ -545,7 +558,7 @@ impl Lock {
             return Ok(q.pttl(&self.keys)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)));
         }
         let key = &self.keys.lock[..];
-        let ms: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+        let ms: i64 = self.run(Retry::IfStale, |conn, _| {
             redis::cmd("PTTL").arg(key).query(conn)
         })?;
         Ok(match ms {
@@ -581,10 +594,23 @@ impl Lock {
             return q.is_locked(&self.keys);
         }
         let key = &self.keys.lock[..];
-        let n: i64 = pool::run(&self.endpoint, Retry::IfStale, |conn, _| {
+        let n: i64 = self.run(Retry::IfStale, |conn, _| {
             redis::cmd("EXISTS").arg(key).query(conn)
         })?;
         Ok(n > 0)
+    }
+
+    /// Runs `op` on the server that holds this lock's key (`pool::run`).
+    fn run<T>(&self, retry: Retry, op: impl FnMut(&mut redis::Connection, bool) -> redis::RedisResult<T>) -> Result<T> {
+        run_on(&self.endpoint, self.placement.as_ref(), retry, op)
+    }
+
+    /// The server that holds this lock's key, as far as this process knows.
+    fn node(&self) -> Arc<Endpoint> {
+        match &self.placement {
+            Some(p) => p.node(),
+            None => self.endpoint.clone(),
+        }
     }
 
     fn pick_token(&self, token: Option<&[u8]>) -> Option<Vec<u8>> {
@@ -606,7 +632,7 @@ impl Drop for Lock {
         let Some(id) = self.own_hold() else { return };
         if let Some(hold) = held::take(id) {
             if !hold.lost {
-                let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
+                let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), hold.placement.as_ref(), &hold.keys, hold.token.as_bytes(), false);
             }
         }
     }
@@ -617,17 +643,38 @@ impl Drop for Lock {
 pub fn release_all_held() {
     for hold in held::take_all() {
         if !hold.lost {
-            let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
+            let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), hold.placement.as_ref(), &hold.keys, hold.token.as_bytes(), false);
         }
     }
 }
 
-/// Runs the release script for `token`, on every node of a Redlock.
-fn release_token(ep: &Endpoint, quorum: Option<&Quorum>, keys: &LockKeys, token: &[u8], short: bool) -> Result<bool> {
+/// Runs `op` on `ep`, or on the slot's master in a cluster.
+fn run_on<T>(
+    ep: &Endpoint,
+    placement: Option<&Placement>,
+    retry: Retry,
+    op: impl FnMut(&mut redis::Connection, bool) -> redis::RedisResult<T>,
+) -> Result<T> {
+    match placement {
+        Some(p) => p.run(retry, op),
+        None => pool::run(ep, retry, op),
+    }
+}
+
+/// Runs the release script for `token`: on every node of a Redlock, on the slot's
+/// master in a cluster.
+fn release_token(
+    ep: &Endpoint,
+    quorum: Option<&Quorum>,
+    placement: Option<&Placement>,
+    keys: &LockKeys,
+    token: &[u8],
+    short: bool,
+) -> Result<bool> {
     if let Some(q) = quorum {
         return q.release(keys, token);
     }
-    let released: i64 = pool::run(ep, Retry::IfStale, |conn, _| {
+    let released: i64 = run_on(ep, placement, Retry::IfStale, |conn, _| {
         let short: &[u8] = if short { b"1" } else { b"0" };
         RELEASE.invoke(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])
     })?;

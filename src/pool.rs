@@ -48,6 +48,11 @@ impl Endpoint {
         self.sentinels.is_some() && e.code() == Some("READONLY")
     }
 
+    /// The parsed settings: address, credentials, database.
+    pub(crate) fn info(&self) -> &ConnectionInfo {
+        &self.info
+    }
+
     /// The address for messages: no credentials.
     pub fn addr(&self) -> &str {
         &self.addr
@@ -139,7 +144,7 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
     );
     let sentinels = Sentinels::new(&settings.sentinels, &settings.service)?;
     let addr = sentinels.describe();
-    register(key, &settings.dsn, settings, Some(sentinels), Some(addr))
+    register(key, || config::parse_dsn(&settings.dsn), settings, Some(sentinels), Some(addr))
 }
 
 /// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
@@ -150,12 +155,23 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos()
     );
-    register(key, dsn, settings, None, None)
+    register(key, || config::parse_dsn(dsn), settings, None, None)
+}
+
+/// The endpoint for a server that another one named (a cluster node): `base`'s
+/// credentials and TLS at `host:port`. `scope` tells apart the settings it came from.
+pub(crate) fn endpoint_at(base: &ConnectionInfo, host: &str, port: u16, scope: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
+    let key = format!(
+        "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}",
+        settings.connect_timeout.as_nanos(),
+        settings.read_timeout.as_nanos()
+    );
+    register(key, || Ok(config::info_at(base, host, port)), settings, None, None)
 }
 
 fn register(
     key: String,
-    dsn: &str,
+    info: impl FnOnce() -> Result<ConnectionInfo>,
     settings: &Settings,
     sentinels: Option<Sentinels>,
     addr: Option<String>,
@@ -165,7 +181,7 @@ fn register(
     if let Some(ep) = reg.endpoints.get(&key) {
         return Ok(ep.clone());
     }
-    let info = config::parse_dsn(dsn)?;
+    let info = info()?;
     // No CLIENT SETINFO: it costs a round trip per connect, and redis-rs ignores its
     // failure, so against a stalled server it would add a whole extra timeout.
     let redis_settings = info.redis_settings().clone().set_skip_set_lib_name();

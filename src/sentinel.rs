@@ -8,7 +8,7 @@
 
 use crate::config;
 use crate::pool;
-use redis::{Connection, ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Value};
+use redis::{Connection, ConnectionInfo, Value};
 use std::time::{Duration, Instant};
 
 /// The sentinels of one service.
@@ -51,7 +51,7 @@ impl Sentinels {
                     continue;
                 }
             };
-            let info = with_addr(master, &named);
+            let info = config::info_at(master, &named.0, named.1);
             match open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
                 Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), config::display_addr(node))),
@@ -89,19 +89,6 @@ fn display((host, port): &(String, u16)) -> String {
         format!("[{host}]:{port}")
     } else {
         format!("{host}:{port}")
-    }
-}
-
-/// `master`'s settings at the address a sentinel named (TLS stays TLS).
-fn with_addr(master: &ConnectionInfo, (host, port): &(String, u16)) -> ConnectionInfo {
-    let scheme = match master.addr() {
-        ConnectionAddr::TcpTls { .. } => "rediss",
-        _ => "redis",
-    };
-    let base = format!("{scheme}://{}", display(&(host.clone(), *port)));
-    match base.as_str().into_connection_info() {
-        Ok(info) => info.set_redis_settings(master.redis_settings().clone()),
-        Err(_) => master.clone(),
     }
 }
 

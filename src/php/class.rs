@@ -25,7 +25,7 @@ use std::panic::AssertUnwindSafe;
 /// Redis frees the lock by itself. Both accept fractions and are honoured to the
 /// millisecond. `$options` overrides the `redis_lock.*` php.ini directives
 /// (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
-/// auto_renew, max_hold, fencing, servers, sentinels, service, wait_replicas).
+/// auto_renew, max_hold, fencing, servers, sentinels, service, wait_replicas, cluster).
 ///
 /// A lock still held is released when its object is destroyed, at request end, after
 /// exit() and after a fatal error; never by a forked child's copy of the object.
@@ -70,7 +70,8 @@ fn option_value(z: &Zval) -> OptValue {
     } else if z.is_null() {
         OptValue::Null
     } else if let Some(list) = z.array() {
-        // A list of strings (the servers of Redlock); anything else in it is a type error.
+        // A list of strings (Redlock servers, sentinels, cluster seeds); anything else in it
+        // is a type error.
         let items: Option<Vec<Vec<u8>>> =
             list.iter().map(|(_, v)| v.zend_str().map(|s| s.as_bytes().to_vec())).collect();
         match items {

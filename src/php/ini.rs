@@ -9,7 +9,7 @@ use super::engine;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<15> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<16> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
@@ -24,6 +24,7 @@ static INI_ENTRIES: IniEntryDefs<15> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.sentinels", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.service", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.wait_replicas", c"0", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.cluster", c"", IniEntryPermission::All),
     IniEntryDef::end(),
 ]);
 
@@ -54,6 +55,7 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
     info_table_row!("tokens", "128-bit, OS CSPRNG");
     info_table_row!("fencing tokens", "per-key counter, incremented in the acquire script");
+    info_table_row!("topologies", "one server, Redlock (servers), Sentinel (sentinels), Redis Cluster (cluster)");
     info_table_row!("watchdog", if crate::held::watchdog_running() { "running" } else { "not started" });
     info_table_row!("locks held by this process", crate::held::count().to_string());
     info_table_end!();

@@ -1,0 +1,142 @@
+--TEST--
+Redis Cluster (3 masters, 3 replicas): 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration; wake on release; clear errors
+--SKIPIF--
+<?php if (!function_exists('pcntl_fork')) die('skip pcntl needed'); ?>
+--FILE--
+<?php
+require __DIR__ . '/_helper.inc';
+$c = rl_start_cluster();
+try {
+    $seeds = $c['seeds'];
+    $replica = null;
+    foreach ($seeds as $dsn) {
+        if (str_contains(rl_cmd($dsn, 'INFO', 'replication'), 'role:slave')) { $replica = $dsn; break; }
+    }
+    // One seed is enough, even a replica: the slot map is read from it.
+    $opts = ['cluster' => [$replica], 'read_timeout' => 0.5];
+
+    $keys = $tokens = $locks = [];
+    for ($i = 0; $i < 200; $i++) {
+        $keys[$i] = rl_key("c$i");
+        $locks[$i] = new Lock($keys[$i], 0, 30, $opts);
+        $tokens[$i] = $locks[$i]->addLock();
+    }
+    $masters = []; $onMaster = 0; $fenced = 0;
+    foreach ($keys as $i => $k) {
+        $m = rl_cluster_master_of($seeds[0], $k);
+        $masters[$m] = true;
+        if (is_string($tokens[$i]) && rl_cmd($m, 'GET', $k) === $tokens[$i]) { $onMaster++; }
+        // The fencing counter lives beside the lock, on the same master.
+        if ((int) rl_cmd($m, 'GET', "{{$k}}:fence") === $locks[$i]->getFencingToken()) { $fenced++; }
+    }
+    echo "held on their slots' masters: $onMaster of 200, over ", count($masters), " masters; fencing counters beside them: $fenced\n";
+    $refused = 0;
+    foreach ($keys as $k) {
+        if ((new Lock($k, 0, 30, ['cluster' => $seeds]))->tryLock() === false) { $refused++; }
+    }
+    echo "a second client refused: $refused of 200\n";
+    $released = 0;
+    foreach ($locks as $l) { $released += (int) $l->releaseLock(); }
+    $left = 0;
+    foreach ($keys as $k) { $left += rl_cmd(rl_cluster_master_of($seeds[0], $k), 'EXISTS', $k); }
+    echo "released: $released, left: $left\n";
+
+    // Keys that cannot be wrapped in a hash tag still keep their helpers in their slot.
+    foreach (['a}b:' . bin2hex(random_bytes(4)), '{}x' . bin2hex(random_bytes(4))] as $odd) {
+        $l = new Lock($odd, 0, 30, $opts + ['fair' => true]);
+        echo "odd key: ", var_export(is_string($l->addLock()) && $l->getFencingToken() === 1 && $l->releaseLock(), true), "\n";
+    }
+
+    // ini: a comma-separated list.
+    ini_set('redis_lock.cluster', implode(', ', $seeds));
+    $l = new Lock(rl_key('ini'), 0, 5);
+    echo "ini: ", var_export(is_string($l->addLock()) && $l->releaseLock(), true), "\n";
+    ini_restore('redis_lock.cluster');
+
+    // Wake on release: the waiter subscribes on the key's master, where the grant is
+    // published (Cluster's PUBLISH counts only that node's subscribers).
+    $wk = rl_key('wake');
+    $t0 = microtime(true);
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $h = new Lock($wk, 0, 10, ['cluster' => $seeds]);
+        $h->addLock();
+        usleep(400000);
+        file_put_contents("/tmp/rl-wake-$wk", (string) microtime(true));
+        $h->releaseLock();
+        exit(0);
+    }
+    usleep(100000);
+    $w = new Lock($wk, 5, 10, ['cluster' => $seeds]);
+    $got = $w->addLock();
+    $late = microtime(true) - (float) file_get_contents("/tmp/rl-wake-$wk");
+    pcntl_waitpid($pid, $st);
+    @unlink("/tmp/rl-wake-$wk");
+    // Without the grant the waiter would look again only after a second.
+    echo "waiter woken by the release: ", var_export(is_string($got) && $late < 0.5, true), "\n";
+    $w->releaseLock();
+
+    // A slot migration. Pick a key whose slot is empty, lock and release it once, so
+    // that this process has the slot map, then move the slot under it.
+    do {
+        $mk = rl_key('moved');
+        $src = rl_cluster_master_of($seeds[0], $mk);
+        $slot = rl_cmd($src, 'CLUSTER', 'KEYSLOT', $mk);
+    } while (rl_cmd($src, 'CLUSTER', 'COUNTKEYSINSLOT', (string) $slot) !== 0);
+    $dst = current(array_filter(array_keys($masters), fn($m) => $m !== $src));
+    $plain = ['cluster' => $seeds, 'fencing' => false, 'read_timeout' => 0.2];
+    $p = new Lock($mk, 0, 30, $plain);
+    $p->addLock(); $p->releaseLock();
+    rl_cmd($dst, 'CLUSTER', 'SETSLOT', (string) $slot, 'IMPORTING', rl_cluster_id($src));
+    rl_cmd($src, 'CLUSTER', 'SETSLOT', (string) $slot, 'MIGRATING', rl_cluster_id($dst));
+    // ASK: the key is new, so the source sends it to the importing node.
+    $t = $p->addLock();
+    echo "ASK followed: ", var_export(is_string($t) && rl_cmd($dst, 'CLUSTER', 'COUNTKEYSINSLOT', (string) $slot) === 1
+        && rl_cmd($src, 'CLUSTER', 'COUNTKEYSINSLOT', (string) $slot) === 0, true), "\n";
+    // A script's keys split by the migration: Redis says TRYAGAIN until it ends.
+    $f = new Lock(rl_key('tryagain') . "{{$mk}}", 0, 30, ['cluster' => $seeds, 'read_timeout' => 0.2]);
+    try { $f->addLock(); echo "no error\n"; }
+    catch (LockConnectionException $e) { echo get_class($e), ": names the migration: ", var_export(str_contains($e->getMessage(), "migrated"), true), "\n"; }
+    foreach ([$dst, $src] as $m) { rl_cmd($m, 'CLUSTER', 'SETSLOT', (string) $slot, 'NODE', rl_cluster_id($dst)); }
+    foreach (array_keys($masters) as $m) { rl_cmd($m, 'CLUSTER', 'SETSLOT', (string) $slot, 'NODE', rl_cluster_id($dst)); }
+    // MOVED: this process still sends the slot to the source, which redirects.
+    echo "MOVED followed: release ", var_export($p->releaseLock(), true), ", left ", rl_cmd($dst, 'CLUSTER', 'COUNTKEYSINSLOT', (string) $slot), "\n";
+    $q = new Lock($mk, 0, 30, ['cluster' => $seeds]);
+    echo "locks again in the moved slot: ", var_export(is_string($q->addLock()) && rl_cmd($dst, 'EXISTS', $mk) === 1 && $q->releaseLock(), true), "\n";
+
+    // Errors.
+    $dead = 'redis://127.0.0.1:' . rl_free_port();
+    try { (new Lock(rl_key('e'), 0, 5, ['cluster' => [$dead], 'connect_timeout' => 0.2]))->addLock(); }
+    catch (LockConnectionException $e) { echo get_class($e), ': ', str_replace($dead, 'DEAD', $e->getMessage()), "\n"; }
+    $plainSrv = rl_start_redis();
+    try { (new Lock(rl_key('e'), 0, 5, ['cluster' => [$plainSrv['dsn']]]))->addLock(); }
+    catch (LockConnectionException $e) { echo get_class($e), ': ', var_export(str_contains($e->getMessage(), 'cluster support disabled'), true), "\n"; }
+    rl_stop_redis($plainSrv);
+    foreach ([['cluster' => $seeds, 'servers' => $seeds], ['cluster' => $seeds, 'sentinels' => $seeds, 'service' => 'm'],
+              ['cluster' => ['redis://127.0.0.1:7000/2']], ['cluster' => []], ['cluster' => 'redis://127.0.0.1:7000']] as $bad) {
+        try { new Lock('k', 0, 5, $bad); echo "accepted\n"; }
+        catch (ValueError | TypeError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+    }
+} finally {
+    rl_stop_cluster($c);
+}
+?>
+--EXPECT--
+held on their slots' masters: 200 of 200, over 3 masters; fencing counters beside them: 200
+a second client refused: 200 of 200
+released: 200, left: 0
+odd key: true
+odd key: true
+ini: true
+waiter woken by the release: true
+ASK followed: true
+LockConnectionException: names the migration: true
+MOVED followed: release true, left 0
+locks again in the moved slot: true
+LockConnectionException: redis-lock: cannot talk to Redis at cluster (seeds DEAD): no node gave the slot map: DEAD: connection refused; the lock may have been taken: releaseLock() clears it, or it expires after lockOut
+LockConnectionException: true
+ValueError: options "servers" and "cluster" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined
+ValueError: options "sentinels" and "cluster" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined
+ValueError: option "cluster": "redis://127.0.0.1:7000/2" names a database, but a cluster has only database 0
+ValueError: option "cluster" must list at least one server
+TypeError: option "cluster" must be of type array (a list of dsn strings), string given
