@@ -54,27 +54,56 @@ try {
     ini_restore('redis_lock.cluster');
 
     // Wake on release: the waiter subscribes on the key's master, where the grant is
-    // published (Cluster's PUBLISH counts only that node's subscribers).
-    $wk = rl_key('wake');
-    $t0 = microtime(true);
+    // published (Cluster's PUBLISH counts only that node's subscribers), so the release
+    // hands the lock over in the same step.
+    // A key that the first seed does not serve, so that any other node would be wrong.
+    do { $wk = rl_key('wake'); } while (rl_cluster_master_of($seeds[0], $wk) === $seeds[0]);
+    $wmaster = rl_cluster_master_of($seeds[0], $wk);
     $pid = pcntl_fork();
     if ($pid === 0) {
         $h = new Lock($wk, 0, 10, ['cluster' => $seeds]);
         $h->addLock();
         usleep(400000);
-        file_put_contents("/tmp/rl-wake-$wk", (string) microtime(true));
         $h->releaseLock();
+        $at = microtime(true);
+        // Right after the release, before the waiter could have sent anything.
+        file_put_contents("/tmp/rl-wake-$wk", $at . '|' . rl_cmd($wmaster, 'GET', $wk));
         exit(0);
     }
     usleep(100000);
     $w = new Lock($wk, 5, 10, ['cluster' => $seeds]);
     $got = $w->addLock();
-    $late = microtime(true) - (float) file_get_contents("/tmp/rl-wake-$wk");
+    $now = microtime(true);
     pcntl_waitpid($pid, $st);
+    [$at, $after] = explode('|', file_get_contents("/tmp/rl-wake-$wk"));
     @unlink("/tmp/rl-wake-$wk");
     // Without the grant the waiter would look again only after a second.
-    echo "waiter woken by the release: ", var_export(is_string($got) && $late < 0.5, true), "\n";
+    echo "handed over by the release: ", var_export(is_string($got) && $after === $got, true),
+        ", waiter woken at once: ", var_export($now - (float) $at < 0.5, true), "\n";
     $w->releaseLock();
+
+    // PUBLISH reaches every node's subscribers: a grant heard is confirmed before
+    // addLock() believes it. Here a forged one arrives while the lock is still held.
+    $fk = rl_key('forged');
+    $fmaster = rl_cluster_master_of($seeds[0], $fk);
+    $holder = new Lock($fk, 0, 10, ['cluster' => $seeds]);
+    $holder->addLock();
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $w = new Lock($fk, 5, 10, ['cluster' => $seeds]);
+        $t = $w->addLock();
+        $sound = is_string($t) && rl_cmd($fmaster, 'GET', $fk) === $t && $w->getFencingToken() !== 999;
+        exit($sound ? 0 : 1);
+    }
+    $entry = null;
+    for ($i = 0; $i < 100 && !$entry; $i++) { usleep(20000); $entry = rl_cmd($fmaster, 'LINDEX', "{{$fk}}:queue", '0'); }
+    [$wt, , , $channel] = explode(':', $entry, 4);
+    $elsewhere = current(array_filter(array_keys($masters), fn($m) => $m !== $fmaster));
+    rl_cmd($elsewhere, 'PUBLISH', $channel, "$wt=999");
+    usleep(300000);
+    $released = $holder->releaseLock();
+    pcntl_waitpid($pid, $st);
+    echo "forged grant ignored: ", var_export($released && pcntl_wexitstatus($st) === 0, true), "\n";
 
     // A slot migration. Pick a key whose slot is empty, lock and release it once, so
     // that this process has the slot map, then move the slot under it.
@@ -128,7 +157,8 @@ released: 200, left: 0
 odd key: true
 odd key: true
 ini: true
-waiter woken by the release: true
+handed over by the release: true, waiter woken at once: true
+forged grant ignored: true
 ASK followed: true
 LockConnectionException: names the migration: true
 MOVED followed: release true, left 0

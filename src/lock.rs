@@ -275,7 +275,12 @@ impl Lock {
             let mut wake_at = timer.min(deadline);
             if queued {
                 match listen(&mut lease, &token, &mut wake_at) {
-                    Heard::Granted(fence) => return Ok(Some(self.took(token, fence))),
+                    Heard::Granted(fence) if self.placement.is_none() => return Ok(Some(self.took(token, fence))),
+                    // Cluster PUBLISH reaches subscribers on every node, but the releaser's
+                    // script counts only its own node's: a grant heard here may have been
+                    // given to no one (the slot moved during the wait). The next try,
+                    // one round trip, confirms it.
+                    Heard::Granted(_) => {}
                     Heard::Nothing => {}
                     Heard::Broken => lease.discard(),
                 }
