@@ -588,6 +588,33 @@ mod tests {
     }
 
     #[test]
+    fn cluster_seeds_exclude_other_topologies_and_databases() {
+        let mut s = Settings::default();
+        s.set("cluster", &OptValue::Str(b"redis://127.0.0.1:7000, redis://:pw@127.0.0.1:7001".to_vec()), Source::Ini).unwrap();
+        assert_eq!(s.cluster.len(), 2);
+        assert!(s.check().is_ok());
+        s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option).unwrap();
+        assert!(s.check().is_err(), "Redlock and Cluster are exclusive");
+        s.servers.clear();
+        s.set("sentinels", &OptValue::List(vec![b"redis://127.0.0.1:26379".to_vec()]), Source::Option).unwrap();
+        s.service = "m".to_string();
+        assert!(s.check().is_err(), "Sentinel and Cluster are exclusive");
+        let err = s.set("cluster", &OptValue::List(vec![b"redis://:secret@127.0.0.1:7000/3".to_vec()]), Source::Option);
+        assert!(matches!(&err, Err(LockError::InvalidValue(m)) if m.contains("database") && !m.contains("secret")), "{err:?}");
+    }
+
+    #[test]
+    fn another_address_keeps_credentials_and_tls() {
+        let base = parse_dsn("rediss://user:pw@10.0.0.1:7000/#insecure").unwrap();
+        let moved = info_at(&base, "10.0.0.2", 7001);
+        assert!(matches!(moved.addr(), ConnectionAddr::TcpTls { host, port: 7001, insecure: true, .. } if host == "10.0.0.2"));
+        assert_eq!(moved.redis_settings().username(), Some("user"));
+        assert_eq!(moved.redis_settings().password(), Some("pw"));
+        let plain = info_at(&parse_dsn("redis://127.0.0.1:7000").unwrap(), "::1", 7002);
+        assert!(matches!(plain.addr(), ConnectionAddr::Tcp(host, 7002) if host == "::1"));
+    }
+
+    #[test]
     fn lock_out_and_time_out_bounds() {
         assert_eq!(lock_out_ms(10.0).unwrap(), 10_000);
         assert_eq!(lock_out_ms(0.0015).unwrap(), 2);

@@ -7,7 +7,7 @@ use redis_lock::config::{OptValue, Settings, Source};
 use redis_lock::error::LockError;
 use redis_lock::lock::Lock;
 use std::time::{Duration, Instant};
-use support::{Relay, RedisServer};
+use support::{RedisCluster, Relay, RedisServer};
 
 fn settings(dsn: &str) -> Settings {
     let mut s = Settings::default();
@@ -310,4 +310,47 @@ fn redlock_needs_a_majority_and_leaves_nothing_when_it_fails() {
         other => panic!("expected a connection error, got {other:?}"),
     }
     assert_eq!(servers[2].cmd(&["EXISTS", "core:redlock"]).unwrap(), Value::Int(0), "the failed attempt was undone");
+}
+
+#[test]
+fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
+    let cluster = RedisCluster::start();
+    let mut s = Settings::default();
+    s.set("cluster", &OptValue::List(vec![cluster.nodes[1].dsn().into_bytes()]), Source::Option).unwrap();
+    let mut owners = std::collections::HashSet::new();
+    for i in 0..30 {
+        let key = format!("core:cluster:{i}");
+        let mut a = Lock::new(key.as_bytes(), 0.0, 5.0, &s).unwrap();
+        let token = a.try_acquire().unwrap().expect("free lock");
+        let owner = cluster.owner(&key);
+        owners.insert(owner.port);
+        assert_eq!(get(owner, &key).as_deref(), Some(token.as_str()));
+        assert_eq!(get(owner, &format!("{{{key}}}:fence")).as_deref(), Some("1"));
+        let mut b = Lock::new(key.as_bytes(), 0.0, 5.0, &s).unwrap();
+        assert_eq!(b.try_acquire().unwrap(), None);
+        assert!(a.release(None).unwrap());
+        assert_eq!(get(owner, &key), None);
+    }
+    assert_eq!(owners.len(), 3, "30 keys spread over the three masters");
+
+    // Move an empty slot to another master; this process's map still names the old one.
+    let key = "core:cluster:moving";
+    let mut plain = s.clone();
+    plain.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
+    let mut a = Lock::new(key.as_bytes(), 0.0, 5.0, &plain).unwrap();
+    assert!(a.try_acquire().unwrap().is_some());
+    assert!(a.release(None).unwrap());
+    let from = cluster.owner(key);
+    let to = cluster.nodes.iter().find(|n| n.port != from.port).unwrap();
+    let slot = match from.cmd(&["CLUSTER", "KEYSLOT", key]).unwrap() {
+        Value::Int(n) => n.to_string(),
+        other => panic!("KEYSLOT: {other:?}"),
+    };
+    let to_id = RedisCluster::id(to);
+    for n in [to, from].into_iter().chain(cluster.nodes.iter()) {
+        n.cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]).unwrap();
+    }
+    let token = a.try_acquire().unwrap().expect("acquired after MOVED");
+    assert_eq!(get(to, key).as_deref(), Some(token.as_str()));
+    assert!(a.release(None).unwrap());
 }

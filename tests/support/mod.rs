@@ -30,10 +30,16 @@ impl RedisServer {
     }
 
     pub fn start_on(port: u16) -> Self {
+        Self::start_with(port, &[])
+    }
+
+    /// A server with extra `redis-server` arguments.
+    pub fn start_with(port: u16, extra: &[&str]) -> Self {
         let dir = std::env::temp_dir().join(format!("redis-lock-cargo-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(extra)
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
@@ -77,6 +83,53 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A Redis Cluster of three masters, no replicas, made with `redis-cli --cluster create`.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let nodes: Vec<RedisServer> = (0..3)
+            .map(|_| RedisServer::start_with(free_port(), &["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]))
+            .collect();
+        let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        let status = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addrs)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli must be installed");
+        assert!(status.success(), "cluster create failed");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        for n in &nodes {
+            loop {
+                let info = n.cmd(&["CLUSTER", "INFO"]).ok().and_then(|v| redis::from_redis_value::<String>(v).ok());
+                if info.is_some_and(|i| i.contains("cluster_state:ok")) {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "cluster did not converge");
+                thread::sleep(Duration::from_millis(50));
+            }
+        }
+        RedisCluster { nodes }
+    }
+
+    /// The node that serves `key`'s slot.
+    pub fn owner(&self, key: &str) -> &RedisServer {
+        self.nodes.iter().find(|n| matches!(n.cmd(&["EXISTS", key]), Ok(redis::Value::Int(_)))).expect("an owner")
+    }
+
+    pub fn id(node: &RedisServer) -> String {
+        match node.cmd(&["CLUSTER", "MYID"]) {
+            Ok(redis::Value::BulkString(b)) => String::from_utf8(b).expect("utf-8 id"),
+            other => panic!("CLUSTER MYID: {other:?}"),
+        }
     }
 }
 
