@@ -34,6 +34,18 @@ try {
     // Another key on the same master, never locked before the failover.
     do { $k2 = rl_key('after'); } while (rl_cluster_master_of($seeds[0], $k2) !== $master);
 
+    // A waiter for the held lock, queued on the master about to die.
+    $handed = tempnam(sys_get_temp_dir(), 'rl-cluster-waiter');
+    $waiter = pcntl_fork();
+    if ($waiter === 0) {
+        $w = new Lock($k1, 30, 10, $opts);
+        $got = $w->addLock();
+        file_put_contents($handed, (string) $got);
+        $w->releaseLock();
+        exit(0);
+    }
+    for ($i = 0; $i < 100 && !rl_cmd($master, 'LLEN', "{{$k1}}:queue"); $i++) { usleep(20000); }
+
     $node = current(array_filter($c['nodes'], fn($n) => $n['dsn'] === $master));
     rl_kill_redis($node);
     $t0 = microtime(true);
@@ -50,7 +62,24 @@ try {
     echo "served by the promoted replica now: ", var_export(rl_cluster_master_of($other, $k2) === $replica, true), "\n";
     // The lock taken with wait_replicas survived the failover.
     $probe = new Lock($k1, 0, 5, $opts);
-    var_dump($probe->tryLock(), $a->isOwned(), $a->releaseLock(), is_string($probe->tryLock()), $probe->releaseLock(), $b->releaseLock());
+    var_dump($probe->tryLock(), $a->isOwned());
+    // The waiter's subscriber died with the old master; it subscribes again on the
+    // new one, where the release hands the lock over.
+    $listening = false;
+    for ($i = 0; $i < 250 && !$listening; $i++) {
+        foreach ((array) rl_cmd($replica, 'LRANGE', "{{$k1}}:queue", '0', '-1') as $entry) {
+            $numsub = rl_cmd($replica, 'PUBSUB', 'NUMSUB', explode(':', $entry, 4)[3]);
+            if ($numsub[1] > 0) { $listening = true; }
+        }
+        if (!$listening) { usleep(20000); }
+    }
+    $released = $a->releaseLock();
+    $after = rl_cmd($replica, 'GET', $k1);
+    pcntl_waitpid($waiter, $st);
+    echo "waiter queued again on the new master: ", var_export($listening, true),
+        "; handed over by the release: ", var_export($released && $after === file_get_contents($handed), true), "\n";
+    unlink($handed);
+    var_dump(is_string($probe->tryLock()), $probe->releaseLock(), $b->releaseLock());
 
     // No lost update: 6 processes add 1 to a value 40 times each, read and written
     // separately, under the lock.
@@ -82,7 +111,7 @@ locking resumed after the failover: true, within 10 s: true, refused while no ma
 served by the promoted replica now: true
 bool(false)
 bool(true)
-bool(true)
+waiter queued again on the new master: true; handed over by the release: true
 bool(true)
 bool(true)
 bool(true)

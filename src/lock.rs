@@ -235,12 +235,18 @@ impl Lock {
             Err(e) => return Err(self.maybe_taken(token, e)),
         }
         // In a cluster, the first try found the slot's master: grants are published there.
-        let ep = self.node();
-        let mut lease = wake::Lease::take(&ep);
+        let mut lease = wake::Lease::take(self.node());
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
         // The entry this wait last queued with; it must not outlive the wait.
         let mut queued_as: Option<String> = None;
         loop {
+            if self.placement.is_some() {
+                // The slot moved, or its master failed over: listen where releases run now.
+                let node = self.node();
+                if node.id() != lease.endpoint().id() {
+                    lease = wake::Lease::take(node);
+                }
+            }
             let entry = match lease.get() {
                 Some(sub) => format!("{token}:{}:{}:{}", self.ttl_arg, u8::from(self.fencing), sub.channel()),
                 None => String::new(),
@@ -689,7 +695,7 @@ fn release_token(
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
 /// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
 /// forward.
-fn listen(lease: &mut wake::Lease<'_>, token: &str, until: &mut Instant) -> Heard {
+fn listen(lease: &mut wake::Lease, token: &str, until: &mut Instant) -> Heard {
     loop {
         let now = Instant::now();
         if now >= *until {

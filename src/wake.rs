@@ -14,6 +14,7 @@
 use crate::pool::{self, Endpoint};
 use crate::token;
 use redis::{Connection, ErrorKind, RedisError, Value};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Prefix of every wake channel, for ACL rules (`&redis_lock:wake:*`).
@@ -76,15 +77,21 @@ impl Subscriber {
 
 /// The process's subscriber for an endpoint, lent out for one wait and given back
 /// to the registry when dropped, so that it survives errors and early returns.
-pub struct Lease<'a> {
-    ep: &'a Endpoint,
+pub struct Lease {
+    ep: Arc<Endpoint>,
     sub: Option<Subscriber>,
 }
 
-impl<'a> Lease<'a> {
+impl Lease {
     /// Borrows the endpoint's subscriber if the process already has one; does not connect.
-    pub fn take(ep: &'a Endpoint) -> Self {
-        Lease { ep, sub: pool::take_subscriber(ep) }
+    pub fn take(ep: Arc<Endpoint>) -> Self {
+        let sub = pool::take_subscriber(&ep);
+        Lease { ep, sub }
+    }
+
+    /// The server this subscriber listens on.
+    pub fn endpoint(&self) -> &Arc<Endpoint> {
+        &self.ep
     }
 
     /// The subscriber, if there is one.
@@ -96,10 +103,10 @@ impl<'a> Lease<'a> {
     /// recently. Returns whether there is one now; failures are not errors, because
     /// waiting can always fall back to polling.
     pub fn ensure(&mut self) -> bool {
-        if self.sub.is_none() && !pool::subscribe_refused(self.ep) {
-            match Subscriber::connect(self.ep) {
+        if self.sub.is_none() && !pool::subscribe_refused(&self.ep) {
+            match Subscriber::connect(&self.ep) {
                 Ok(sub) => self.sub = Some(sub),
-                Err(Refusal::Denied) => pool::note_subscribe_refused(self.ep),
+                Err(Refusal::Denied) => pool::note_subscribe_refused(&self.ep),
                 Err(Refusal::Failed) => {}
             }
         }
@@ -112,10 +119,10 @@ impl<'a> Lease<'a> {
     }
 }
 
-impl Drop for Lease<'_> {
+impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(sub) = self.sub.take() {
-            pool::put_subscriber(self.ep, sub);
+            pool::put_subscriber(&self.ep, sub);
         }
     }
 }
