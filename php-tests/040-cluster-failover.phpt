@@ -41,6 +41,8 @@ try {
         $w = new Lock($k1, 30, 10, $opts);
         $got = $w->addLock();
         file_put_contents($handed, (string) $got);
+        // Held a while, so that the parent reads the key before this releases it.
+        usleep(500000);
         $w->releaseLock();
         exit(0);
     }
