@@ -130,7 +130,9 @@ impl Placement {
                     redis::cmd("ASKING").exec(conn)?;
                 }
                 // The cluster's own answers come back as values, to be acted on here.
-                match op(conn, again) {
+                // After a failure on the old master, the first run's outcome is unknown
+                // (it may have been replicated): the op must settle, not assume.
+                match op(conn, again || refreshed) {
                     Err(e) if redirect_kind(&e).is_some() => Ok(Err(e)),
                     other => other.map(Ok),
                 }
