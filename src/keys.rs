@@ -46,7 +46,8 @@ pub fn aux_key(key: &[u8], suffix: &[u8]) -> Vec<u8> {
     if has_hash_tag(key) {
         out.extend_from_slice(key);
         out.extend_from_slice(suffix);
-    } else if !key.contains(&b'}') && !key.contains(&b'{') {
+    } else if !key.contains(&b'}') {
+        // No `}` in it: `{key}` hashes exactly the key.
         out.push(b'{');
         out.extend_from_slice(key);
         out.push(b'}');
@@ -129,6 +130,7 @@ mod tests {
         }
         assert_eq!(aux_key(b"orders:42", b":queue"), b"{orders:42}:queue");
         assert_eq!(aux_key(b"a{b}c", b":queue"), b"a{b}c:queue");
+        assert_eq!(aux_key(b"a{b", b":queue"), b"{a{b}:queue");
     }
 
     #[test]
