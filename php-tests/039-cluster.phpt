@@ -146,6 +146,18 @@ try {
         try { new Lock('k', 0, 5, $bad); echo "accepted\n"; }
         catch (ValueError | TypeError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
     }
+
+    // Last, since it takes the cluster down: a slot its master stops serving.
+    do {
+        $dk = rl_key('down');
+        $owner = rl_cluster_master_of($seeds[0], $dk);
+        $dslot = (string) rl_cmd($owner, 'CLUSTER', 'KEYSLOT', $dk);
+    } while (rl_cmd($owner, 'CLUSTER', 'COUNTKEYSINSLOT', $dslot) !== 0);
+    $d = new Lock($dk, 0, 5, ['cluster' => $seeds, 'fencing' => false]);
+    $d->addLock(); $d->releaseLock();
+    rl_cmd($owner, 'CLUSTER', 'DELSLOTS', $dslot);
+    try { $d->addLock(); echo "no error\n"; }
+    catch (LockConnectionException $e) { echo "slot not served: ", get_class($e), ', names CLUSTERDOWN: ', var_export(str_contains($e->getMessage(), 'CLUSTERDOWN'), true), "\n"; }
 } finally {
     rl_stop_cluster($c);
 }
@@ -170,3 +182,4 @@ ValueError: options "sentinels" and "cluster" each choose a topology (servers: R
 ValueError: option "cluster": "redis://127.0.0.1:7000/2" names a database, but a cluster has only database 0
 ValueError: option "cluster" must list at least one server
 TypeError: option "cluster" must be of type array (a list of dsn strings), string given
+slot not served: LockConnectionException, names CLUSTERDOWN: true

@@ -184,7 +184,10 @@ impl Placement {
                 _ => {
                     // CLUSTERDOWN: no master serves the slot, for now.
                     let _ = c.refresh(None);
-                    return Err(LockError::Connection { addr: node.addr().to_string(), cause: e.to_string() });
+                    return Err(LockError::Connection {
+                        addr: node.addr().to_string(),
+                        cause: format!("CLUSTERDOWN {} (no master serves the slot, for now)", e.detail().unwrap_or("")),
+                    });
                 }
             }
         }
