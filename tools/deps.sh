@@ -1,23 +1,68 @@
 #!/usr/bin/env bash
-# Installs what `make` needs and is missing: Debian packages (as root) and cargo-php.
+# Usage: tools/deps.sh [--install-tests]
+#
+# Installs what `make` needs and is missing, on any Debian release, as root:
+#   - libclang (ext-php-rs's build script runs bindgen, which loads it);
+#   - the PHP that the release ships (or the Debian PHP already installed), with
+#     its -cli, -dev and -redis packages;
+#   - redis-server, redis-tools and redis-sentinel, and Valkey's three where the
+#     release ships them (Debian 13 does: `make test` then runs the suite on both);
+#   - cargo-php, for the stubs.
+# --install-tests adds what `make test-install` needs: php-fpm, cgi-fcgi and
+# composer. Prints nothing when everything is there already.
 set -euo pipefail
-packages=(php8.2-cli php8.2-dev php8.2-redis redis-server redis-tools redis-sentinel)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+known() { [ -n "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]; }
+
+updated=0
+apt_update() {
+    ((updated)) && return 0
+    [ "$(id -u)" -eq 0 ] || return 0
+    apt-get update -qq
+    updated=1
+}
+
+# The PHP to build for: the Debian PHP already installed (the one `php` runs), else
+# the one the release ships, as its php-cli metapackage names it.
+php_version() {
+    local v
+    if command -v php >/dev/null 2>&1; then
+        v=$(php -n -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')
+        if installed "php$v-cli"; then echo "$v"; return; fi
+    fi
+    known php-cli || apt_update
+    v=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+    [ -n "$v" ] || { echo "deps: this release has no php-cli package to take the PHP version from" >&2; exit 1; }
+    echo "$v"
+}
+
+ver=$(php_version)
+packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" redis-server redis-tools redis-sentinel)
+if [ "${1:-}" = "--install-tests" ]; then
+    packages+=("php$ver-fpm" libfcgi-bin composer)
+fi
+
 missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
+# Valkey only where the release has it; asking costs a look at the local lists.
+if ! installed valkey-server; then
+    ((${#missing[@]})) && apt_update
+    known valkey-server && missing+=(valkey-server valkey-tools valkey-sentinel)
+fi
+
 if ((${#missing[@]})); then
     echo "deps: installing ${missing[*]}"
     if [ "$(id -u)" -ne 0 ]; then
-        echo "deps: run as root, or install: apt-get install ${missing[*]}" >&2
+        echo "deps: run as root, or install them: apt-get install ${missing[*]}" >&2
         exit 1
     fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt_update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# A package install may start a system redis-server; the tests never use it.
-command -v cargo >/dev/null || { echo "deps: cargo (Rust) is required" >&2; exit 1; }
+# A package install may start a system redis-server or valkey-server; the tests never use it.
+
+command -v cargo >/dev/null || { echo "deps: cargo (Rust ≥ 1.88) is required (install it with rustup)" >&2; exit 1; }
 if ! cargo php --version >/dev/null 2>&1; then
     echo "deps: installing cargo-php"
     cargo install cargo-php --version 0.2.2 --locked --quiet

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Usage: tools/clean-root.sh [-s SUITE] [-k] [-- COMMAND...]
+#
+# Runs COMMAND (default: `make test`) on a clone of this checkout's committed HEAD,
+# inside a new minimal Debian root of release SUITE (default: trixie, Debian 13).
+# The root starts with what a newcomer's machine has: debootstrap's minbase, gcc,
+# g++, make, git and CA certificates, plus this machine's Rust toolchain (mounted
+# read-only; cargo's registry and installed tools start empty). Everything else
+# (PHP, Redis, Valkey, libclang, cargo-php) must be installed by the project's
+# own `make` targets, so a pass here proves they do.
+#
+#   -s SUITE   the Debian release to debootstrap: trixie (PHP 8.4, Redis 8, Valkey 8)
+#              or bookworm (PHP 8.2, Redis 7).
+#   -k         keep the root afterwards and print its path.
+#
+# Needs root, debootstrap (installed when missing) and unshare. The first run of
+# a suite builds a base root under /var/tmp/redis-lock-root (2-3 minutes); later
+# runs copy it. Inside, the command has its own PID and mount namespaces: every
+# process it starts dies with it, and no service starts on package install. The
+# network is this machine's; the apt mirror is the one this machine uses.
+set -euo pipefail
+
+suite=trixie
+keep=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -s) suite=$2; shift 2 ;;
+        -k) keep=1; shift ;;
+        --) shift; break ;;
+        *) echo "usage: $0 [-s SUITE] [-k] [-- COMMAND...]" >&2; exit 2 ;;
+    esac
+done
+cmd=${*:-make test}
+[ "$(id -u)" -eq 0 ] || { echo "clean-root: must run as root" >&2; exit 2; }
+repo=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
+cache=/var/tmp/redis-lock-root
+mkdir -p "$cache"
+
+# The mirrors this machine's apt uses (deb822 or one-line sources).
+apt_uris() {
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $2}'
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '/^deb / {print $2}'
+}
+mirror=$(apt_uris | grep -v -- '-security' | head -n 1)
+security=$(apt_uris | grep -- '-security' | head -n 1)
+[ -n "$mirror" ] || { echo "clean-root: no apt mirror found in /etc/apt" >&2; exit 1; }
+
+# The base root, built once per suite (and again when a week old, for fresh security updates).
+base=$cache/base-$suite
+exec 9>"$cache/.lock-$suite"
+flock 9
+if [ -d "$base" ] && [ -n "$(find "$base" -maxdepth 0 -mtime +7)" ]; then rm -rf "$base"; fi
+if [ ! -x "$base/bin/bash" ]; then
+    command -v debootstrap >/dev/null || {
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+    }
+    echo "clean-root: building a Debian $suite base root (once)"
+    rm -rf "$base.new"
+    debootstrap --variant=minbase "$suite" "$base.new" "$mirror" >"$cache/debootstrap-$suite.log" 2>&1 \
+        || { tail -n 20 "$cache/debootstrap-$suite.log" >&2; exit 1; }
+    {
+        echo "deb $mirror $suite main"
+        echo "deb $mirror $suite-updates main"
+        [ -z "$security" ] || echo "deb $security $suite-security main"
+    } >"$base.new/etc/apt/sources.list"
+    # Package installs must not start services (this is a root, not a booted system).
+    printf '#!/bin/sh\nexit 101\n' >"$base.new/usr/sbin/policy-rc.d"
+    chmod +x "$base.new/usr/sbin/policy-rc.d"
+    cp /etc/resolv.conf "$base.new/etc/resolv.conf"
+    chroot "$base.new" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+        sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential git ca-certificates >/dev/null && apt-get clean' \
+        || { echo "clean-root: could not install the base tools" >&2; exit 1; }
+    # The extra CAs this machine trusts (a registry may be reached through one).
+    if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+        cp /usr/local/share/ca-certificates/*.crt "$base.new/usr/local/share/ca-certificates/"
+        chroot "$base.new" /usr/sbin/update-ca-certificates >/dev/null 2>&1
+    fi
+    mv "$base.new" "$base"
+fi
+flock -u 9
+
+box=$(mktemp -d "$cache/box-$suite.XXXXXX")
+cleanup() { if ((keep)); then echo "clean-root: kept $box"; else rm -rf "$box"; fi; }
+trap cleanup EXIT
+cp -a "$base/." "$box/"
+cp /etc/resolv.conf "$box/etc/resolv.conf"
+
+# Rust: the toolchains read-only, and rustup's proxies in an otherwise empty CARGO_HOME.
+rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+cargo_bin=$(dirname "$(command -v cargo)")
+mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin"
+for t in cargo rustc rustdoc rustup; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
+
+git clone -q "$repo" "$box/src/redis-lock"
+echo "clean-root: $(git -C "$repo" log -1 --format='%h %s') on Debian $suite: $cmd"
+
+# What the machine's environment says about certificates and proxies carries over.
+pass=()
+for v in SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE GIT_SSL_CAINFO http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY CI; do
+    [ -z "${!v:-}" ] || pass+=("$v=${!v}")
+done
+
+set +e
+unshare --mount --propagation private --pid --fork bash -c '
+    set -e
+    box=$1 rustup_home=$2; shift 2
+    mount --bind "$rustup_home" "$box/opt/rustup"
+    mount -o remount,bind,ro "$box/opt/rustup"
+    mount -t proc proc "$box/proc"
+    mount --rbind /dev "$box/dev"
+    mount -t tmpfs tmpfs "$box/dev/shm"
+    mount -t sysfs sys "$box/sys"
+    exec chroot "$box" "$@"
+' _ "$box" "$rustup_home" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${pass[@]}" \
+    RUSTUP_HOME=/opt/rustup CARGO_HOME=/root/.cargo \
+    PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    bash -c "cd /src/redis-lock && $cmd"
+rc=$?
+echo "clean-root: exit $rc (Debian $suite)"
+exit $rc
