@@ -38,11 +38,11 @@ mkdir -p "$cache"
 
 # The mirrors this machine's apt uses (deb822 or one-line sources).
 apt_uris() {
-    cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $2}'
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '/^deb / {print $2}'
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $2}' || true
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '/^deb / {print $2}' || true
 }
-mirror=$(apt_uris | grep -v -- '-security' | head -n 1)
-security=$(apt_uris | grep -- '-security' | head -n 1)
+mirror=$(apt_uris | grep -v -- '-security' | head -n 1 || true)
+security=$(apt_uris | grep -- '-security' | head -n 1 || true)
 [ -n "$mirror" ] || { echo "clean-root: no apt mirror found in /etc/apt" >&2; exit 1; }
 
 # The base root, built once per suite (and again when a week old, for fresh security updates).
@@ -84,6 +84,8 @@ cleanup() { if ((keep)); then echo "clean-root: kept $box"; else rm -rf "$box"; 
 trap cleanup EXIT
 cp -a "$base/." "$box/"
 cp /etc/resolv.conf "$box/etc/resolv.conf"
+# Tells tools/test-install.sh that it may install and remove system packages here.
+echo "a throwaway root made by tools/clean-root.sh" >"$box/.redis-lock-clean-root"
 
 # Rust: the toolchains read-only, and rustup's proxies in an otherwise empty CARGO_HOME.
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
