@@ -1,14 +1,24 @@
 # Everything runs from here: `make demo` and `make test` work on a fresh Debian machine.
 SHELL := /bin/bash
 PHP ?= php
+PHP_CONFIG ?= php-config
 CARGO ?= cargo
+export PHP_CONFIG
 EXT := $(CURDIR)/target/release/libredis_lock.so
-RUN_TESTS = $(firstword $(wildcard /usr/lib/php/*/build/run-tests.php))
+# Recursive (=) so that they are read after `deps` has installed PHP.
+RUN_TESTS = $(shell $(PHP_CONFIG) --extension-dir)/build/run-tests.php
 PHP_EXT_ARGS := -n -d extension=posix -d extension=$(EXT)
-# Bench and demo also load phpredis (igbinary first: phpredis links against it).
-PHP_BENCH_ARGS := $(PHP_EXT_ARGS) -d extension=igbinary -d extension=redis
+# Bench and demo also load phpredis, after the extensions it links against.
+PHP_BENCH_ARGS = $(PHP_EXT_ARGS) $(shell tools/phpredis-args.sh)
+# The servers the suite runs on: Redis, and Valkey too where it is installed
+# (tools/deps.sh installs it where the release ships it: Debian 13).
+SERVERS = redis $(if $(shell command -v valkey-server),valkey)
+# The server the test helpers start: redis-server, or valkey-server (…-cli, …-sentinel).
+SERVER ?= redis
+export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-rust test-php stubs stubs-check demo bench clean
+.PHONY: all deps build test test-one test-rust test-php stubs stubs-check demo bench \
+	install uninstall deb test-install clean
 
 all: build
 
@@ -18,8 +28,16 @@ deps:
 build: deps
 	$(CARGO) build --release
 
-## The whole suite, as CI runs it.
-test: build test-rust test-php stubs-check
+## The whole suite, as CI runs it: on each server of SERVERS, then the stub check.
+test: build
+	@for s in $(SERVERS); do \
+	    echo "== the suite on $$s"; \
+	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
+	done
+	@$(MAKE) --no-print-directory stubs-check
+
+## The suite on one server: make test-one SERVER=valkey
+test-one: test-rust test-php
 
 test-rust: deps
 	tools/with-redis.sh $(CARGO) test --no-default-features
@@ -50,6 +68,24 @@ bench: build
 	tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
+
+## As root: the module into PHP's extension dir, its ini into mods-available,
+## enabled for every SAPI (phpenmod). `make uninstall` undoes it.
+install: build
+	tools/install.sh install $(EXT)
+
+uninstall:
+	tools/install.sh uninstall
+
+## A Debian package, php<ver>-redis-lock_<version>_<arch>.deb, in target/deb/.
+deb: build
+	tools/deb.sh $(EXT) $(CURDIR)/target/deb
+
+## Each install path (make install, phpize, the .deb) checked with the CLI and a
+## php-fpm pool. It installs and removes system packages, so it runs only inside a
+## throwaway root: tools/clean-root.sh -- make test-install
+test-install:
+	tools/test-install.sh
 
 clean:
 	$(CARGO) clean

@@ -1,7 +1,5 @@
 --TEST--
 Sentinel: the master is found through the sentinels and checked with ROLE; wait_replicas puts the lock on the replica before addLock() returns; after the master is killed, locking resumes on the promoted replica, and the replicated lock is still held there
---SKIPIF--
-<?php if (!is_executable('/usr/bin/redis-sentinel') && !trim((string) shell_exec('command -v redis-sentinel'))) die('skip redis-sentinel needed'); ?>
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Usage: tools/with-redis.sh CMD [ARGS...]
-# Starts a throwaway redis-server on a free loopback port, exports
-# REDIS_LOCK_TEST_DSN for CMD, runs it, and stops the server whatever happens.
+# Starts a throwaway server on a free loopback port, exports REDIS_LOCK_TEST_DSN
+# for CMD, runs it, and stops the server whatever happens. The server is
+# redis-server, or $REDIS_LOCK_TEST_SERVER-server (valkey-server) when that is set.
 set -euo pipefail
+server=${REDIS_LOCK_TEST_SERVER:-redis}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-test.XXXXXX")
 port=$(php -n -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo substr(strrchr(stream_socket_get_name($s, false), ":"), 1);')
 cleanup() {
@@ -10,10 +12,10 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+"$server-server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
     --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
 for _ in $(seq 100); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && break
+    "$server-cli" -p "$port" ping >/dev/null 2>&1 && break
     sleep 0.05
 done
 export REDIS_LOCK_TEST_DSN="redis://127.0.0.1:$port"

@@ -1,6 +1,6 @@
 //! Real servers for the core's tests: a throwaway `redis-server` on a free
 //! loopback port, and a TCP relay in front of it that can lose a reply, the
-//! way a network does.
+//! way a network does. `REDIS_LOCK_TEST_SERVER=valkey` makes them Valkey's.
 
 #![allow(dead_code)]
 
@@ -12,6 +12,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+/// A server program (`server`, `cli`): `redis-server`, or `valkey-server` when
+/// `REDIS_LOCK_TEST_SERVER=valkey`.
+pub fn bin(program: &str) -> String {
+    let flavour = std::env::var("REDIS_LOCK_TEST_SERVER").unwrap_or_else(|_| "redis".to_string());
+    format!("{flavour}-{program}")
+}
 
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
@@ -37,7 +44,7 @@ impl RedisServer {
     pub fn start_with(port: u16, extra: &[&str]) -> Self {
         let dir = std::env::temp_dir().join(format!("redis-lock-cargo-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
-        let child = Command::new("redis-server")
+        let child = Command::new(bin("server"))
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .args(extra)
             .arg("--dir")
@@ -45,11 +52,11 @@ impl RedisServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("redis-server must be installed (make test installs it)");
+            .unwrap_or_else(|e| panic!("{} must be installed (make test installs it): {e}", bin("server")));
         let server = RedisServer { port, dir, child: Some(child) };
         let deadline = Instant::now() + Duration::from_secs(5);
         while server.cmd(&["PING"]).is_err() {
-            assert!(Instant::now() < deadline, "redis-server did not start on {port}");
+            assert!(Instant::now() < deadline, "{} did not start on {port}", bin("server"));
             thread::sleep(Duration::from_millis(10));
         }
         server
@@ -97,14 +104,14 @@ impl RedisCluster {
             .map(|_| RedisServer::start_with(free_port(), &["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]))
             .collect();
         let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
-        let status = Command::new("redis-cli")
+        let status = Command::new(bin("cli"))
             .args(["--cluster", "create"])
             .args(&addrs)
             .args(["--cluster-replicas", "0", "--cluster-yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .expect("redis-cli must be installed");
+            .unwrap_or_else(|e| panic!("{} must be installed: {e}", bin("cli")));
         assert!(status.success(), "cluster create failed");
         let deadline = Instant::now() + Duration::from_secs(20);
         for n in &nodes {

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Usage: tools/install.sh install MODULE.so | tools/install.sh uninstall
+#
+# `make install` and `make uninstall`, for the PHP that php-config (or $PHP_CONFIG)
+# describes. On Debian and Ubuntu:
+#   - the module goes to `php-config --extension-dir` as redis_lock.so;
+#   - packaging/redis_lock.ini goes to /etc/php/<ver>/mods-available/;
+#   - `phpenmod` enables it for every SAPI installed (cli, fpm, apache2...).
+# Elsewhere (the official docker images, a PHP built from source), the ini goes to
+# `php-config --ini-dir` instead. uninstall undoes each step, and leaves no
+# "disabled by the administrator" mark behind that would stop a later package
+# install from enabling the module.
+set -euo pipefail
+
+php_config=${PHP_CONFIG:-php-config}
+command -v "$php_config" >/dev/null || { echo "install: $php_config not found (install php-dev, or set PHP_CONFIG)" >&2; exit 1; }
+ext_dir=$("$php_config" --extension-dir)
+ver=$("$php_config" --version | cut -d. -f1,2)
+so=$ext_dir/redis_lock.so
+mods=/etc/php/$ver/mods-available
+debian=0
+if command -v phpenmod >/dev/null && [ -d "$mods" ]; then debian=1; fi
+if ((debian)); then ini=$mods/redis_lock.ini; else ini=$("$php_config" --ini-dir)/20-redis_lock.ini; fi
+
+# A package's files are the package manager's to change.
+owner=$(dpkg-query -S "$so" 2>/dev/null | cut -d: -f1 || true)
+if [ -n "$owner" ]; then
+    echo "install: $so belongs to the package $owner; use apt-get to change it" >&2
+    exit 1
+fi
+[ -w "$ext_dir" ] || { echo "install: cannot write to $ext_dir: run as root" >&2; exit 1; }
+
+case "${1:-}" in
+install)
+    [ -f "${2:-}" ] || { echo "usage: $0 install MODULE.so" >&2; exit 2; }
+    install -m 0644 "$2" "$so"
+    echo "install: $so"
+    if ((debian)); then
+        install -m 0644 "$(dirname "$0")/../packaging/redis_lock.ini" "$ini"
+        phpenmod -v "$ver" -s ALL redis_lock
+        echo "install: $ini, enabled for PHP $ver: $(phpquery -S -v "$ver" | tr '\n' ' ')"
+    else
+        [ -n "$(dirname "$ini")" ] && [ "$(dirname "$ini")" != "." ] || {
+            echo "install: this PHP scans no ini folder; add extension=redis_lock to your php.ini" >&2; exit 0; }
+        mkdir -p "$(dirname "$ini")"
+        install -m 0644 "$(dirname "$0")/../packaging/redis_lock.ini" "$ini"
+        echo "install: $ini"
+    fi
+    ;;
+uninstall)
+    if ((debian)) && [ -f "$ini" ]; then
+        # One SAPI at a time: phpdismod -p -s ALL forgets the state of the last SAPI only.
+        for sapi in $(phpquery -S -v "$ver"); do phpdismod -p -v "$ver" -s "$sapi" redis_lock; done
+    fi
+    rm -f "$ini" "$so"
+    echo "uninstall: removed $so and $ini"
+    ;;
+*)
+    echo "usage: $0 install MODULE.so | $0 uninstall" >&2
+    exit 2
+    ;;
+esac

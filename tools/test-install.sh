@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Usage: tools/test-install.sh   (make test-install, inside tools/clean-root.sh)
+#
+# Checks each way of installing the extension, the way a user would, with no -d flag:
+#   1. make install, then make uninstall;
+#   2. the .deb from make deb: apt-get install, apt-get remove, apt-get purge;
+#   3. phpize && ./configure && make && make install, the PECL/PIE flow, including
+#      configure's refusals without cargo and without libclang; composer validate.
+# After each install, `php --ri redis_lock` must answer, and a php-fpm pool (Debian's
+# php-fpm<ver>, reading its own php.ini and conf.d) must serve a request that takes
+# and releases a lock on a throwaway server. After each removal, neither may know
+# the module, and neither may warn about it.
+#
+# It installs and removes system packages, so it refuses to run outside a root made
+# by tools/clean-root.sh: tools/clean-root.sh -- make test-install
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -f /.redis-lock-clean-root ]; then
+    echo "test-install: this installs and removes system packages; run it in a throwaway root:" >&2
+    echo "  tools/clean-root.sh -- make test-install" >&2
+    exit 2
+fi
+if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
+    tools/deps.sh --install-tests || exit 1
+    exec tools/with-redis.sh "$0"
+fi
+
+ver=$(php-config --version | cut -d. -f1,2)
+api=$(php-config --phpapi)
+ext_dir=$(php-config --extension-dir)
+fpm=$(command -v "php-fpm$ver")
+work=$(mktemp -d /tmp/redis-lock-install.XXXXXX)
+passed=0 failed=0
+fpm_pid=
+
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed + 1)); }
+# check NAME COMMAND...: passes when COMMAND exits 0.
+check() { local name=$1; shift; local out; if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi; }
+# expect_output NAME PATTERN COMMAND...: passes when COMMAND's output (stdout and stderr) matches PATTERN.
+expect_output() {
+    local name=$1 pattern=$2; shift 2
+    local out; out=$("$@" 2>&1)
+    if grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else not_ok "$name" "$out"; fi
+}
+# expect_no_output NAME PATTERN COMMAND...: passes when nothing COMMAND prints matches PATTERN.
+expect_no_output() {
+    local name=$1 pattern=$2; shift 2
+    local out; out=$("$@" 2>&1)
+    if grep -qE -- "$pattern" <<<"$out"; then not_ok "$name" "$out"; else ok "$name"; fi
+}
+
+# A php-fpm master with one pool on a free loopback port, run as Debian runs it:
+# its php.ini and conf.d are /etc/php/<ver>/fpm/, workers run as www-data.
+fpm_port=$(php -n -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo substr(strrchr(stream_socket_get_name($s, false), ":"), 1);')
+cat >"$work/fpm.conf" <<EOF
+[global]
+pid = $work/fpm.pid
+error_log = $work/fpm.log
+daemonize = no
+[lock]
+listen = 127.0.0.1:$fpm_port
+user = www-data
+group = www-data
+pm = static
+pm.max_children = 2
+catch_workers_output = yes
+EOF
+chmod 755 "$work"
+cat >"$work/lock.php" <<'EOF'
+<?php
+// Served by php-fpm: take a lock, see it held, release it, see it free.
+if (!class_exists('Lock')) { exit(php_sapi_name() . " has no Lock class\n"); }
+$key = 'install-test:' . bin2hex(random_bytes(6));
+$lock = new Lock($key, 0, 5, ['dsn' => $_GET['dsn']]);
+$token = $lock->addLock();
+$other = new Lock($key, 0, 5, ['dsn' => $_GET['dsn']]);
+$held = is_string($token) && $other->tryLock() === false && $lock->isOwned($token);
+$released = $lock->releaseLock($token) && !$lock->isLocked();
+echo php_sapi_name(), ' redis_lock ', phpversion('redis_lock'), ': ',
+    $held && $released ? 'took and released a lock' : 'FAILED', "\n";
+EOF
+fpm_start() {
+    "$fpm" --fpm-config "$work/fpm.conf" &
+    fpm_pid=$!
+    for _ in $(seq 100); do
+        php -n -r 'exit(@fsockopen("127.0.0.1", (int) $argv[1]) ? 0 : 1);' "$fpm_port" && return 0
+        sleep 0.05
+    done
+    cat "$work/fpm.log"
+    return 1
+}
+fpm_stop() {
+    [ -n "$fpm_pid" ] || return 0
+    kill -QUIT "$fpm_pid" 2>/dev/null
+    wait "$fpm_pid" 2>/dev/null
+    fpm_pid=
+}
+fpm_get() {
+    SCRIPT_FILENAME=$work/lock.php SCRIPT_NAME=/lock.php REQUEST_METHOD=GET \
+        QUERY_STRING="dsn=$REDIS_LOCK_TEST_DSN" cgi-fcgi -bind -connect "127.0.0.1:$fpm_port" </dev/null
+}
+cleanup() { fpm_stop; rm -rf "$work"; }
+trap cleanup EXIT
+
+# The module answers in the CLI and in a php-fpm pool, with no -d flag.
+expect_enabled() {
+    local how=$1
+    expect_output "$how: php --ri redis_lock" "^redis_lock support => enabled" php --ri redis_lock
+    expect_output "$how: php -m lists redis_lock" "^redis_lock$" php -m
+    expect_no_output "$how: php starts without a warning" "Warning|Unable to load|Cannot load" php -r 'echo 1;'
+    if fpm_start; then
+        expect_output "$how: php-fpm $ver serves a request that takes and releases a lock" \
+            "fpm-fcgi redis_lock [0-9.]+: took and released a lock" fpm_get
+        fpm_stop
+        expect_no_output "$how: php-fpm starts without a warning" "WARNING|Unable to load|Cannot load" cat "$work/fpm.log"
+    else
+        not_ok "$how: php-fpm $ver starts"
+    fi
+}
+# Neither the CLI nor php-fpm knows the module, and neither warns about it.
+expect_disabled() {
+    local how=$1
+    expect_no_output "$how: php -m no longer lists redis_lock" "^redis_lock$" php -m
+    expect_no_output "$how: php starts without a warning" "Warning|Unable to load|Cannot load" php -r 'echo 1;'
+    expect_no_output "$how: no conf.d link is left" "redis_lock" find "/etc/php/$ver" -name '*redis_lock*' -path '*conf.d*'
+    if fpm_start; then
+        expect_output "$how: php-fpm no longer has the Lock class" "fpm-fcgi has no Lock class" fpm_get
+        fpm_stop
+        expect_no_output "$how: php-fpm starts without a warning" "WARNING|Unable to load|Cannot load" cat "$work/fpm.log"
+    else
+        not_ok "$how: php-fpm $ver starts"
+    fi
+}
+
+echo "# 1. make install / make uninstall (PHP $ver, API $api)"
+check "make install" make install
+check "the module is in the extension dir" test -f "$ext_dir/redis_lock.so"
+expect_output "the ini is in mods-available, with its priority" "^; priority=20" cat "/etc/php/$ver/mods-available/redis_lock.ini"
+expect_enabled "make install"
+check "make uninstall" make uninstall
+check "the module is gone from the extension dir" test ! -e "$ext_dir/redis_lock.so"
+check "the ini is gone from mods-available" test ! -e "/etc/php/$ver/mods-available/redis_lock.ini"
+expect_no_output "no enable/disable state is left behind" "redis_lock" find /var/lib/php/modules -name redis_lock
+expect_disabled "make uninstall"
+
+echo "# 2. make deb; apt-get install / remove / purge"
+check "make deb" make deb
+deb=$(ls target/deb/php"$ver"-redis-lock_*_"$(dpkg --print-architecture)".deb 2>/dev/null | head -n 1)
+check "the package is named php$ver-redis-lock_<version>_<arch>.deb" test -n "$deb"
+expect_output "the package depends on phpapi-$api" "phpapi-$api" dpkg-deb -f "$deb" Depends
+check "apt-get install ./$(basename "$deb")" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb"
+check "the package put the module in the extension dir" test -f "$ext_dir/redis_lock.so"
+expect_enabled "apt-get install"
+check "apt-get remove php$ver-redis-lock" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "php$ver-redis-lock"
+expect_disabled "apt-get remove"
+check "apt-get purge php$ver-redis-lock" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "php$ver-redis-lock"
+check "purge removed the ini" test ! -e "/etc/php/$ver/mods-available/redis_lock.ini"
+
+echo "# 3. phpize && ./configure && make && make install (PECL, PIE)"
+# Composer learnt php-ext's schema in 2.7: an older one (Debian 12 ships 2.5) can only
+# leave that key unchecked.
+if grep -qs '"php-ext"' /usr/share/php/data/Composer/res/composer-schema.json; then
+    check "composer validate --strict" composer validate --strict --no-interaction
+else
+    check "composer validate --strict (this composer predates php-ext)" \
+        composer validate --strict --no-check-publish --no-interaction
+fi
+build=$(php -r '$c = json_decode(file_get_contents("composer.json"), true); echo $c["php-ext"]["build-path"];')
+check "phpize in the build-path ($build)" bash -c "cd '$build' && phpize"
+expect_output "configure refuses without cargo, and says so" "cargo not found" \
+    bash -c "cd '$build' && env PATH=/usr/bin:/bin HOME=/nonexistent ./configure"
+libclang=$(dpkg-query -W -f='${Package} ${Status}\n' 'libclang1-*' 2>/dev/null | awk '/install ok installed/ {print $1}')
+check "libclang removed for the next check" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq $libclang
+expect_output "configure refuses without libclang, and says so" "libclang not found" \
+    bash -c "cd '$build' && ./configure"
+check "libclang installed again" tools/deps.sh
+check "./configure" bash -c "cd '$build' && ./configure"
+check "make" make -C "$build"
+check "the module is at modules/redis_lock.so" test -f "$build/modules/redis_lock.so"
+check "make install" make -C "$build" install
+check "the module is in the extension dir" test -f "$ext_dir/redis_lock.so"
+# What PIE does next on Debian: an ini with the package's priority, and phpenmod.
+check "enable it: ini in mods-available, phpenmod" bash -c \
+    "echo extension=redis_lock.so > /etc/php/$ver/mods-available/redis_lock.ini && phpenmod -v $ver -s ALL redis_lock"
+expect_enabled "phpize"
+check "the project's Makefile was left alone" git diff --quiet -- Makefile
+check "make uninstall" make uninstall
+expect_disabled "uninstall after phpize"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
