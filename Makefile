@@ -1,12 +1,11 @@
 # Everything runs from here: `make demo` and `make test` work on a fresh Debian machine.
 SHELL := /bin/bash
 PHP ?= php
-PHP_CONFIG ?= php-config
 CARGO ?= cargo
-export PHP_CONFIG
 EXT := $(CURDIR)/target/release/libredis_lock.so
-# Recursive (=) so that they are read after `deps` has installed PHP.
-RUN_TESTS = $(shell $(PHP_CONFIG) --extension-dir)/build/run-tests.php
+# Recursive (=) so that they are read after `deps` has installed PHP. PHP_CONFIG in
+# the environment picks another PHP; the tools and ext-php-rs's build read it too.
+RUN_TESTS = $(shell $${PHP_CONFIG:-php-config} --extension-dir)/build/run-tests.php
 PHP_EXT_ARGS := -n -d extension=posix -d extension=$(EXT)
 # Bench and demo also load phpredis, after the extensions it links against.
 PHP_BENCH_ARGS = $(PHP_EXT_ARGS) $(shell tools/phpredis-args.sh)
