@@ -192,8 +192,8 @@ function report(array $results): string
 function svg(array $results): string
 {
     [$pw, $ph, $ml, $mr, $mt, $mb] = [300, 220, 46, 12, 34, 40];
-    $w = count($results) * $pw;
-    $h = $ph + 30;
+    $w = count($results) * $pw + 16;                 // room for the last panel's last tick label
+    $h = $ph + 52;                                   // the legend has a row of its own, below the axis labels
     $colors = ['article' => '#d95f02', 'native' => '#1b9e77'];
     $names = ['article' => 'article class (phpredis)', 'native' => 'redis_lock'];
     $s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"$w\" height=\"$h\" viewBox=\"0 0 $w $h\" font-family=\"sans-serif\" font-size=\"11\">\n";
