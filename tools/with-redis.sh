@@ -19,4 +19,5 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 export REDIS_LOCK_TEST_DSN="redis://127.0.0.1:$port"
+echo "with-redis: $("$server-server" --version | cut -d" " -f1-3) on 127.0.0.1:$port" >&2
 "$@"
