@@ -136,6 +136,8 @@ expect_disabled() {
 
 echo "# 1. make install / make uninstall (PHP $ver, API $api)"
 check "make install" make install
+expect_output "as another user it refuses, and says why" "cannot write to $ext_dir: run as root" \
+    setpriv --reuid=nobody --regid=nogroup --clear-groups tools/install.sh install target/release/libredis_lock.so
 check "the module is in the extension dir" test -f "$ext_dir/redis_lock.so"
 expect_output "the ini is in mods-available, with its priority" "^; priority=20" cat "/etc/php/$ver/mods-available/redis_lock.ini"
 expect_enabled "make install"
