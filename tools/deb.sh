@@ -6,6 +6,7 @@
 # packages are (dh-php):
 #   /usr/lib/php/<api>/redis_lock.so            the module
 #   /etc/php/<ver>/mods-available/redis_lock.ini a conffile, priority 20
+#   /usr/share/doc/php<ver>-redis-lock/        copyright, and the IDE stub
 #   postinst: enabled for every SAPI (php_invoke enmod); postrm: disabled on
 #   remove, its state and links forgotten on purge
 #   Depends: phpapi-<api>, so that apt refuses it on a PHP with another ABI.
@@ -33,6 +34,7 @@ install -m 0644 "$so" "$root$ext_dir/redis_lock.so"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root$ext_dir/redis_lock.so"
 install -m 0644 "$here/packaging/redis_lock.ini" "$root/etc/php/$ver/mods-available/redis_lock.ini"
 install -m 0644 "$here/packaging/debian/copyright" "$root/usr/share/doc/$pkg/copyright"
+install -m 0644 "$here/stubs/redis_lock.stubs.php" "$root/usr/share/doc/$pkg/redis_lock.stubs.php"
 for script in postinst prerm postrm; do
     sed "s/@PHP_VERSION@/$ver/g" "$here/packaging/debian/$script" >"$root/DEBIAN/$script"
     chmod 0755 "$root/DEBIAN/$script"

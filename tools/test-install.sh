@@ -152,6 +152,7 @@ check "make deb" make deb
 deb=$(ls target/deb/php"$ver"-redis-lock_*_"$(dpkg --print-architecture)".deb 2>/dev/null | head -n 1)
 check "the package is named php$ver-redis-lock_<version>_<arch>.deb" test -n "$deb"
 expect_output "the package depends on phpapi-$api" "phpapi-$api" dpkg-deb -f "$deb" Depends
+expect_output "the package carries the IDE stub" "usr/share/doc/php$ver-redis-lock/redis_lock.stubs.php" dpkg-deb -c "$deb"
 check "apt-get install ./$(basename "$deb")" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb"
 check "the package put the module in the extension dir" test -f "$ext_dir/redis_lock.so"
 expect_enabled "apt-get install"
