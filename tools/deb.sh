@@ -24,6 +24,7 @@ arch=$(dpkg --print-architecture)
 version=$("$php" -n -d extension="$(realpath "$so")" -r 'echo phpversion("redis_lock");')
 [ -n "$version" ] || { echo "deb: $so does not load into $php" >&2; exit 1; }
 pkg=php$ver-redis-lock
+maintainer="redis-lock developers <redis-lock@users.noreply.invalid>"
 deb=$out/${pkg}_${version}_${arch}.deb
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-deb.XXXXXX")
@@ -35,6 +36,12 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root$e
 install -m 0644 "$here/packaging/redis_lock.ini" "$root/etc/php/$ver/mods-available/redis_lock.ini"
 install -m 0644 "$here/packaging/debian/copyright" "$root/usr/share/doc/$pkg/copyright"
 install -m 0644 "$here/stubs/redis_lock.stubs.php" "$root/usr/share/doc/$pkg/redis_lock.stubs.php"
+# A native package's changelog: one entry, for the commit it was built from.
+commit=$(git -C "$here" log -1 --format='%h' 2>/dev/null || echo "a source tree")
+date=$(git -C "$here" log -1 --format='%aD' 2>/dev/null || date -R)
+printf '%s (%s) unstable; urgency=medium\n\n  * Built by make deb from %s.\n\n -- %s  %s\n' \
+    "$pkg" "$version" "$commit" "$maintainer" "$date" | gzip -9n >"$root/usr/share/doc/$pkg/changelog.gz"
+chmod 0644 "$root/usr/share/doc/$pkg/changelog.gz"
 for script in postinst prerm postrm; do
     sed "s/@PHP_VERSION@/$ver/g" "$here/packaging/debian/$script" >"$root/DEBIAN/$script"
     chmod 0755 "$root/DEBIAN/$script"
@@ -50,7 +57,7 @@ cat >"$root/DEBIAN/control" <<EOF
 Package: $pkg
 Version: $version
 Architecture: $arch
-Maintainer: redis-lock developers <redis-lock@users.noreply.invalid>
+Maintainer: $maintainer
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Pre-Depends: php-common (>= 2:69~)
 Depends: php$ver-common, phpapi-$api${shlibs:+, $shlibs}
