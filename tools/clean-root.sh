@@ -89,6 +89,8 @@ echo "a throwaway root made by tools/clean-root.sh" >"$box/.redis-lock-clean-roo
 
 # Rust: the toolchains read-only, and rustup's proxies in an otherwise empty CARGO_HOME.
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+[ -d "$rustup_home/toolchains" ] && command -v cargo >/dev/null \
+    || { echo "clean-root: needs a Rust installed with rustup (none in $rustup_home)" >&2; exit 1; }
 cargo_bin=$(dirname "$(command -v cargo)")
 mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin"
 for t in cargo rustc rustdoc rustup; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
