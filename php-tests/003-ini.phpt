@@ -7,7 +7,8 @@ require __DIR__ . '/_helper.inc';
 foreach (['dsn' => 'redis://127.0.0.1:6379', 'prefix' => '', 'connect_timeout' => '0.5',
           'read_timeout' => '0.5', 'retry_delay' => '0.002', 'retry_delay_max' => '0.05',
           'fair' => '0', 'auto_renew' => '0', 'max_hold' => '0', 'fencing' => '1', 'servers' => '',
-          'sentinels' => '', 'service' => '', 'wait_replicas' => '0', 'cluster' => ''] as $k => $v) {
+          'sentinels' => '', 'service' => '', 'wait_replicas' => '0', 'cluster' => '',
+          'tls_ca_file' => '', 'tls_cert_file' => '', 'tls_key_file' => ''] as $k => $v) {
     echo "redis_lock.$k=", var_export(ini_get("redis_lock.$k") === $v, true), "\n";
 }
 $key = rl_key('ini');
@@ -50,6 +51,9 @@ redis_lock.sentinels=true
 redis_lock.service=true
 redis_lock.wait_replicas=true
 redis_lock.cluster=true
+redis_lock.tls_ca_file=true
+redis_lock.tls_cert_file=true
+redis_lock.tls_key_file=true
 bool(true)
 int(1)
 bool(true)

@@ -175,7 +175,7 @@ ASK followed: true
 LockConnectionException: names the migration: true
 MOVED followed: release true, left 0
 locks again in the moved slot: true
-LockConnectionException: redis-lock: cannot talk to Redis at cluster (seeds DEAD): no node gave the slot map: DEAD: connection refused; the lock may have been taken: releaseLock() clears it, or it expires after lockOut
+LockConnectionException: redis-lock: cannot talk to Redis at cluster (seeds DEAD): no node gave the slot map: DEAD: connection refused
 LockConnectionException: true
 ValueError: options "servers" and "cluster" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined
 ValueError: options "sentinels" and "cluster" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined

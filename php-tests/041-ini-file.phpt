@@ -34,5 +34,5 @@ echo "done\n";
 --EXPECT--
 bool(true)
 bool(true)
-15 directives
+18 directives
 done

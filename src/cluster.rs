@@ -140,11 +140,11 @@ impl Placement {
             let e = match outcome {
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(e)) => e,
-                Err(LockError::Connection { addr, cause }) => {
+                Err(LockError::Connection { addr, cause, sent }) => {
                     // The master may be gone: ask the others who serves the slot now.
                     let dead = node.id().clone();
                     if refreshed || c.refresh(Some(&dead)).is_err() {
-                        return Err(LockError::Connection { addr, cause });
+                        return Err(LockError::Connection { addr, cause, sent });
                     }
                     refreshed = true;
                     match c.master(self.slot) {
@@ -152,7 +152,7 @@ impl Placement {
                             node = next;
                             continue;
                         }
-                        _ => return Err(LockError::Connection { addr, cause }),
+                        _ => return Err(LockError::Connection { addr, cause, sent }),
                     }
                 }
                 Err(other) => return Err(other),
@@ -174,6 +174,8 @@ impl Placement {
                         return Err(LockError::Connection {
                             addr: node.addr().to_string(),
                             cause: format!("{e} (the slot is being migrated)"),
+                            // Refused here; but a try on a master that died may have run.
+                            sent: refreshed,
                         });
                     }
                     std::thread::sleep(TRY_AGAIN_PAUSE);
@@ -187,6 +189,7 @@ impl Placement {
                     return Err(LockError::Connection {
                         addr: node.addr().to_string(),
                         cause: format!("CLUSTERDOWN {} (no master serves the slot, for now)", e.detail().unwrap_or("")),
+                        sent: refreshed,
                     });
                 }
             }
@@ -194,6 +197,7 @@ impl Placement {
         Err(LockError::Connection {
             addr: node.addr().to_string(),
             cause: format!("still redirected after {MAX_HOPS} tries (the cluster is resharding or failing over)"),
+            sent: refreshed,
         })
     }
 }
@@ -213,6 +217,7 @@ impl Cluster {
         lock(&self.map).as_ref().and_then(|m| m.master(slot).cloned()).ok_or_else(|| LockError::Connection {
             addr: self.describe(),
             cause: format!("no master serves hash slot {slot} (the cluster is down or failing over)"),
+            sent: false,
         })
     }
 
@@ -265,7 +270,7 @@ impl Cluster {
                     return Ok(());
                 }
                 Ok(_) => causes.push(format!("{}: serves no slots yet", ep.addr())),
-                Err(LockError::Connection { addr, cause } | LockError::Server { addr, cause }) => {
+                Err(LockError::Connection { addr, cause, .. } | LockError::Server { addr, cause }) => {
                     causes.push(format!("{addr}: {cause}"))
                 }
                 Err(other) => return Err(other),
@@ -274,6 +279,7 @@ impl Cluster {
         Err(LockError::Connection {
             addr: self.describe(),
             cause: format!("no node gave the slot map: {}", causes.join("; ")),
+            sent: false,
         })
     }
 }

@@ -5,6 +5,7 @@
 //! as a key of the options array; the array overrides the directive.
 
 use crate::error::{LockError, Result};
+pub use crate::tls::TlsFiles;
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use std::time::Duration;
 
@@ -67,6 +68,9 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("service", ""),
     ("wait_replicas", "0"),
     ("cluster", ""),
+    ("tls_ca_file", ""),
+    ("tls_cert_file", ""),
+    ("tls_key_file", ""),
 ];
 
 /// The article's server.
@@ -110,6 +114,8 @@ pub struct Settings {
     pub wait_replicas: u32,
     /// Seed nodes of a Redis Cluster; empty: no Cluster.
     pub cluster: Vec<String>,
+    /// The CA and client certificate for every `rediss://` connection.
+    pub tls: TlsFiles,
 }
 
 impl Default for Settings {
@@ -130,6 +136,7 @@ impl Default for Settings {
             service: String::new(),
             wait_replicas: 0,
             cluster: Vec::new(),
+            tls: TlsFiles::default(),
         }
     }
 }
@@ -173,6 +180,9 @@ impl Settings {
                 }
                 self.cluster = seeds;
             }
+            "tls_ca_file" => self.tls.ca_file = path_value(&label, value, source)?,
+            "tls_cert_file" => self.tls.cert_file = path_value(&label, value, source)?,
+            "tls_key_file" => self.tls.key_file = path_value(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -203,6 +213,11 @@ impl Settings {
                 topologies.join("\" and \"")
             )));
         }
+        if self.tls.cert_file.is_some() != self.tls.key_file.is_some() {
+            return Err(LockError::InvalidValue(
+                "options \"tls_cert_file\" and \"tls_key_file\" go together: a client certificate needs its key".to_string(),
+            ));
+        }
         if self.retry_delay_max < self.retry_delay {
             return Err(LockError::InvalidValue(format!(
                 "retry_delay_max ({} s) must not be smaller than retry_delay ({} s)",
@@ -212,6 +227,19 @@ impl Settings {
         }
         Ok(())
     }
+}
+
+/// A file path; "" (or null in the options) for none.
+fn path_value(label: &str, value: &OptValue, source: Source) -> Result<Option<String>> {
+    if matches!(value, OptValue::Null) {
+        return Ok(None);
+    }
+    let path = String::from_utf8(string_value(label, value, source)?)
+        .map_err(|_| LockError::InvalidValue(format!("{label} must be a valid UTF-8 path")))?;
+    if path.contains('\0') {
+        return Err(LockError::InvalidValue(format!("{label} must not contain NUL bytes")));
+    }
+    Ok(Some(path).filter(|p| !p.is_empty()))
 }
 
 fn label(name: &str, source: Source) -> String {

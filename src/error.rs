@@ -14,10 +14,12 @@ pub enum LockError {
     #[error("{0}")]
     InvalidType(String),
 
-    /// Redis could not be reached, timed out, refused authentication, or broke
-    /// the protocol. `addr` never carries credentials.
+    /// Redis could not be reached, timed out, refused authentication or the TLS
+    /// handshake, or broke the protocol. `addr` never carries credentials. `sent`:
+    /// whether a command may have reached Redis before the failure (otherwise the
+    /// failure came while connecting, and nothing was done).
     #[error("redis-lock: cannot talk to Redis at {addr}: {cause}")]
-    Connection { addr: String, cause: String },
+    Connection { addr: String, cause: String, sent: bool },
 
     /// Redis answered, but with an error (READONLY, OOM, NOPERM, ...).
     #[error("redis-lock: Redis at {addr} replied with an error: {cause}")]

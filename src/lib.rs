@@ -1,7 +1,7 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `error`) knows nothing of
+//! `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
 
 pub mod cluster;
@@ -14,6 +14,7 @@ pub mod pool;
 pub mod redlock;
 pub mod scripts;
 pub mod sentinel;
+pub mod tls;
 pub mod token;
 pub mod wait;
 pub mod wake;

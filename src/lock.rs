@@ -410,9 +410,10 @@ impl Lock {
             self.hold_token(token, None);
         }
         match e {
-            LockError::Connection { addr, cause } => LockError::Connection {
+            LockError::Connection { addr, cause, sent: true } => LockError::Connection {
                 addr,
                 cause: format!("{cause}; the lock may have been taken: releaseLock() clears it, or it expires after lockOut"),
+                sent: true,
             },
             other => other,
         }

@@ -8,11 +8,12 @@
 //! forked child sees another pid and forgets the inherited sockets without
 //! closing them, which could disturb the parent, then connects afresh.
 
-use crate::config::{self, Settings};
+use crate::config::{self, Settings, TlsFiles};
 use crate::error::{LockError, Result};
 use crate::sentinel::Sentinels;
+use crate::tls;
 use crate::wake::Subscriber;
-use redis::{Connection, ConnectionInfo, ErrorKind, RedisError, RedisResult};
+use redis::{Connection, ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -25,6 +26,8 @@ pub struct Endpoint {
     /// When set, the master is found through these sentinels; `info` then only gives
     /// its credentials and database.
     sentinels: Option<Sentinels>,
+    /// The CA and client certificate for `rediss://` connections.
+    tls: TlsFiles,
     addr: String,
     connect_timeout: Duration,
     read_timeout: Duration,
@@ -61,7 +64,7 @@ impl Endpoint {
     /// Maps a Redis error on this endpoint onto the core error.
     pub fn error(&self, e: &RedisError) -> LockError {
         if breaks_connection(e) || is_auth_refusal(e) || self.on_replica(e) {
-            LockError::Connection { addr: self.addr.clone(), cause: describe(e, self) }
+            LockError::Connection { addr: self.addr.clone(), cause: describe(e, self), sent: true }
         } else {
             LockError::Server { addr: self.addr.clone(), cause: e.to_string() }
         }
@@ -135,14 +138,15 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
         return endpoint_for(&settings.dsn, settings);
     }
     let key = format!(
-        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         settings.sentinels.join(","),
         settings.service,
         settings.dsn,
         settings.connect_timeout.as_nanos(),
-        settings.read_timeout.as_nanos()
+        settings.read_timeout.as_nanos(),
+        settings.tls.id()
     );
-    let sentinels = Sentinels::new(&settings.sentinels, &settings.service)?;
+    let sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
     let addr = sentinels.describe();
     register(key, || config::parse_dsn(&settings.dsn), settings, Some(sentinels), Some(addr))
 }
@@ -150,10 +154,11 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
 /// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
 pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
     let key = format!(
-        "{}\u{0}{}\u{0}{}",
+        "{}\u{0}{}\u{0}{}\u{0}{}",
         dsn,
         settings.connect_timeout.as_nanos(),
-        settings.read_timeout.as_nanos()
+        settings.read_timeout.as_nanos(),
+        settings.tls.id()
     );
     register(key, || config::parse_dsn(dsn), settings, None, None)
 }
@@ -162,9 +167,10 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
 /// credentials and TLS at `host:port`. `scope` tells apart the settings it came from.
 pub(crate) fn endpoint_at(base: &ConnectionInfo, host: &str, port: u16, scope: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
     let key = format!(
-        "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}",
+        "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}\u{0}{}",
         settings.connect_timeout.as_nanos(),
-        settings.read_timeout.as_nanos()
+        settings.read_timeout.as_nanos(),
+        settings.tls.id()
     );
     register(key, || Ok(config::info_at(base, host, port)), settings, None, None)
 }
@@ -191,6 +197,7 @@ fn register(
         addr: addr.unwrap_or_else(|| config::display_addr(&info)),
         info,
         sentinels,
+        tls: settings.tls.clone(),
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
     });
@@ -206,19 +213,41 @@ pub(crate) fn connect(ep: &Endpoint) -> Result<Connection> {
     connect_within(ep, ep.connect_timeout, ep.read_timeout)
 }
 
+/// A new connection to `ep` (through its sentinels, if any). A failure here comes
+/// before any command of the caller's was sent.
 fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection> {
-    let conn_err = |e: &RedisError| LockError::Connection { addr: ep.addr.clone(), cause: describe(e, ep) };
+    let failed = |cause| LockError::Connection { addr: ep.addr.clone(), cause, sent: false };
     if let Some(sentinels) = &ep.sentinels {
-        return sentinels
-            .connect_master(&ep.info, connect_timeout, read_timeout)
-            .map_err(|cause| LockError::Connection { addr: ep.addr.clone(), cause });
+        return sentinels.connect_master(&ep.info, connect_timeout, read_timeout).map_err(failed);
     }
-    open(&ep.info, connect_timeout, read_timeout).map_err(|e| conn_err(&e))
+    open(&ep.info, &ep.tls, connect_timeout, read_timeout).map_err(|e| failed(describe(&e, ep)))
 }
 
-/// A new connection to `info`, with its timeouts set.
-pub(crate) fn open(info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> RedisResult<Connection> {
-    let conn = redis::Client::open(info.clone())?.get_connection_with_timeout(connect_timeout)?;
+/// A new connection to `info`, with its timeouts set, checked with a `PING` within
+/// `connect_timeout`: TLS finishes its handshake on the first exchange, and a server
+/// that speaks another protocol shows it there, before any command that matters.
+pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration) -> RedisResult<Connection> {
+    let client = match info.addr() {
+        ConnectionAddr::TcpTls { .. } => {
+            let certificates = tls.certificates().map_err(|why| RedisError::from((ErrorKind::InvalidClientConfig, "TLS", why)))?;
+            redis::Client::build_with_tls(info.clone(), certificates)?
+        }
+        _ => redis::Client::open(info.clone())?,
+    };
+    let started = Instant::now();
+    let mut conn = client.get_connection_with_timeout(connect_timeout)?;
+    let left = connect_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+    conn.set_read_timeout(Some(left))?;
+    conn.set_write_timeout(Some(left))?;
+    redis::cmd("PING").exec(&mut conn).map_err(|e| match info.addr() {
+        // A TLS port closes the connection on a plain client's first bytes.
+        ConnectionAddr::Tcp(..) if e.is_connection_dropped() && !e.is_timeout() => RedisError::from((
+            ErrorKind::InvalidClientConfig,
+            "first exchange",
+            format!("the server closed the connection on the first command ({e}): if this port expects TLS, use rediss://"),
+        )),
+        _ => e,
+    })?;
     conn.set_read_timeout(Some(read_timeout))?;
     conn.set_write_timeout(Some(read_timeout))?;
     Ok(conn)
@@ -248,8 +277,19 @@ fn is_auth_refusal(e: &RedisError) -> bool {
         || e.detail().is_some_and(|d| d.contains("unauthenticated"))
 }
 
+/// What a failure to set up a connection to `info` means, when it is about TLS or
+/// the settings rather than the network.
+pub(crate) fn setup_failure(e: &RedisError, info: &ConnectionInfo) -> Option<String> {
+    let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
+    tls::explain(e, tls).or_else(|| {
+        (e.kind() == ErrorKind::InvalidClientConfig).then(|| e.detail().unwrap_or("invalid TLS settings").to_string())
+    })
+}
+
 fn describe(e: &RedisError, ep: &Endpoint) -> String {
-    if e.is_timeout() {
+    if let Some(why) = setup_failure(e, &ep.info) {
+        why
+    } else if e.is_timeout() {
         format!("timed out (connect_timeout {} s, read_timeout {} s)", ep.connect_timeout.as_secs_f64(), ep.read_timeout.as_secs_f64())
     } else if e.is_connection_refusal() {
         "connection refused".to_string()
@@ -309,9 +349,11 @@ pub fn run<T>(
         connect(ep)
     };
     let mut conn = reconnected.map_err(|second| match second {
-        LockError::Connection { addr, cause } => LockError::Connection {
+        // The first try was sent: what it did is unknown.
+        LockError::Connection { addr, cause, .. } => LockError::Connection {
             addr,
             cause: format!("{}; reconnecting: {cause}", describe(&err, ep)),
+            sent: true,
         },
         other => other,
     })?;

@@ -58,8 +58,14 @@ impl Call<'_> {
     }
 }
 
-/// Why a node gave no usable answer: the text names the node and the cause.
-pub(crate) type NodeError = String;
+/// Why a node gave no usable answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NodeError {
+    /// Names the node and the cause.
+    pub(crate) text: String,
+    /// Whether the command may have reached the node.
+    pub(crate) sent: bool,
+}
 
 /// The independent masters of one Redlock.
 #[derive(Debug)]
@@ -98,7 +104,7 @@ impl Quorum {
         let start = Instant::now();
         let packed = call.packed();
         let n = self.nodes.len();
-        let mut out: Vec<std::result::Result<Value, NodeError>> = (0..n).map(|_| Err(String::new())).collect();
+        let mut out: Vec<std::result::Result<Value, NodeError>> = (0..n).map(|_| Err(NodeError::default())).collect();
         let mut conns: Vec<Option<Connection>> = (0..n).map(|_| None).collect();
         let deadline = |ep: &Endpoint| start + ep.read_timeout();
         // Every request is on the wire before any reply is awaited.
@@ -109,7 +115,7 @@ impl Quorum {
                     Ok(()) => conns[i] = Some(conn),
                     Err(e) => out[i] = Err(failure(ep, &e)),
                 },
-                Err(e) => out[i] = Err(format!("{}: {}", ep.addr(), cause_of(&e))),
+                Err(e) => out[i] = Err(NodeError { text: format!("{}: {}", ep.addr(), cause_of(&e)), sent: false }),
             }
         }
         for (i, ep) in self.nodes.iter().enumerate() {
@@ -264,8 +270,9 @@ impl Quorum {
             cause: format!(
                 "{answered} answered, a majority needs {}: {}",
                 self.majority(),
-                failed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")
+                failed.iter().map(|f| f.text.as_str()).collect::<Vec<_>>().join("; ")
             ),
+            sent: failed.iter().any(|f| f.sent),
         })
     }
 }
@@ -281,8 +288,9 @@ pub enum Extended {
     No,
 }
 
+/// A failure once the command was on its way to `ep`.
 fn failure(ep: &Endpoint, e: &redis::RedisError) -> NodeError {
-    format!("{}: {}", ep.addr(), pool::describe_failure(ep, e))
+    NodeError { text: format!("{}: {}", ep.addr(), pool::describe_failure(ep, e)), sent: true }
 }
 
 fn cause_of(e: &LockError) -> String {

@@ -6,7 +6,7 @@
 //! which may be back as a replica. A connection that later finds itself on a
 //! replica (`READONLY`) is dropped, so the next use asks the sentinels again.
 
-use crate::config;
+use crate::config::{self, TlsFiles};
 use crate::pool;
 use redis::{Connection, ConnectionInfo, Value};
 use std::time::{Duration, Instant};
@@ -16,13 +16,15 @@ use std::time::{Duration, Instant};
 pub struct Sentinels {
     nodes: Vec<ConnectionInfo>,
     service: String,
+    /// For `rediss://` sentinels and masters alike.
+    tls: TlsFiles,
 }
 
 impl Sentinels {
     /// Parses the sentinels' dsns (already checked by the settings).
-    pub fn new(dsns: &[String], service: &str) -> crate::error::Result<Self> {
+    pub fn new(dsns: &[String], service: &str, tls: &TlsFiles) -> crate::error::Result<Self> {
         let nodes = dsns.iter().map(|d| config::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
-        Ok(Sentinels { nodes, service: service.to_string() })
+        Ok(Sentinels { nodes, service: service.to_string(), tls: tls.clone() })
     }
 
     /// How messages name the service.
@@ -52,7 +54,7 @@ impl Sentinels {
                 }
             };
             let info = config::info_at(master, &named.0, named.1);
-            match open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
+            match self.open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
                 Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), config::display_addr(node))),
             }
@@ -60,8 +62,13 @@ impl Sentinels {
         Err(format!("no master found: {}", causes.join("; ")))
     }
 
+    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
+        pool::open(info, &self.tls, connect_timeout, read_timeout)
+            .map_err(|e| pool::setup_failure(&e, info).unwrap_or_else(|| e.to_string()))
+    }
+
     fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
-        let mut conn = open(node, connect_timeout, read_timeout)?;
+        let mut conn = self.open(node, connect_timeout, read_timeout)?;
         let reply: Value = redis::cmd("SENTINEL")
             .arg("GET-MASTER-ADDR-BY-NAME")
             .arg(&self.service)
@@ -90,10 +97,6 @@ fn display((host, port): &(String, u16)) -> String {
     } else {
         format!("{host}:{port}")
     }
-}
-
-fn open(info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
-    pool::open(info, connect_timeout, read_timeout).map_err(|e| e.to_string())
 }
 
 fn role_is_master(conn: &mut Connection) -> Result<(), String> {

@@ -11,7 +11,8 @@ namespace {
      * Redis frees the lock by itself. Both accept fractions and are honoured to the
      * millisecond. `$options` overrides the `redis_lock.*` php.ini directives
      * (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
-     * auto_renew, max_hold, fencing, servers, sentinels, service, wait_replicas, cluster).
+     * auto_renew, max_hold, fencing, servers, sentinels, service, wait_replicas, cluster,
+     * tls_ca_file, tls_cert_file, tls_key_file).
      *
      * A lock still held is released when its object is destroyed, at request end, after
      * exit() and after a fatal error; never by a forked child's copy of the object.

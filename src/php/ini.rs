@@ -9,7 +9,7 @@ use super::engine;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<16> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
@@ -25,6 +25,9 @@ static INI_ENTRIES: IniEntryDefs<16> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.service", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.wait_replicas", c"0", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.cluster", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.tls_ca_file", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.tls_cert_file", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.tls_key_file", c"", IniEntryPermission::All),
     IniEntryDef::end(),
 ]);
 
