@@ -404,9 +404,11 @@ impl Lock {
 
     /// After a failed try the lock may still have been taken (a lost reply):
     /// remember the token so that a later releaseLock() (or the object's end)
-    /// clears it; otherwise it expires with its lease.
+    /// clears it; otherwise it expires with its lease. A failure while connecting
+    /// sent nothing, so there is nothing to clear (and no reason to connect again
+    /// when the object goes away).
     fn maybe_taken(&mut self, token: String, e: LockError) -> LockError {
-        if self.token.is_none() {
+        if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
             self.hold_token(token, None);
         }
         match e {

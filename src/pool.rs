@@ -246,6 +246,15 @@ pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Durat
             "first exchange",
             format!("the server closed the connection on the first command ({e}): if this port expects TLS, use rediss://"),
         )),
+        // A plain port reads a TLS hello as the start of a command, and waits for its end.
+        ConnectionAddr::TcpTls { .. } if e.is_timeout() => RedisError::from((
+            ErrorKind::InvalidClientConfig,
+            "first exchange",
+            format!(
+                "no answer to the TLS handshake within connect_timeout ({} s): if this is a plain Redis port, use redis://",
+                connect_timeout.as_secs_f64()
+            ),
+        )),
         _ => e,
     })?;
     conn.set_read_timeout(Some(read_timeout))?;

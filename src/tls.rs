@@ -124,20 +124,20 @@ pub fn explain(e: &RedisError, tls: bool) -> Option<String> {
         if has("UnknownIssuer") {
             return handshake("the server's certificate is signed by a CA this client does not trust (unknown issuer); name that CA in tls_ca_file, or add it to the OS store");
         }
-        if has("NotValidForName") {
+        if has("NotValidForName") || has("not valid for name") {
             return handshake("the server's certificate is not valid for this host name (name mismatch)");
         }
-        if has("Expired") {
+        if has("Expired") || has("certificate expired") {
             return handshake("the server's certificate has expired");
         }
-        if has("NotValidYet") {
+        if has("NotValidYet") || has("certificate not valid yet") {
             return handshake("the server's certificate is not valid yet");
         }
         if has("CertificateRequired") || (has("HandshakeFailure") && has("alert")) {
             return handshake("the server requires a client certificate (set tls_cert_file and tls_key_file)");
         }
         if has("UnknownCA") || has("BadCertificate") || has("DecryptError") {
-            return handshake(&format!("the server refused the client certificate ({})", e.detail().unwrap_or("").trim()));
+            return handshake(&format!("the server refused the client certificate ({text})"));
         }
         if has("InvalidContentType") || has("corrupt message") || has("InvalidMessage") {
             return Some("this client speaks TLS but the server does not, on this port (a plain Redis port? use redis://)".to_string());

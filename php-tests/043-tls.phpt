@@ -1,0 +1,152 @@
+--TEST--
+TLS against real servers with certificates made by openssl: tls_ca_file, the OS store through SSL_CERT_FILE, #insecure, mutual TLS; wake-on-release and the watchdog over TLS; clear, quick errors for an unknown CA, a wrong name, an expired certificate, a missing client certificate, unreadable or garbage files, and a protocol mismatch, none saying the lock may have been taken
+--FILE--
+<?php
+require __DIR__ . '/_helper.inc';
+
+// Certificates: a CA, a server leaf for localhost and 127.0.0.1, the same expired,
+// one for another name, a client leaf, and an unrelated CA with its own client leaf.
+$d = sys_get_temp_dir() . '/rl-tls-' . getmypid();
+@mkdir($d);
+function ossl(string $args): void {
+    exec("openssl $args 2>&1", $out, $rc);
+    if ($rc !== 0) { throw new RuntimeException("openssl $args: " . implode("\n", $out)); }
+}
+file_put_contents("$d/server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+file_put_contents("$d/other-name.ext", "subjectAltName=DNS:other.invalid\n");
+file_put_contents("$d/client.ext", "extendedKeyUsage=clientAuth\n");
+foreach (['ca' => 'Test CA', 'other-ca' => 'Unrelated CA'] as $name => $cn) {
+    ossl("req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=$cn' -keyout $d/$name.key -out $d/$name.crt");
+}
+$leaf = function (string $name, string $cn, string $ca, string $ext) use ($d) {
+    ossl("req -newkey rsa:2048 -nodes -subj '/CN=$cn' -keyout $d/$name.key -out $d/$name.csr");
+    ossl("x509 -req -days 2 -in $d/$name.csr -CA $d/$ca.crt -CAkey $d/$ca.key -CAcreateserial -extfile $d/$ext -out $d/$name.crt");
+};
+$leaf('server', 'localhost', 'ca', 'server.ext');
+$leaf('other-name', 'other.invalid', 'ca', 'other-name.ext');
+$leaf('client', 'client', 'ca', 'client.ext');
+$leaf('stranger', 'stranger', 'other-ca', 'client.ext');
+// An expired leaf needs set dates, which only `openssl ca` takes.
+file_put_contents("$d/index.txt", '');
+file_put_contents("$d/serial", "1000\n");
+file_put_contents("$d/ca.cnf", "[ca]\ndefault_ca = t\n[t]\ndatabase = $d/index.txt\nnew_certs_dir = $d\nserial = $d/serial\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n");
+ossl("ca -batch -config $d/ca.cnf -cert $d/ca.crt -keyfile $d/ca.key -in $d/server.csr -startdate 20200101000000Z -enddate 20200102000000Z -extfile $d/server.ext -out $d/expired.crt");
+file_put_contents("$d/garbage.pem", "not a certificate\n");
+file_put_contents("$d/secret.key", "-----BEGIN PRIVATE KEY-----\nTOP-SECRET-KEY-MATERIAL\n-----END PRIVATE KEY-----\n");
+
+// Servers with a TLS port (and a plain one, for looking behind the extension's back).
+$tls = function (string $cert, bool $clients = false) use ($d) {
+    $port = rl_free_port();
+    $srv = rl_start_redis(['--tls-port', (string) $port, '--tls-cert-file', "$d/$cert.crt", '--tls-key-file', "$d/" . ($cert === 'expired' ? 'server' : $cert) . '.key',
+        '--tls-ca-cert-file', "$d/ca.crt", '--tls-auth-clients', $clients ? 'yes' : 'no']);
+    return $srv + ['tls' => $port];
+};
+$a = $tls('server');                 // verifies clients? no
+$m = $tls('server', true);           // mutual TLS
+$x = $tls('expired');
+$n = $tls('other-name');
+$ca = ['tls_ca_file' => "$d/ca.crt"];
+$client = $ca + ['tls_cert_file' => "$d/client.crt", 'tls_key_file' => "$d/client.key"];
+
+function attempt(string $label, string $dsn, array $opts = [], float $timeOut = 0): void {
+    $t = microtime(true);
+    try {
+        $l = new Lock(rl_key('tls'), $timeOut, 5, ['dsn' => $dsn, 'connect_timeout' => 0.5] + $opts);
+        $token = $l->addLock();
+        echo "$label: ", is_string($token) && $l->releaseLock($token) ? 'locked and released' : 'FAILED', "\n";
+    } catch (LockException $e) {
+        $msg = $e->getMessage();
+        $quick = microtime(true) - $t < 0.5 + 0.3;
+        $clean = !str_contains($msg, 'may have been taken') && !str_contains($msg, 'TOP-SECRET');
+        echo "$label: ", get_class($e), ($quick ? '' : ' (SLOW)'), ($clean ? '' : ' (UNCLEAN)'), ': ',
+            preg_replace('/^redis-lock: cannot talk to Redis at \S+: /', '', $msg), "\n";
+    }
+}
+
+echo "-- trust\n";
+attempt('tls_ca_file', "rediss://localhost:{$a['tls']}", $ca);
+attempt('by IP address', "rediss://127.0.0.1:{$a['tls']}", $ca);
+attempt('no CA given, not in the OS store', "rediss://localhost:{$a['tls']}");
+attempt('#insecure', "rediss://localhost:{$a['tls']}/#insecure");
+attempt('the wrong CA', "rediss://localhost:{$a['tls']}", ['tls_ca_file' => "$d/other-ca.crt"]);
+attempt('expired', "rediss://localhost:{$x['tls']}", $ca);
+attempt('name mismatch', "rediss://localhost:{$n['tls']}", $ca);
+// The OS-store path: SSL_CERT_FILE names the trusted bundle, as for OpenSSL.
+$php = escapeshellarg(PHP_BINARY) . ' -n -d extension=' . escapeshellarg(rl_ext());
+$code = escapeshellarg('$l = new Lock("tls-os", 0, 5, ["dsn" => $argv[1]]); echo $l->releaseLock($l->addLock()) ? "locked and released" : "FAILED";');
+echo 'SSL_CERT_FILE: ', shell_exec('SSL_CERT_FILE=' . escapeshellarg("$d/ca.crt") . " $php -r $code rediss://localhost:{$a['tls']} 2>&1"), "\n";
+
+echo "-- mutual TLS\n";
+attempt('no client certificate', "rediss://localhost:{$m['tls']}", $ca);
+attempt('a client certificate', "rediss://localhost:{$m['tls']}", $client);
+attempt('a client certificate of another CA', "rediss://localhost:{$m['tls']}",
+    $ca + ['tls_cert_file' => "$d/stranger.crt", 'tls_key_file' => "$d/stranger.key"]);
+
+echo "-- files\n";
+attempt('missing CA file', "rediss://localhost:{$a['tls']}", ['tls_ca_file' => "$d/missing.crt"]);
+attempt('garbage CA file', "rediss://localhost:{$a['tls']}", ['tls_ca_file' => "$d/garbage.pem"]);
+attempt('garbage key file', "rediss://localhost:{$m['tls']}", $ca + ['tls_cert_file' => "$d/client.crt", 'tls_key_file' => "$d/secret.key"]);
+try { new Lock('k', 0, 5, ['tls_cert_file' => "$d/client.crt"]); } catch (ValueError $e) { echo 'cert without key: ', $e->getMessage(), "\n"; }
+
+echo "-- protocols\n";
+attempt('plain to the TLS port', "redis://127.0.0.1:{$a['tls']}");
+attempt('TLS to the plain port', "rediss://localhost:{$a['port']}", $ca);
+
+echo "-- wake-on-release and the watchdog over TLS\n";
+$dsn = "rediss://localhost:{$m['tls']}";
+$key = rl_key('tls-wake');
+// Polls 2 s apart: only a wake-up can hand the lock over within a second.
+$opts = ['dsn' => $dsn, 'retry_delay' => 2, 'retry_delay_max' => 2] + $client;
+$holder = new Lock($key, 0, 5, $opts);
+$token = $holder->addLock();
+$pid = pcntl_fork();
+if ($pid === 0) {
+    $w = new Lock($key, 10, 5, $opts);
+    usleep(200000);                                   // queued by then
+    $t = microtime(true);
+    $got = $w->addLock();
+    $w->releaseLock($got);
+    exit(is_string($got) ? 0 : 1);
+}
+usleep(700000);
+$released = microtime(true);
+$holder->releaseLock($token);
+pcntl_waitpid($pid, $status);
+echo 'waiter got the lock: ', var_export(pcntl_wexitstatus($status) === 0, true), ', within a second of the release: ',
+    var_export(microtime(true) - $released < 1.0, true), "\n";
+$r = new Lock(rl_key('tls-renew'), 0, 0.3, ['dsn' => $dsn, 'auto_renew' => true] + $client);
+$token = $r->addLock();
+usleep(1000000);                                      // 3x the lease
+echo 'renewed past 3x its lease: ', var_export($r->isOwned($token), true), "\n";
+var_dump($r->releaseLock($token));
+
+foreach ([$a, $m, $x, $n] as $srv) { rl_stop_redis($srv); }
+array_map('unlink', glob("$d/*"));
+rmdir($d);
+?>
+--EXPECTF--
+-- trust
+tls_ca_file: locked and released
+by IP address: locked and released
+no CA given, not in the OS store: LockConnectionException: TLS handshake failed: the server's certificate is signed by a CA this client does not trust (unknown issuer); name that CA in tls_ca_file, or add it to the OS store
+#insecure: locked and released
+the wrong CA: LockConnectionException: TLS handshake failed: the server's certificate is signed by a CA this client does not trust (unknown issuer); name that CA in tls_ca_file, or add it to the OS store
+expired: LockConnectionException: TLS handshake failed: the server's certificate has expired
+name mismatch: LockConnectionException: TLS handshake failed: the server's certificate is not valid for this host name (name mismatch)
+SSL_CERT_FILE: locked and released
+-- mutual TLS
+no client certificate: LockConnectionException: TLS handshake failed: the server requires a client certificate (set tls_cert_file and tls_key_file)
+a client certificate: locked and released
+a client certificate of another CA: LockConnectionException: TLS handshake failed: the server refused the client certificate (received fatal alert: %s)
+-- files
+missing CA file: LockConnectionException: tls_ca_file "%s/missing.crt" cannot be read: no such file
+garbage CA file: LockConnectionException: tls_ca_file "%s/garbage.pem" holds no PEM certificate
+garbage key file: LockConnectionException: tls_key_file "%s/secret.key" holds no PEM private key (PKCS#8, RSA or EC)
+cert without key: options "tls_cert_file" and "tls_key_file" go together: a client certificate needs its key
+-- protocols
+plain to the TLS port: LockConnectionException: the server closed the connection on the first command (%s): if this port expects TLS, use rediss://
+TLS to the plain port: LockConnectionException: no answer to the TLS handshake within connect_timeout (0.5 s): if this is a plain Redis port, use redis://
+-- wake-on-release and the watchdog over TLS
+waiter got the lock: true, within a second of the release: true
+renewed past 3x its lease: true
+bool(true)
