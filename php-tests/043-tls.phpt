@@ -4,42 +4,15 @@ TLS against real servers with certificates made by openssl: tls_ca_file, the OS 
 <?php
 require __DIR__ . '/_helper.inc';
 
-// Certificates: a CA, a server leaf for localhost and 127.0.0.1, the same expired,
-// one for another name, a client leaf, and an unrelated CA with its own client leaf.
 $d = sys_get_temp_dir() . '/rl-tls-' . getmypid();
-@mkdir($d);
-function ossl(string $args): void {
-    exec("openssl $args 2>&1", $out, $rc);
-    if ($rc !== 0) { throw new RuntimeException("openssl $args: " . implode("\n", $out)); }
-}
-file_put_contents("$d/server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-file_put_contents("$d/other-name.ext", "subjectAltName=DNS:other.invalid\n");
-file_put_contents("$d/client.ext", "extendedKeyUsage=clientAuth\n");
-foreach (['ca' => 'Test CA', 'other-ca' => 'Unrelated CA'] as $name => $cn) {
-    ossl("req -x509 -newkey rsa:2048 -nodes -days 2 -subj '/CN=$cn' -keyout $d/$name.key -out $d/$name.crt");
-}
-$leaf = function (string $name, string $cn, string $ca, string $ext) use ($d) {
-    ossl("req -newkey rsa:2048 -nodes -subj '/CN=$cn' -keyout $d/$name.key -out $d/$name.csr");
-    ossl("x509 -req -days 2 -in $d/$name.csr -CA $d/$ca.crt -CAkey $d/$ca.key -CAcreateserial -extfile $d/$ext -out $d/$name.crt");
-};
-$leaf('server', 'localhost', 'ca', 'server.ext');
-$leaf('other-name', 'other.invalid', 'ca', 'other-name.ext');
-$leaf('client', 'client', 'ca', 'client.ext');
-$leaf('stranger', 'stranger', 'other-ca', 'client.ext');
-// An expired leaf needs set dates, which only `openssl ca` takes.
-file_put_contents("$d/index.txt", '');
-file_put_contents("$d/serial", "1000\n");
-file_put_contents("$d/ca.cnf", "[ca]\ndefault_ca = t\n[t]\ndatabase = $d/index.txt\nnew_certs_dir = $d\nserial = $d/serial\ndefault_md = sha256\npolicy = p\n[p]\ncommonName = supplied\n");
-ossl("ca -batch -config $d/ca.cnf -cert $d/ca.crt -keyfile $d/ca.key -in $d/server.csr -startdate 20200101000000Z -enddate 20200102000000Z -extfile $d/server.ext -out $d/expired.crt");
+rl_make_certs($d);
 file_put_contents("$d/garbage.pem", "not a certificate\n");
 file_put_contents("$d/secret.key", "-----BEGIN PRIVATE KEY-----\nTOP-SECRET-KEY-MATERIAL\n-----END PRIVATE KEY-----\n");
 
 // Servers with a TLS port (and a plain one, for looking behind the extension's back).
 $tls = function (string $cert, bool $clients = false) use ($d) {
     $port = rl_free_port();
-    $srv = rl_start_redis(['--tls-port', (string) $port, '--tls-cert-file', "$d/$cert.crt", '--tls-key-file', "$d/" . ($cert === 'expired' ? 'server' : $cert) . '.key',
-        '--tls-ca-cert-file', "$d/ca.crt", '--tls-auth-clients', $clients ? 'yes' : 'no']);
-    return $srv + ['tls' => $port];
+    return rl_start_redis(rl_tls_args($d, $port, $cert, $clients)) + ['tls' => $port];
 };
 $a = $tls('server');                 // verifies clients? no
 $m = $tls('server', true);           // mutual TLS
@@ -121,8 +94,7 @@ echo 'renewed past 3x its lease: ', var_export($r->isOwned($token), true), "\n";
 var_dump($r->releaseLock($token));
 
 foreach ([$a, $m, $x, $n] as $srv) { rl_stop_redis($srv); }
-array_map('unlink', glob("$d/*"));
-rmdir($d);
+rl_remove_dir($d);
 ?>
 --EXPECTF--
 -- trust

@@ -74,10 +74,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// that names it. No connection is made here.
 pub fn get(settings: &Settings) -> Result<Arc<Cluster>> {
     let scope = format!(
-        "cluster\u{0}{}\u{0}{}\u{0}{}",
+        "cluster\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         settings.cluster.join(","),
         settings.connect_timeout.as_nanos(),
-        settings.read_timeout.as_nanos()
+        settings.read_timeout.as_nanos(),
+        settings.tls.id()
     );
     let mut guard = lock(&CLUSTERS);
     let all = guard.get_or_insert_with(HashMap::new);
