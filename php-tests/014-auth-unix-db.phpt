@@ -24,6 +24,10 @@ try {
     var_dump(rl_cmd("redis://:right-pw@127.0.0.1:$p", 'EXISTS', $key));   // not in db 0
     $u = new Lock($key, 0, 5, ['dsn' => "unix://$sock?db=3&pass=right-pw"]);
     var_dump($u->isLocked(), $u->tryLock(), $u->releaseLock($t), $l->isLocked());
+    // A new connection is checked with PING; an ACL that denies PING still locks.
+    rl_cmd("redis://:right-pw@127.0.0.1:$p", 'ACL', 'SETUSER', 'noping', 'on', '>np-pw', '~*', '+@all', '-ping');
+    $n = new Lock(rl_key('noping'), 0, 5, ['dsn' => "redis://noping:np-pw@127.0.0.1:$p"]);
+    var_dump($n->releaseLock($n->addLock()));
 } finally {
     rl_stop_redis($srv);
     @unlink($sock);
@@ -39,3 +43,4 @@ bool(true)
 bool(false)
 bool(true)
 bool(false)
+bool(true)

@@ -239,27 +239,32 @@ pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Durat
     let left = connect_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     conn.set_read_timeout(Some(left))?;
     conn.set_write_timeout(Some(left))?;
-    redis::cmd("PING").exec(&mut conn).map_err(|e| match info.addr() {
-        // A TLS port closes the connection on a plain client's first bytes.
-        ConnectionAddr::Tcp(..) if e.is_connection_dropped() && !e.is_timeout() => RedisError::from((
-            ErrorKind::InvalidClientConfig,
-            "first exchange",
-            format!("the server closed the connection on the first command ({e}): if this port expects TLS, use rediss://"),
-        )),
-        // A plain port reads a TLS hello as the start of a command, and waits for its end.
-        ConnectionAddr::TcpTls { .. } if e.is_timeout() => RedisError::from((
-            ErrorKind::InvalidClientConfig,
-            "first exchange",
-            format!(
-                "no answer to the TLS handshake within connect_timeout ({} s): if this is a plain Redis port, use redis://",
-                connect_timeout.as_secs_f64()
-            ),
-        )),
-        _ => e,
-    })?;
+    match redis::cmd("PING").exec(&mut conn) {
+        // An error reply (NOAUTH, or an ACL without PING) still proves a Redis
+        // speaking RESP over a finished handshake; the caller's command will say more.
+        Err(e) if breaks_connection(&e) => return Err(first_exchange_failure(e, info, connect_timeout)),
+        _ => {}
+    }
     conn.set_read_timeout(Some(read_timeout))?;
     conn.set_write_timeout(Some(read_timeout))?;
     Ok(conn)
+}
+
+/// What a failed first exchange means when the two ends speak different protocols.
+fn first_exchange_failure(e: RedisError, info: &ConnectionInfo, connect_timeout: Duration) -> RedisError {
+    let why = match info.addr() {
+        // A TLS port closes the connection on a plain client's first bytes.
+        ConnectionAddr::Tcp(..) if e.is_connection_dropped() && !e.is_timeout() => {
+            format!("the server closed the connection on the first command ({e}): if this port expects TLS, use rediss://")
+        }
+        // A plain port reads a TLS hello as the start of a command, and waits for its end.
+        ConnectionAddr::TcpTls { .. } if e.is_timeout() => format!(
+            "no answer to the TLS handshake within connect_timeout ({} s): if this is a plain Redis port, use redis://",
+            connect_timeout.as_secs_f64()
+        ),
+        _ => return e,
+    };
+    RedisError::from((ErrorKind::InvalidClientConfig, "first exchange", why))
 }
 
 /// The time a second try may take after the first timed out: one `read_timeout`
