@@ -144,7 +144,7 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
         settings.dsn,
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls.id()
+        settings.tls
     );
     let sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
     let addr = sentinels.describe();
@@ -158,7 +158,7 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
         dsn,
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls.id()
+        settings.tls
     );
     register(key, || config::parse_dsn(dsn), settings, None, None)
 }
@@ -170,7 +170,7 @@ pub(crate) fn endpoint_at(base: &ConnectionInfo, host: &str, port: u16, scope: &
         "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}\u{0}{}",
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls.id()
+        settings.tls
     );
     register(key, || Ok(config::info_at(base, host, port)), settings, None, None)
 }

@@ -23,12 +23,18 @@ pub struct TlsFiles {
     pub key_file: Option<String>,
 }
 
-impl TlsFiles {
-    /// Tells these settings apart in the connection registry.
-    pub fn id(&self) -> String {
-        let part = |p: &Option<String>| p.clone().unwrap_or_default();
-        format!("{}\u{0}{}\u{0}{}", part(&self.ca_file), part(&self.cert_file), part(&self.key_file))
+/// Tells these settings apart in the connection registry's keys, written straight
+/// into the key (every `new Lock` looks its endpoint up).
+impl std::fmt::Display for TlsFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn part(p: &Option<String>) -> &str {
+            p.as_deref().unwrap_or("")
+        }
+        write!(f, "{}\u{0}{}\u{0}{}", part(&self.ca_file), part(&self.cert_file), part(&self.key_file))
     }
+}
+
+impl TlsFiles {
 
     /// Reads the files for one connection. The error names the file and the reason,
     /// and never shows a key's contents.
