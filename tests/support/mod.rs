@@ -101,7 +101,11 @@ pub struct RedisCluster {
 impl RedisCluster {
     pub fn start() -> Self {
         let nodes: Vec<RedisServer> = (0..3)
-            .map(|_| RedisServer::start_with(free_port(), &["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]))
+            // The bus port is chosen too: port + 10000 overflows for a free port above 55535.
+            .map(|_| {
+                let bus = free_port().to_string();
+                RedisServer::start_with(free_port(), &["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", &bus])
+            })
             .collect();
         let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
         let status = Command::new(bin("cli"))
