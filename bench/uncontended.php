@@ -1,75 +1,70 @@
 <?php
 // Uncontended acquire+release: this extension against the article's class on
-// phpredis, interleaved in one run so both see the same machine.
-// Usage: php ... bench/uncontended.php [cycles]   (REDIS_LOCK_TEST_DSN or REDIS_LOCK_DSN picks Redis)
-require __DIR__ . '/ArticleLock.php';
-
-$dsn = getenv('REDIS_LOCK_DSN') ?: getenv('REDIS_LOCK_TEST_DSN') ?: 'redis://127.0.0.1:6379';
-$u = parse_url($dsn);
-$cycles = (int) ($argv[1] ?? 20000);
-$rounds = 5;
-
-function cpu_us(): float {
-    $r = getrusage();
-    return $r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'] + $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec'];
-}
-
-function measure(callable $cycle, int $n): array {
-    $c0 = cpu_us(); $t0 = hrtime(true);
-    for ($i = 0; $i < $n; $i++) { $cycle(); }
-    return [(hrtime(true) - $t0) / 1e3 / $n, (cpu_us() - $c0) / $n];
-}
-
-$native = new Lock('bench:native', 0, 10, ['dsn' => $dsn]);
-$plain = new Lock('bench:plain', 0, 10, ['dsn' => $dsn, 'fencing' => false]);
-$renewed = new Lock('bench:renewed', 0, 10, ['dsn' => $dsn, 'auto_renew' => true]);
-$article = new ArticleLock('bench:article', 0, 10, $u['host'], $u['port']);
-// One acquire+release on a Lock kept across cycles.
-$cycle = fn(Lock $l) => function () use ($l) {
-    $t = $l->addLock();
-    if ($t === false || !$l->releaseLock($t)) { throw new Exception('native cycle failed'); }
-};
+// phpredis. Every round runs each case in a fresh process (bench/cycle.php), one
+// after the other, so all see the same machine; the figures are medians over the
+// rounds of each round's ratio to the article's class. Then, where valgrind is
+// installed, the user-space instructions per cycle, counted by callgrind: a figure
+// that does not move with the machine's load.
+// Usage: BENCH_PHP="php -n -d extension=..." php ... bench/uncontended.php [CYCLES] [ROUNDS]
+$cycles = (int) ($argv[1] ?? 5000);
+$rounds = (int) ($argv[2] ?? 11);
+$php = getenv('BENCH_PHP') ?: PHP_BINARY;
+$cycleScript = escapeshellarg(__DIR__ . '/cycle.php');
 $cases = [
-    'native: one object' => $cycle($native),
-    'native, fencing off' => $cycle($plain),
-    'native, auto_renew' => $cycle($renewed),
-    'article: one object' => function () use ($article) {
-        $t = $article->addLock();
-        if ($t === false || !$article->releaseLock1($t)) { throw new Exception('article cycle failed'); }
-    },
-    'native: new object per cycle' => function () use ($dsn) {
-        $l = new Lock('bench:native2', 0, 10, ['dsn' => $dsn]);
-        $t = $l->addLock();
-        if ($t === false || !$l->releaseLock($t)) { throw new Exception('native cycle failed'); }
-    },
-    'article: new object per cycle' => function () use ($u) {
-        $l = new ArticleLock('bench:article2', 0, 10, $u['host'], $u['port']);
-        $t = $l->addLock();
-        if ($t === false || !$l->releaseLock1($t)) { throw new Exception('article cycle failed'); }
-    },
+    'article' => 'article class (phpredis), one object',
+    'native' => 'redis_lock, defaults',
+    'native-fenced' => 'redis_lock, getFencingToken() every cycle',
+    'native-nofence' => "redis_lock, 'fencing' => false",
+    'native-renew' => "redis_lock, 'auto_renew' => true",
+    'article-new' => 'article class, new object per cycle',
+    'native-new' => 'redis_lock, new object per cycle',
 ];
-$results = [];
-foreach ($cases as $name => $fn) { measure($fn, 500); }           // warm up
-for ($r = 0; $r < $rounds; $r++) {                                 // interleave the cases
-    foreach ($cases as $name => $fn) {
-        $n = str_contains($name, 'new object') ? intdiv($cycles, 4) : $cycles;
-        [$wall, $cpu] = measure($fn, $n);
-        $results[$name]['wall'][] = $wall;
-        $results[$name]['cpu'][] = $cpu;
+
+function run_case(string $php, string $script, string $case, int $cycles, int $warmup = 500): array {
+    $out = shell_exec("$php $script " . escapeshellarg($case) . " $cycles $warmup");
+    $r = json_decode((string) $out, true);
+    if (!is_array($r)) { fwrite(STDERR, "bench/cycle.php $case failed: $out\n"); exit(1); }
+    return $r;
+}
+function median(array $xs): float { sort($xs); $n = count($xs); return $n % 2 ? $xs[intdiv($n, 2)] : ($xs[$n / 2 - 1] + $xs[$n / 2]) / 2; }
+
+$abs = $ratio = [];
+for ($r = 0; $r < $rounds; $r++) {
+    $round = [];
+    foreach ($cases as $case => $_) {
+        $n = str_ends_with($case, '-new') ? intdiv($cycles, 4) : $cycles;
+        $round[$case] = run_case($php, $cycleScript, $case, $n);
     }
+    foreach ($round as $case => $m) {
+        $base = $round[str_ends_with($case, '-new') ? 'article-new' : 'article'];
+        foreach (['wall', 'cpu'] as $what) {
+            $abs[$case][$what][] = $m[$what];
+            $ratio[$case][$what][] = $m[$what] / $base[$what];
+        }
+    }
+    fprintf(STDERR, "round %d/%d: defaults wall %.2fx, CPU %.2fx\n", $r + 1, $rounds, end($ratio['native']['wall']), end($ratio['native']['cpu']));
 }
-$median = function (array $xs) { sort($xs); return $xs[intdiv(count($xs), 2)]; };
-printf("%-32s %14s %16s\n", 'uncontended acquire+release', 'wall µs/cycle', 'client CPU µs/cycle');
-foreach ($results as $name => $r) {
-    $results[$name] = ['wall' => $median($r['wall']), 'cpu' => $median($r['cpu'])];
-    printf("%-32s %14.1f %16.1f\n", $name, $results[$name]['wall'], $results[$name]['cpu']);
+printf("%-44s %11s %11s %11s %11s\n", 'uncontended acquire+release', 'wall µs', 'CPU µs', 'wall ratio', 'CPU ratio');
+foreach ($cases as $case => $label) {
+    printf("%-44s %11.1f %11.1f %10.2fx %10.2fx\n", $label, median($abs[$case]['wall']), median($abs[$case]['cpu']),
+        median($ratio[$case]['wall']), median($ratio[$case]['cpu']));
 }
-foreach (['one object', 'new object per cycle'] as $shape) {
-    $n = $results["native: $shape"]; $a = $results["article: $shape"];
-    printf("ratio native/article, %-22s wall %.2fx   CPU %.2fx\n", "$shape:", $n['wall'] / $a['wall'], $n['cpu'] / $a['cpu']);
+printf("(ratios: median over %d rounds of each round's ratio to the article's class with the same object use; %d cycles per case and round)\n", $rounds, $cycles);
+
+// Instructions per cycle: the difference between two runs of different lengths takes
+// out PHP's startup and the connection's setup.
+if (!shell_exec('command -v valgrind')) {
+    echo "(valgrind is not installed: no instruction counts; apt-get install valgrind)\n";
+    exit(0);
 }
-foreach (['native, fencing off', 'native, auto_renew'] as $variant) {
-    $n = $results[$variant]; $a = $results['article: one object'];
-    printf("ratio %s/article, %-9s wall %.2fx   CPU %.2fx\n", $variant, 'one object:', $n['wall'] / $a['wall'], $n['cpu'] / $a['cpu']);
+$count = function (string $case, int $n) use ($php, $cycleScript): int {
+    $log = (string) shell_exec("valgrind --tool=callgrind --callgrind-out-file=/dev/null $php $cycleScript " . escapeshellarg($case) . " $n 0 2>&1");
+    if (!preg_match('/Collected : (\d+)/', $log, $m)) { fwrite(STDERR, "callgrind failed for $case:\n$log\n"); exit(1); }
+    return (int) $m[1];
+};
+printf("\n%-44s %14s\n", 'user-space instructions per cycle (callgrind)', 'instructions');
+$per = [];
+foreach (['article', 'native', 'native-fenced', 'native-nofence'] as $case) {
+    $per[$case] = ($count($case, 1100) - $count($case, 100)) / 1000;
+    printf("%-44s %14.0f %s\n", $cases[$case], $per[$case], $case === 'article' ? '' : sprintf('(%.2fx)', $per[$case] / $per['article']));
 }
-printf("(median of %d interleaved rounds of %d cycles; Redis at %s)\n", $rounds, $cycles, $dsn);

@@ -1,5 +1,5 @@
 --TEST--
-An uncontended cycle is two round trips: the acquire script (SET NX PX and the fencing INCR inside) and the release script, or a plain SET with fencing off; both fall back to EVAL after SCRIPT FLUSH
+An uncontended cycle is two round trips: a plain SET and the release script while nobody asks for a fencing token (and no counter exists); after the first getFencingToken(), a short acquire script with the INCR inside and the release script; both fall back to EVAL after SCRIPT FLUSH
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
@@ -10,37 +10,69 @@ try {
         $info = rl_cmd($dsn, 'INFO', 'commandstats');
         preg_match_all('/cmdstat_(\w+):calls=(\d+)/', $info, $m);
         $s = array_combine($m[1], array_map('intval', $m[2]));
-        // These run inside the scripts: no round trip of their own.
+        // These run inside the scripts: no round trip of their own. An EVALSHA that
+        // finds no script (NOSCRIPT) counts as a call, before the EVAL that loads it.
         unset($s['config'], $s['info'], $s['get'], $s['del'], $s['exists']);
         ksort($s);
         return $s;
     };
-    $l = new Lock(rl_key('scripts'), 0, 5, ['dsn' => $dsn]);
+    $key = rl_key('scripts');
+    $l = new Lock($key, 0, 5, ['dsn' => $dsn]);
     $l->isLocked();                     // connect (and its handshake) before counting
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     for ($i = 0; $i < 100; $i++) { $l->addLock(); $l->releaseLock(); }
-    echo json_encode($stats()), "\n";   // the first calls load the scripts by EVAL
+    // Nobody asked for a fencing token: a plain SET, the release script (loaded by
+    // EVAL on its first call), and no counter.
+    echo json_encode($stats()), ", counter: ", rl_cmd($dsn, 'EXISTS', "{{$key}}:fence"), "\n";
     $plain = new Lock(rl_key('scripts'), 0, 5, ['dsn' => $dsn, 'fencing' => false]);
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     for ($i = 0; $i < 100; $i++) { $plain->addLock(); $plain->releaseLock(); }
     echo json_encode($stats()), "\n";
-    var_dump($plain->getFencingToken(), $l->getFencingToken());
+    var_dump($plain->getFencingToken());
+    // Released without a number: none can be issued for that hold any more.
+    try { $l->getFencingToken(); echo "no exception\n"; } catch (LockException $e) { echo get_class($e), ": ", $e->getMessage(), "\n"; }
+    // Held without a number: the first request issues it, with one check-and-INCR.
+    rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
+    $l->addLock();
+    $first = $l->getFencingToken();
+    var_dump($first, $l->getFencingToken(), rl_cmd($dsn, 'GET', "{{$key}}:fence"));
+    $l->releaseLock();
+    var_dump($l->getFencingToken());    // kept after the release
+    echo json_encode($stats()), "\n";
+    // From now on this process issues numbers as it takes locks: one script each way.
+    rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
+    $last = $first;
+    $increasing = true;
+    for ($i = 0; $i < 100; $i++) {
+        $l->addLock();
+        $increasing = $increasing && $l->getFencingToken() > $last;
+        $last = $l->getFencingToken();
+        $l->releaseLock();
+    }
+    echo json_encode($stats()), ", increasing: ", var_export($increasing, true), ", last: $last\n";
     rl_cmd($dsn, 'SCRIPT', 'FLUSH');
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $t = $l->addLock();
     var_dump($l->releaseLock($t));
     $t = $l->addLock();
-    var_dump($l->releaseLock($t));
+    var_dump($l->releaseLock($t), $l->getFencingToken());
     echo json_encode($stats()), "\n";
 } finally {
     rl_stop_redis($srv);
 }
 ?>
---EXPECT--
-{"eval":2,"evalsha":200,"incr":100,"set":100}
+--EXPECTF--
+{"eval":1,"evalsha":100,"set":100}, counter: 0
 {"evalsha":100,"set":100}
 NULL
-int(100)
+LockException: redis-lock: no fencing token for the lock "%s": this object no longer holds it (its lease ran out, someone else took it, or it was released)
+int(1)
+int(1)
+string(1) "1"
+int(1)
+{"eval":1,"evalsha":2,"incr":1,"set":1}
+{"evalsha":200,"incr":100,"set":100}, increasing: true, last: 101
 bool(true)
 bool(true)
+int(103)
 {"eval":2,"evalsha":4,"incr":2,"set":2}

@@ -46,7 +46,7 @@ foreach ($cases as $name => $code) {
         . '$l = new Lock($k, 0, 30, ["dsn" => $d]);' . $code;
     $out = shell_exec("$php -r " . escapeshellarg($script) . ' 2>&1');
     $fatal = str_contains((string) $out, 'Fatal error') ? 'fatal' : 'clean';
-    echo str_pad($name, 24), ": $fatal, key left: ", rl_cmd($dsn, 'EXISTS', $k), ", fencing counter kept: ", rl_cmd($dsn, 'EXISTS', "{{$k}}:fence"), "\n";
+    echo str_pad($name, 24), ": $fatal, key left: ", rl_cmd($dsn, 'EXISTS', $k), ", fencing counter: ", rl_cmd($dsn, 'EXISTS', "{{$k}}:fence"), "\n";
 }
 ?>
 --EXPECT--
@@ -55,9 +55,9 @@ after unset: 0
 after a temporary object: 0
 after the function returned: 0, the outer lock: 1
 new holder intact: true
-script end              : clean, key left: 0, fencing counter kept: 1
-exit()                  : clean, key left: 0, fencing counter kept: 1
-fatal error             : fatal, key left: 0, fencing counter kept: 1
-out of memory           : fatal, key left: 0, fencing counter kept: 1
-global kept alive       : clean, key left: 0, fencing counter kept: 1
-auto_renew, fatal error : fatal, key left: 0, fencing counter kept: 1
+script end              : clean, key left: 0, fencing counter: 0
+exit()                  : clean, key left: 0, fencing counter: 0
+fatal error             : fatal, key left: 0, fencing counter: 0
+out of memory           : fatal, key left: 0, fencing counter: 0
+global kept alive       : clean, key left: 0, fencing counter: 0
+auto_renew, fatal error : fatal, key left: 0, fencing counter: 0

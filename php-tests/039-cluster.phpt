@@ -26,8 +26,10 @@ try {
         $m = rl_cluster_master_of($seeds[0], $k);
         $masters[$m] = true;
         if (is_string($tokens[$i]) && rl_cmd($m, 'GET', $k) === $tokens[$i]) { $onMaster++; }
-        // The fencing counter lives beside the lock, on the same master.
-        if ((int) rl_cmd($m, 'GET', "{{$k}}:fence") === $locks[$i]->getFencingToken()) { $fenced++; }
+        // The fencing counter lives beside the lock, on the same master (the numbers
+        // are issued now, as they are asked for: the check-and-INCR runs there too).
+        $f = $locks[$i]->getFencingToken();
+        if ((int) rl_cmd($m, 'GET', "{{$k}}:fence") === $f) { $fenced++; }
     }
     echo "held on their slots' masters: $onMaster of 200, over ", count($masters), " masters; fencing counters beside them: $fenced\n";
     $refused = 0;

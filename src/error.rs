@@ -35,6 +35,11 @@ pub enum LockError {
     #[error("redis-lock: the lock \"{key}\" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected")]
     Lost { key: String },
 
+    /// A fencing token was asked of a lock that this object no longer holds, for an
+    /// acquisition that issued none: a number taken now would not be its holder's.
+    #[error("redis-lock: no fencing token for the lock \"{key}\": this object no longer holds it (its lease ran out, someone else took it, or it was released)")]
+    Unfenced { key: String },
+
     /// The operating system could not produce random bytes for a token.
     #[error("redis-lock: the OS random generator failed: {0}")]
     Random(String),

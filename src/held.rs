@@ -12,6 +12,7 @@
 
 use crate::cluster::Placement;
 use crate::keys::LockKeys;
+use crate::pid;
 use crate::pool::Endpoint;
 use crate::redlock::Quorum;
 use crate::watchdog;
@@ -112,7 +113,7 @@ static CURRENT: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 
 /// This process's table, made on first use (and again in a forked child).
 fn shared() -> &'static Shared {
-    let pid = std::process::id();
+    let pid = pid::current();
     let current = CURRENT.load(Ordering::Acquire);
     // SAFETY: every pointer stored in CURRENT comes from Box::leak and is never freed.
     if let Some(s) = unsafe { current.as_ref() } {
@@ -137,7 +138,7 @@ fn shared() -> &'static Shared {
 /// This process's table, if it has one: never makes one.
 fn existing() -> Option<&'static Shared> {
     // SAFETY: as in `shared`.
-    unsafe { CURRENT.load(Ordering::Acquire).as_ref() }.filter(|s| s.pid == std::process::id())
+    unsafe { CURRENT.load(Ordering::Acquire).as_ref() }.filter(|s| s.pid == pid::current())
 }
 
 /// Records a new hold; starts the watchdog if the hold is to be renewed and the
@@ -226,6 +227,8 @@ pub fn take_all() -> Vec<Hold> {
 /// Stops this process's watchdog and waits for it (module shutdown). A forked child
 /// has no watchdog of its parent's to stop.
 pub fn shutdown() {
+    // A forked child must see its own pid here, or it would join its parent's thread.
+    pid::refresh();
     let Some(s) = existing() else { return };
     let thread = {
         let mut t = s.lock();

@@ -1,7 +1,8 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`) knows nothing of
+//! `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`
+//! and `pid` for the lean command path) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
 
 pub mod cluster;
@@ -10,8 +11,10 @@ pub mod error;
 pub mod held;
 pub mod keys;
 pub mod lock;
+pub mod pid;
 pub mod pool;
 pub mod redlock;
+pub mod resp;
 pub mod scripts;
 pub mod sentinel;
 pub mod tls;

@@ -24,11 +24,14 @@ use crate::held::{self, Hold, HoldId, Renewal, Status};
 use crate::keys::{self, LockKeys};
 use crate::pool::{self, Endpoint, Retry};
 use crate::redlock::{Extended, Pooled, Quorum};
-use crate::scripts::{ACQUIRE, CANCEL, RELEASE, RENEW};
+use crate::pid;
+use crate::resp;
+use crate::scripts::{ACQUIRE, CANCEL, FENCE, RELEASE, RENEW, TAKE_FENCED};
 use crate::token;
 use crate::wait::Backoff;
 use crate::wake;
 use redis::{ErrorKind, RedisError, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -46,6 +49,11 @@ const SHORT_HOLD: Duration = Duration::from_micros(500);
 /// How long (ms, as the scripts take it) the first waiter lets short holds pass it
 /// over before release must hand over.
 pub(crate) const PATIENCE_MS: &str = "5";
+
+/// Set once this process has asked for a fencing token: from then on its
+/// acquisitions issue one in the same step (no extra round trip when it is read).
+/// Process-wide, not per name: names like `order:<id>` never come back.
+static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
 
 /// The queue outlives the longest wait in it by this much, so a waiter's
 /// last look at it (at its deadline) still finds it.
@@ -82,8 +90,11 @@ pub struct Lock {
     acquired_at: Option<Instant>,
     /// The entry of `token` in the table of holds, and the process that made it.
     hold: Option<(HoldId, u32)>,
-    /// The fencing token of the last acquisition.
+    /// The fencing token of the last acquisition, once issued (at the acquisition, or
+    /// when first asked for); kept after the release.
     fence: Option<i64>,
+    /// Whether this object ever acquired: before that there is no fencing token to ask for.
+    ever_held: bool,
 }
 
 /// What one try found.
@@ -160,6 +171,7 @@ impl Lock {
             acquired_at: None,
             hold: None,
             fence: None,
+            ever_held: false,
         })
     }
 
@@ -175,38 +187,86 @@ impl Lock {
 
     /// The fencing token of this object's last acquisition: `None` before the first,
     /// or with `fencing` off.
-    pub fn fencing_token(&self) -> Option<i64> {
-        self.fence
+    ///
+    /// Issued lazily: an acquisition takes a number only in a process that has asked
+    /// for one before. Otherwise the first call takes it now, with a token-checked
+    /// `INCR` that runs only while this object's token still holds the key, which
+    /// keeps the number inside this holder's tenure (see the README). A token that no
+    /// longer holds the key gets `LockError::Unfenced`, never `None`: a storage check
+    /// that skips missing numbers would let the stale holder through.
+    pub fn fencing_token(&mut self) -> Result<Option<i64>> {
+        pid::refresh();
+        if !self.fencing {
+            return Ok(None);
+        }
+        EAGER_FENCING.store(true, Ordering::Relaxed);
+        if self.fence.is_some() || !self.ever_held {
+            return Ok(self.fence);
+        }
+        let lost = || LockError::Unfenced { key: String::from_utf8_lossy(&self.name).into_owned() };
+        let Some(token) = self.token.clone() else { return Err(lost()) };
+        if self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
+            return Err(lost());
+        }
+        let k = &self.keys;
+        let number = self.run(Retry::IfStale, |conn, _| {
+            let reply = FENCE.run(conn, &[&k.lock, &k.fence], &[token.as_bytes()])?;
+            resp::int(&reply).ok_or_else(|| unexpected("fence", &reply))
+        })?;
+        if number <= 0 {
+            return Err(lost());
+        }
+        self.fence = Some(number);
+        Ok(Some(number))
+    }
+
+    /// Whether acquisitions issue their fencing token in the same step.
+    fn eager_fencing(&self) -> bool {
+        self.fencing && EAGER_FENCING.load(Ordering::Relaxed)
     }
 
     /// One try. `Ok(Some(token))` when acquired, `Ok(None)` when someone else holds
     /// it (or, in fair mode, when others already wait for it).
     pub fn try_acquire(&mut self) -> Result<Option<String>> {
+        pid::refresh();
         let token = token::generate()?;
         if let Some(q) = self.quorum.clone() {
             return Ok(q.try_acquire(&self.keys, &token, self.lease)?.map(|_| self.took(token, None)));
         }
-        match self.first_try(&token) {
+        match self.first_try(&token, self.eager_fencing()) {
             Ok(Try::Acquired(fence)) => Ok(Some(self.took(token, fence))),
             Ok(Try::Busy { .. }) => Ok(None),
             Err(e) => Err(self.maybe_taken(token, e)),
         }
     }
 
-    /// The first try of an acquisition. Without fencing and fairness, a plain
-    /// `SET NX PX`, the cheapest command there is; otherwise the script, which counts
-    /// the fencing token in the same step and gives way to queued waiters when fair.
-    fn first_try(&self, token: &str) -> Result<Try> {
-        if self.fair || self.fencing {
-            return self.attempt(token, "", false, None);
+    /// The first try of an acquisition: a plain `SET NX PX`, the cheapest command
+    /// there is; `SET NX PX` and the fencing `INCR` in one short script when `fence`;
+    /// the acquire script in fair mode, which gives way to queued waiters.
+    fn first_try(&self, token: &str, fence: bool) -> Result<Try> {
+        if self.fair {
+            return self.attempt(token, "", false, None, fence);
         }
-        let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
+        let k = &self.keys;
+        if fence {
+            // A second run settles a lost reply: it finds the key held by this token.
+            return self.run(Retry::ToSettle, |conn, _| {
+                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token.as_bytes(), self.ttl_arg.as_bytes()])?;
+                match resp::int(&reply) {
+                    Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
+                    Some(n) => Ok(Try::Acquired(Some(n))),
+                    None => Err(unexpected("take", &reply)),
+                }
+            });
+        }
         self.run(Retry::ToSettle, |conn, settling| {
             if settling {
-                // The SET's reply was lost: the script finds out whether it landed.
-                return self.run_acquire(conn, token, "", true, None);
+                // The SET's reply was lost: the script finds out whether it landed. It
+                // must not issue a number: finding the key held already, it would read
+                // the counter, whose value is the previous holder's.
+                return self.run_acquire(conn, token, "", true, None, false);
             }
-            let reply: Value = redis::cmd("SET").arg(key).arg(token).arg("NX").arg("PX").arg(ttl).query(conn)?;
+            let reply = resp::request(conn, &[b"SET", &k.lock, token.as_bytes(), b"NX", b"PX", self.ttl_arg.as_bytes()])?;
             Ok(match reply {
                 Value::Okay => Try::Acquired(None),
                 // The holder's lease is not known; the waiting loop asks the script.
@@ -221,6 +281,7 @@ impl Lock {
         if self.wait.is_zero() {
             return self.try_acquire();
         }
+        pid::refresh();
         let start = Instant::now();
         // About 31 years at most (config::time_out), but never panic on overflow.
         let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
@@ -228,8 +289,11 @@ impl Lock {
         if let Some(q) = self.quorum.clone() {
             return self.acquire_quorum(&q, token, deadline);
         }
+        // Decided once for the whole wait: a retry that found the key handed over reads
+        // the counter, which is this holder's number only if the grant issued one.
+        let fence = self.eager_fencing();
         // Redis trouble on the first try is reported at once, as without a wait.
-        match self.first_try(&token) {
+        match self.first_try(&token, fence) {
             Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
             Ok(Try::Busy { .. }) => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
@@ -248,7 +312,7 @@ impl Lock {
                 }
             }
             let entry = match lease.get() {
-                Some(sub) => format!("{token}:{}:{}:{}", self.ttl_arg, u8::from(self.fencing), sub.channel()),
+                Some(sub) => format!("{token}:{}:{}:{}", self.ttl_arg, u8::from(fence), sub.channel()),
                 None => String::new(),
             };
             let may_be_queued = queued_as.is_some();
@@ -257,7 +321,7 @@ impl Lock {
                 // cancel at the deadline must know.
                 queued_as = Some(entry.clone());
             }
-            let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline)) {
+            let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline), fence) {
                 Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
                 Ok(Try::Busy { pttl, queued }) => (pttl, queued),
                 // Mid-wait, a restart or a dropped connection is waited out until the deadline.
@@ -269,7 +333,7 @@ impl Lock {
                 }
             };
             if Instant::now() >= deadline {
-                return self.give_up(token, queued_as.as_deref());
+                return self.give_up(token, queued_as.as_deref(), fence);
             }
             // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
             let timer = Instant::now()
@@ -321,7 +385,7 @@ impl Lock {
 
     /// The wait is over without a grant: leave the queue, unless the lock was handed
     /// over in the last instant, in which case it is this caller's after all.
-    fn give_up(&mut self, token: String, queued_as: Option<&str>) -> Result<Option<String>> {
+    fn give_up(&mut self, token: String, queued_as: Option<&str>, fence: bool) -> Result<Option<String>> {
         let Some(entry) = queued_as else {
             return Ok(None);
         };
@@ -333,7 +397,7 @@ impl Lock {
             Err(e) => return Err(self.maybe_taken(token, e)),
         };
         match got[..] {
-            [1, fence] => Ok(Some(self.took(token, self.fencing.then_some(fence)))),
+            [1, number] => Ok(Some(self.took(token, fence.then_some(number)))),
             _ => Ok(None),
         }
     }
@@ -346,6 +410,7 @@ impl Lock {
         self.hold_token(token.clone(), self.auto_renew.then(|| Renewal::new(self.lease, now, self.max_hold)));
         self.acquired_at = Some(now);
         self.fence = if self.fencing { fence } else { None };
+        self.ever_held = true;
         token
     }
 
@@ -379,13 +444,13 @@ impl Lock {
             renew,
             lost: false,
         });
-        self.hold = Some((id, std::process::id()));
+        self.hold = Some((id, pid::current()));
         self.token = Some(token);
     }
 
     /// This object's hold, when this process made it (not a forked child's copy).
     fn own_hold(&self) -> Option<HoldId> {
-        self.hold.filter(|&(_, pid)| pid == std::process::id()).map(|(id, _)| id)
+        self.hold.filter(|&(_, pid)| pid == pid::current()).map(|(id, _)| id)
     }
 
     /// Drops this object's hold from the table, without touching Redis.
@@ -423,10 +488,11 @@ impl Lock {
 
     /// One run of the acquire script. `entry` non-empty queues the caller when busy;
     /// `again` says it may be queued already (or an earlier try may have landed).
-    fn attempt(&self, token: &str, entry: &str, again: bool, deadline: Option<Instant>) -> Result<Try> {
+    /// `fence`: issue a fencing token; the same for every try of one acquisition.
+    fn attempt(&self, token: &str, entry: &str, again: bool, deadline: Option<Instant>, fence: bool) -> Result<Try> {
         self.run(Retry::ToSettle, |conn, settling| {
             // A retry after a lost reply must find what the first run did.
-            self.run_acquire(conn, token, entry, again || settling, deadline)
+            self.run_acquire(conn, token, entry, again || settling, deadline, fence)
         })
     }
 
@@ -437,6 +503,7 @@ impl Lock {
         entry: &str,
         again: bool,
         deadline: Option<Instant>,
+        fence: bool,
     ) -> redis::RedisResult<Try> {
         let queue_ms = deadline
             .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
@@ -444,7 +511,7 @@ impl Lock {
             .as_millis()
             .to_string();
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
-        let reply: Vec<i64> = ACQUIRE.invoke(
+        let reply = ACQUIRE.run(
             conn,
             &self.keys.all(),
             &[
@@ -455,20 +522,20 @@ impl Lock {
                 flag(self.fair),
                 flag(again),
                 PATIENCE_MS.as_bytes(),
-                flag(self.fencing),
+                flag(fence),
             ],
         )?;
-        match reply[..] {
-            [1, fence] => Ok(Try::Acquired(self.fencing.then_some(fence))),
-            [status, pttl] => Ok(Try::Busy {
+        let pair = match &reply {
+            Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
+            _ => None,
+        };
+        match pair {
+            Some((1, number)) => Ok(Try::Acquired(fence.then_some(number))),
+            Some((status, pttl)) => Ok(Try::Busy {
                 pttl: u64::try_from(pttl).ok().map(Duration::from_millis),
                 queued: status == 2,
             }),
-            _ => Err(RedisError::from((
-                ErrorKind::UnexpectedReturnType,
-                "unexpected reply to the acquire script",
-                format!("{reply:?}"),
-            ))),
+            None => Err(unexpected("acquire", &reply)),
         }
     }
 
@@ -477,6 +544,7 @@ impl Lock {
     ///
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
+        pid::refresh();
         let Some(token) = self.pick_token(token) else { return Ok(false) };
         let own = self.is_own(&token);
         // Out of the table first, in one step: no renewal may race the release.
@@ -505,7 +573,7 @@ impl Lock {
                 // again; otherwise the lease runs out.
                 if let Some(mut hold) = hold {
                     hold.renew = None;
-                    self.hold = Some((held::add(hold), std::process::id()));
+                    self.hold = Some((held::add(hold), pid::current()));
                 }
                 Err(e)
             }
@@ -516,6 +584,7 @@ impl Lock {
     /// `$lockOut`) from now, if it still holds `token` (default: this object's).
     /// Returns false when the token no longer holds the key.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
+        pid::refresh();
         let ms = match lock_out {
             Some(secs) => config::lease_ms("Lock::extendLock(): Argument #2 ($lockOut)", secs)?,
             None => self.lease.as_millis() as u64,
@@ -551,6 +620,7 @@ impl Lock {
 
     /// Whether the key holds `token` (default: this object's token) right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
+        pid::refresh();
         let Some(token) = self.pick_token(token) else { return Ok(false) };
         if self.is_own(&token) && self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
             return Ok(false);
@@ -559,15 +629,14 @@ impl Lock {
             return q.is_owned(&self.keys, &token);
         }
         let key = &self.keys.lock[..];
-        let holder: Option<Vec<u8>> = self.run(Retry::IfStale, |conn, _| {
-            redis::cmd("GET").arg(key).query(conn)
-        })?;
-        Ok(holder.as_deref() == Some(&token[..]))
+        let holder = self.run(Retry::IfStale, |conn, _| resp::request(conn, &[b"GET", key]))?;
+        Ok(matches!(holder, Value::BulkString(h) if h == token))
     }
 
     /// The key's remaining lease in seconds: `None` when it is free, infinite when it
     /// has no expiry (set by something else than this extension).
     pub fn ttl(&self) -> Result<Option<f64>> {
+        pid::refresh();
         if let Some(q) = &self.quorum {
             return Ok(q.pttl(&self.keys)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)));
         }
@@ -604,6 +673,7 @@ impl Lock {
 
     /// Whether anyone holds the lock.
     pub fn is_locked(&self) -> Result<bool> {
+        pid::refresh();
         if let Some(q) = &self.quorum {
             return q.is_locked(&self.keys);
         }
@@ -643,6 +713,7 @@ impl Drop for Lock {
     /// A lock still held when its object goes away is released, unless the object is
     /// a forked child's copy: the lock is its parent's then.
     fn drop(&mut self) {
+        pid::refresh();
         let Some(id) = self.own_hold() else { return };
         if let Some(hold) = held::take(id) {
             if !hold.lost {
@@ -655,6 +726,7 @@ impl Drop for Lock {
 /// Releases every lock this process still holds (request end). Errors are ignored:
 /// a lock that cannot be released now runs out with its lease.
 pub fn release_all_held() {
+    pid::refresh();
     for hold in held::take_all() {
         if !hold.lost {
             let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), hold.placement.as_ref(), &hold.keys, hold.token.as_bytes(), false);
@@ -688,11 +760,16 @@ fn release_token(
     if let Some(q) = quorum {
         return q.release(keys, token);
     }
-    let released: i64 = run_on(ep, placement, Retry::IfStale, |conn, _| {
+    let released = run_on(ep, placement, Retry::IfStale, |conn, _| {
         let short: &[u8] = if short { b"1" } else { b"0" };
-        RELEASE.invoke(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])
+        RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])
     })?;
-    Ok(released == 1)
+    Ok(resp::int(&released) == Some(1))
+}
+
+/// A reply of a shape the script never gives: the server is not what it seems.
+fn unexpected(script: &str, reply: &Value) -> RedisError {
+    RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{script} script: {reply:?}")))
 }
 
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A

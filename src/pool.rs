@@ -10,6 +10,7 @@
 
 use crate::config::{self, Settings, TlsFiles};
 use crate::error::{LockError, Result};
+use crate::pid;
 use crate::sentinel::Sentinels;
 use crate::tls;
 use crate::wake::Subscriber;
@@ -85,7 +86,7 @@ pub enum Retry {
 struct Registry {
     pid: u32,
     endpoints: HashMap<String, Arc<Endpoint>>,
-    conns: HashMap<Arc<str>, Connection>,
+    conns: Conns,
     /// Wake-up subscribers, one per endpoint, kept across waits.
     subs: HashMap<Arc<str>, Subscriber>,
     /// When the server last refused a subscription (ACL), per endpoint.
@@ -99,19 +100,55 @@ const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
 /// (a guard against dsns built per request, not a limit on connections in use).
 const MAX_ENDPOINTS: usize = 64;
 
+/// The open connections, one per endpoint key. A process uses one or a few, so a
+/// list searched by the key's address (then its text) beats hashing the key.
+#[derive(Default)]
+struct Conns(Vec<(Arc<str>, Connection)>);
+
+impl Conns {
+    fn position(&self, key: &Arc<str>) -> Option<usize> {
+        self.0.iter().position(|(k, _)| Arc::ptr_eq(k, key) || **k == **key)
+    }
+
+    fn get(&mut self, key: &Arc<str>) -> Option<&mut Connection> {
+        let at = self.position(key)?;
+        Some(&mut self.0[at].1)
+    }
+
+    fn take(&mut self, key: &Arc<str>) -> Option<Connection> {
+        let at = self.position(key)?;
+        Some(self.0.swap_remove(at).1)
+    }
+
+    fn put(&mut self, key: &Arc<str>, conn: Connection) {
+        match self.position(key) {
+            Some(at) => self.0[at].1 = conn,
+            None => self.0.push((key.clone(), conn)),
+        }
+    }
+}
+
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
 fn registry() -> MutexGuard<'static, Option<Registry>> {
-    // A panic while holding the lock leaves nothing half-written that matters.
-    REGISTRY.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    REGISTRY.lock().unwrap_or_else(|poisoned| {
+        // A panic unwound while a command was in flight: that connection may have a
+        // reply pending that the next command would read as its own. Drop them all.
+        let mut guard = poisoned.into_inner();
+        if let Some(reg) = guard.as_mut() {
+            reg.conns.0.clear();
+        }
+        REGISTRY.clear_poison();
+        guard
+    })
 }
 
 fn current(slot: &mut Option<Registry>) -> &mut Registry {
-    let pid = std::process::id();
+    let pid = pid::current();
     let reg = slot.get_or_insert_with(|| Registry {
         pid,
         endpoints: HashMap::new(),
-        conns: HashMap::new(),
+        conns: Conns::default(),
         subs: HashMap::new(),
         refused: HashMap::new(),
     });
@@ -119,7 +156,7 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
         // Inherited from the parent: the socket is shared with it. Closing it is
         // harmless to the parent, but TLS or a future Drop might talk on it; and a
         // reply meant for the parent must never be read here. Forget, don't drop.
-        for (_, conn) in reg.conns.drain() {
+        for (_, conn) in reg.conns.0.drain(..) {
             std::mem::forget(conn);
         }
         // The parent's subscribers too: a child reading them would steal its grants.
@@ -320,9 +357,10 @@ fn describe(e: &RedisError, ep: &Endpoint) -> String {
 
 /// Runs `op` on the process's connection for `ep`, connecting first if needed.
 ///
-/// `op` receives the connection and whether this is the second try. After an
-/// error that breaks the connection, the connection is dropped, so the next use
-/// reconnects; whether `op` runs again right away is what `retry` says.
+/// `op` receives the connection and whether this is the second try. The connection
+/// is used where it lies in the registry; after an error that breaks it, it is
+/// dropped, so the next use reconnects; whether `op` runs again right away is what
+/// `retry` says. (A panic in `op` drops every connection: see `registry`.)
 pub fn run<T>(
     ep: &Endpoint,
     retry: Retry,
@@ -330,23 +368,23 @@ pub fn run<T>(
 ) -> Result<T> {
     let mut guard = registry();
     let reg = current(&mut guard);
-    let (mut conn, reused) = match reg.conns.remove(&ep.key) {
-        Some(conn) => (conn, true),
-        None => (connect(ep)?, false),
+    let reused = match reg.conns.get(&ep.key) {
+        Some(_) => true,
+        None => {
+            let conn = connect(ep)?;
+            reg.conns.put(&ep.key, conn);
+            false
+        }
     };
-    let first = op(&mut conn, false);
-    let err = match first {
-        Ok(v) => {
-            reg.conns.insert(ep.key.clone(), conn);
-            return Ok(v);
-        }
-        Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => {
-            reg.conns.insert(ep.key.clone(), conn);
-            return Err(ep.error(&e));
-        }
+    let Some(conn) = reg.conns.get(&ep.key) else {
+        return Err(LockError::Connection { addr: ep.addr.clone(), cause: "no connection".to_string(), sent: false });
+    };
+    let err = match op(conn, false) {
+        Ok(v) => return Ok(v),
+        Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => return Err(ep.error(&e)),
         Err(e) => e,
     };
-    drop(conn);
+    reg.conns.take(&ep.key);
     let again = match retry {
         Retry::ToSettle => true,
         Retry::IfStale => reused && !err.is_timeout(),
@@ -382,12 +420,12 @@ pub fn run<T>(
                 conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
                 conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
             }
-            reg.conns.insert(ep.key.clone(), conn);
+            reg.conns.put(&ep.key, conn);
             Ok(v)
         }
         Err(e) => {
             if !breaks_connection(&e) && !ep.on_replica(&e) && !timed_out {
-                reg.conns.insert(ep.key.clone(), conn);
+                reg.conns.put(&ep.key, conn);
             }
             Err(ep.error(&e))
         }
@@ -400,7 +438,7 @@ pub fn run<T>(
 pub(crate) fn check_out(ep: &Endpoint, budget: Duration) -> Result<Connection> {
     let pooled = {
         let mut guard = registry();
-        current(&mut guard).conns.remove(&ep.key)
+        current(&mut guard).conns.take(&ep.key)
     };
     match pooled {
         Some(conn) => Ok(conn),
@@ -415,7 +453,7 @@ pub(crate) fn check_in(ep: &Endpoint, conn: Connection) {
         return;
     }
     let mut guard = registry();
-    current(&mut guard).conns.insert(ep.key.clone(), conn);
+    current(&mut guard).conns.put(&ep.key, conn);
 }
 
 /// Describes a failure on `ep` for messages (no credentials).
@@ -425,9 +463,10 @@ pub(crate) fn describe_failure(ep: &Endpoint, e: &RedisError) -> String {
 
 /// Drops every connection of this process (used at module shutdown).
 pub fn close_all() {
+    pid::refresh();
     let mut guard = registry();
     let reg = current(&mut guard);
-    reg.conns.clear();
+    reg.conns.0.clear();
     reg.subs.clear();
 }
 

@@ -2,7 +2,8 @@
 //! server answers NOSCRIPT (after a restart or `SCRIPT FLUSH`). `EVAL` also
 //! caches the script, so the next call is back on the short path.
 
-use redis::{Connection, ErrorKind, FromRedisValue, RedisResult, ServerErrorKind};
+use crate::resp;
+use redis::{Connection, ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
 use std::sync::LazyLock;
 
 /// A Lua script and its SHA1.
@@ -24,46 +25,63 @@ impl Script {
         &self.sha
     }
 
-    /// Runs the script: one round trip when the server has it cached, two when not.
-    pub fn invoke<T: FromRedisValue>(
-        &self,
-        conn: &mut Connection,
-        keys: &[&[u8]],
-        args: &[&[u8]],
-    ) -> RedisResult<T> {
-        match self.command("EVALSHA", self.sha.as_bytes(), keys, args).query(conn) {
-            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => self
-                .command("EVAL", self.source.as_bytes(), keys, args)
-                .query(conn),
-            other => other,
-        }
+    /// Runs the script and returns its reply as it came: one round trip when the
+    /// server has the script cached, two when not.
+    pub fn run(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]]) -> RedisResult<Value> {
+        resp::with_buffer(|buf| {
+            self.encode(buf, b"EVALSHA", self.sha.as_bytes(), keys, args);
+            match resp::send(conn, buf) {
+                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    self.encode(buf, b"EVAL", self.source.as_bytes(), keys, args);
+                    resp::send(conn, buf)
+                }
+                other => other,
+            }
+        })
+    }
+
+    /// Runs the script and converts its reply.
+    pub fn invoke<T: FromRedisValue>(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]]) -> RedisResult<T> {
+        Ok(redis::from_redis_value(self.run(conn, keys, args)?)?)
     }
 
     /// Adds a call by SHA1 to a pipeline; the caller loads the script first (`load`).
     pub fn add_to(&self, pipe: &mut redis::Pipeline, keys: &[&[u8]], args: &[&[u8]]) {
-        pipe.add_command(self.command("EVALSHA", self.sha.as_bytes(), keys, args));
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(self.sha.as_bytes()).arg(keys.len());
+        for part in keys.iter().chain(args) {
+            cmd.arg(*part);
+        }
+        pipe.add_command(cmd);
     }
 
     /// The `EVALSHA` call, encoded, for a caller that sends and reads separately.
     pub fn packed_evalsha(&self, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
-        self.command("EVALSHA", self.sha.as_bytes(), keys, args).get_packed_command()
+        let mut buf = Vec::new();
+        self.encode(&mut buf, b"EVALSHA", self.sha.as_bytes(), keys, args);
+        buf
     }
 
     /// Puts the script in the server's cache, so that pipelined calls by SHA1 find it.
     pub fn load(&self, conn: &mut Connection) -> RedisResult<()> {
-        redis::cmd("SCRIPT").arg("LOAD").arg(self.source).exec(conn)
+        resp::request(conn, &[b"SCRIPT", b"LOAD", self.source.as_bytes()]).map(drop)
     }
 
-    fn command(&self, verb: &str, body: &[u8], keys: &[&[u8]], args: &[&[u8]]) -> redis::Cmd {
-        let mut cmd = redis::cmd(verb);
-        cmd.arg(body).arg(keys.len());
-        for k in keys {
-            cmd.arg(*k);
-        }
-        for a in args {
-            cmd.arg(*a);
-        }
-        cmd
+    fn encode(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], keys: &[&[u8]], args: &[&[u8]]) {
+        let mut count = Vec::with_capacity(0);
+        let mut digits = [0u8; 20];
+        let numkeys: &[u8] = match keys.len() {
+            n @ 0..=9 => {
+                digits[0] = b'0' + n as u8;
+                &digits[..1]
+            }
+            n => {
+                resp::push_number(&mut count, n);
+                &count
+            }
+        };
+        let head: [&[u8]; 3] = [verb, body, numkeys];
+        resp::encode(buf, 3 + keys.len() + args.len(), head.into_iter().chain(keys.iter().copied()).chain(args.iter().copied()));
     }
 }
 
@@ -73,22 +91,21 @@ impl Script {
 // grant, so 0 means the waiter is gone (its process died and Redis closed its
 // connection) and the next entry is tried instead.
 //
-// Fencing: KEYS[4] is the lock's counter. Every acquisition that asks for a fencing
-// token increments it in the same script that takes the key, so the holder of the key
-// always has the counter's latest value. A grant that finds its waiter gone wastes a
-// number; numbers only need to increase, not to be dense.
+// Fencing: KEYS[4] is the lock's counter. A number is only ever taken from it by a
+// script that holds the key for that holder at that moment: the acquisition itself
+// (`TAKE_FENCED`, `ACQUIRE`, a grant in `RELEASE`) or, later, the holder's own
+// token-checked `FENCE`. Holds do not overlap, so the numbers increase from holder to
+// holder. A grant that finds its waiter gone wastes a number; numbers only need to
+// increase, not to be dense.
+//
+// A script pays for every function it defines, on every call: the helpers below are
+// defined only in the branches that use them, after the common path.
 
-/// Lua helpers shared by the scripts:
-/// - `grant(lock, fence, entry)` gives the lock to the waiter `entry` if it still
-///   listens ('yes'), or says it is gone ('no'). The message is the token, followed by
-///   `=<fencing token>` when the waiter asked for one. Publishing first is safe: the
-///   waiter reads the message only after the script.
-/// - `notify(entry, ms)` tells a waiter to look again in `ms` (the message is its
-///   token, a colon and the delay), with the same answers.
-///
-/// Both answer 'denied' when this user may not publish (ACL): nothing is known of
-/// the waiter then, so it stays queued and finds out by its own timer.
-macro_rules! lua_helpers {
+/// Lua helpers: `parse(entry)` splits a queue entry; `tell(channel, message)`
+/// publishes and answers 'yes' (heard), 'no' (nobody listens: the waiter is gone) or
+/// 'denied' (this user may not publish, an ACL: nothing is known of the waiter then,
+/// so it stays queued and finds out by its own timer).
+macro_rules! lua_tell {
     () => {
         r"local function parse(entry)
     return string.match(entry, '^(%x+):(%d+):([01]):(.+)$')
@@ -99,7 +116,19 @@ local function tell(ch, msg)
     if heard == 0 then return 'no' end
     return 'yes'
 end
-local function grant(lock, fence, entry)
+"
+    };
+}
+
+/// `grant(lock, fence, entry)` gives the lock to the waiter `entry` if it still
+/// listens, with the answers of `tell`. The message is the token, followed by
+/// `=<fencing token>` when the waiter asked for one. Publishing first is safe: the
+/// waiter reads the message only after the script.
+macro_rules! lua_grant {
+    () => {
+        concat!(
+            lua_tell!(),
+            r"local function grant(lock, fence, entry)
     local t, lease, f, ch = parse(entry)
     if not t then return 'no' end
     local msg = t
@@ -108,14 +137,52 @@ local function grant(lock, fence, entry)
     if answer == 'yes' then redis.call('set', lock, t, 'px', lease) end
     return answer
 end
-local function notify(entry, ms)
+"
+        )
+    };
+}
+
+/// `notify(entry, ms)` tells a waiter to look again in `ms` (the message is its
+/// token, a colon and the delay), with the answers of `tell`.
+macro_rules! lua_notify {
+    () => {
+        concat!(
+            lua_tell!(),
+            r"local function notify(entry, ms)
     local t, lease, f, ch = parse(entry)
     if not t then return 'no' end
     return tell(ch, t .. ':' .. ms)
 end
 "
+        )
     };
 }
+
+/// The first try of a process that issues fencing tokens eagerly: `SET NX PX` of the
+/// token ARGV[1] on KEYS[1] with a lease of ARGV[2] ms, then `INCR` of the counter
+/// KEYS[2]. Returns the fencing token, or 0 when someone else holds the key.
+///
+/// Running it twice is harmless, which is what settles a lost reply: a second run
+/// that finds the key held by this token returns the counter, which is then still
+/// this holder's number (no one else has held the key since it took it).
+pub static TAKE_FENCED: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"local holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2], 'get')
+if not holder then return redis.call('incr', KEYS[2]) end
+if holder == ARGV[1] then return tonumber(redis.call('get', KEYS[2])) or 0 end
+return 0",
+    )
+});
+
+/// The fencing token of a hold taken without one: `INCR` of the counter KEYS[2] if
+/// KEYS[1] still holds the token ARGV[1], which makes the number part of this
+/// holder's tenure. Returns the number, or 0 when the token no longer holds the key.
+pub static FENCE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('incr', KEYS[2]) end
+return 0",
+    )
+});
 
 /// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms, or queues for it
 /// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter,
@@ -132,16 +199,19 @@ end
 /// earlier; the fencing token is 0 when none was asked for), `{0, pttl}` when busy and
 /// not queued, `{2, pttl}` when busy and queued; pttl is the holder's remaining lease
 /// in ms (negative: no expiry). Running it twice with the same arguments is harmless,
-/// which is what settles a lost reply.
+/// which is what settles a lost reply: the caller asks for a fencing token only when
+/// every earlier run for this token asked for one too (the counter then still holds
+/// this holder's number).
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
-        lua_helpers!(),
         r"local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
 local token, entry = ARGV[1], ARGV[3]
 local again = ARGV[6] == '1'
 if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
-    while true do
+",
+        lua_grant!(),
+        r"    while true do
         local head = redis.call('lindex', queue, 0)
         if not head or head == entry then break end
         local answer = grant(lock, fence, head)
@@ -181,21 +251,24 @@ return {2, pttl}"
 /// fair mode) the lock is only freed, so that the releaser or a newcomer may take it
 /// again at once, but only while the first waiter's patience lasts; that waiter is
 /// told once when to look again, and no release after that passes it over.
+///
+/// The common case, nobody waiting, comes first and defines nothing.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
-        lua_helpers!(),
-        r"local lock, queue, patience, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-if redis.call('get', lock) ~= ARGV[1] then return 0 end
-if redis.call('exists', queue) == 0 then
-    redis.call('del', lock)
+        r"if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if redis.call('exists', KEYS[2]) == 0 then
+    redis.call('del', KEYS[1])
     return 1
 end
+local lock, queue, patience, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 if ARGV[2] == '1' then
     local p = redis.call('get', patience)
     if p then
         redis.call('del', lock)
         if p == '1' then
-            local left = redis.call('pttl', patience)
+",
+        lua_notify!(),
+        r"            local left = redis.call('pttl', patience)
             while true do
                 local head = redis.call('lindex', queue, 0)
                 if not head then break end
@@ -208,7 +281,9 @@ if ARGV[2] == '1' then
         return 1
     end
 end
-while true do
+",
+        lua_grant!(),
+        r"while true do
     local head = redis.call('lindex', queue, 0)
     if not head then break end
     local answer = grant(lock, fence, head)

@@ -67,7 +67,9 @@ impl From<LockError> for PhpException {
             LockError::InvalidType(_) => ce::type_error(),
             LockError::Connection { .. } => connection_exception(),
             LockError::Timeout { .. } => timeout_exception(),
-            LockError::Server { .. } | LockError::Lost { .. } | LockError::Random(_) => lock_exception(),
+            LockError::Server { .. } | LockError::Lost { .. } | LockError::Unfenced { .. } | LockError::Random(_) => {
+                lock_exception()
+            }
         };
         PhpException::new(message, 0, class)
     }

@@ -1,0 +1,43 @@
+<?php
+// One implementation's uncontended acquire+release, in a process of its own: the
+// extension's first fencing-token request switches the whole process to eager
+// numbers, so each case must start from a fresh process.
+// Usage: php ... bench/cycle.php CASE CYCLES [WARMUP]
+// Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle}.
+// CASE: article | native | native-nofence | native-fenced | native-renew
+//       | article-new | native-new   (-new: a new object every cycle)
+require __DIR__ . '/ArticleLock.php';
+
+[$case, $cycles, $warmup] = [$argv[1] ?? 'native', (int) ($argv[2] ?? 10000), (int) ($argv[3] ?? 500)];
+$dsn = getenv('REDIS_LOCK_DSN') ?: getenv('REDIS_LOCK_TEST_DSN') ?: 'redis://127.0.0.1:6379';
+$u = parse_url($dsn);
+$key = "bench:cycle:$case:" . getmypid();
+
+function native_cycle(Lock $l, bool $fence): void {
+    $t = $l->addLock();
+    if ($t === false) { throw new Exception('native: lock busy'); }
+    if ($fence && !is_int($l->getFencingToken())) { throw new Exception('native: no fencing token'); }
+    if (!$l->releaseLock($t)) { throw new Exception('native: release failed'); }
+}
+function article_cycle(ArticleLock $l): void {
+    $t = $l->addLock();
+    if ($t === false || !$l->releaseLock1($t)) { throw new Exception('article: cycle failed'); }
+}
+$cycle = match ($case) {
+    'article' => (fn($l) => fn() => article_cycle($l))(new ArticleLock($key, 0, 10, $u['host'], $u['port'])),
+    'native' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn])),
+    'native-nofence' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'fencing' => false])),
+    'native-fenced' => (fn($l) => fn() => native_cycle($l, true))(new Lock($key, 0, 10, ['dsn' => $dsn])),
+    'native-renew' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'auto_renew' => true])),
+    'article-new' => fn() => article_cycle(new ArticleLock($key, 0, 10, $u['host'], $u['port'])),
+    'native-new' => fn() => native_cycle(new Lock($key, 0, 10, ['dsn' => $dsn]), false),
+    default => throw new ValueError("unknown case $case"),
+};
+function cpu_us(): float {
+    $r = getrusage();
+    return $r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'] + $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec'];
+}
+for ($i = 0; $i < $warmup; $i++) { $cycle(); }
+$c0 = cpu_us(); $t0 = hrtime(true);
+for ($i = 0; $i < $cycles; $i++) { $cycle(); }
+echo json_encode(['wall' => (hrtime(true) - $t0) / 1e3 / $cycles, 'cpu' => (cpu_us() - $c0) / $cycles]), "\n";
