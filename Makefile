@@ -64,7 +64,7 @@ demo: build
 ## This extension against the article's class on phpredis: uncontended cost, then
 ## contention (writes bench/results/contention.{md,svg}); then Redlock against one server.
 bench: build
-	tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/uncontended.php
+	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 

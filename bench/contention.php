@@ -1,8 +1,10 @@
 <?php
 // Contention: W worker processes (pcntl_fork) share one lock; each does its rounds
 // of addLock(), a deliberately non-atomic GET/SET increment held for H µs, and
-// releaseLock(). Both implementations run in the same invocation, in the order
-// article, native, native, article, so that drift on a noisy machine hits both.
+// releaseLock(). Both implementations run in the same invocation, in rounds of one
+// run each (article then native, native then article, alternately), so that drift
+// on a noisy machine hits both; "vs article" is the median over the rounds of each
+// round's throughput ratio.
 //
 // The lock lives on its own redis-server and the counter on another, so the lock
 // server's INFO commandstats hold lock traffic only. "Run by Redis" is all of it,
@@ -11,8 +13,8 @@
 // extension its EVALSHA/EVAL/SUBSCRIBE calls (with fencing on, the default, even the
 // first try of addLock() is the acquire script: php-tests/013-scripts.phpt).
 //
-// Usage: php ... bench/contention.php [WORKERSxHOLD_US[:SECTIONS] ...]
-//        default: 8x1000:1600 32x1000:1600 8x0:4000
+// Usage: BENCH_ROUNDS=10 php ... bench/contention.php [WORKERSxHOLD_US[:SECTIONS] ...]
+//        default: 8x1000:1600 32x1000:1600 8x0:4000, 10 rounds
 // Prints a Markdown table and writes bench/results/contention.{md,svg}.
 require __DIR__ . '/ArticleLock.php';
 require __DIR__ . '/../php-tests/_helper.inc';
@@ -35,8 +37,16 @@ try {
         [$workers, $holdUs, $sections] = [(int) $m[1], (int) $m[2], (int) ($m[3] ?? 1600)];
         $rounds = max(1, intdiv($sections, $workers));
         $acc = [];
-        foreach (['article', 'native', 'native', 'article'] as $impl) {
+        $ratios = [];
+        $order = [];
+        for ($round = 0; $round < (int) (getenv('BENCH_ROUNDS') ?: 10); $round++) {
+            $order = array_merge($order, $round % 2 ? ['native', 'article'] : ['article', 'native']);
+        }
+        $tput = [];
+        foreach ($order as $i => $impl) {
             $r = run_once($impl, $workers, $holdUs, $rounds, $lockSrv, $dataSrv);
+            $tput[$impl] = $r['sections'] / $r['seconds'];
+            if ($i % 2) { $ratios[] = $tput['native'] / $tput['article']; }
             $a = &$acc[$impl];
             $a['sections'] = ($a['sections'] ?? 0) + $r['sections'];
             $a['seconds'] = ($a['seconds'] ?? 0) + $r['seconds'];
@@ -49,7 +59,8 @@ try {
             fprintf(STDERR, "  %-8s %3d x %5d us: %6.0f sections/s, wait p99 %7.1f ms\n",
                 $impl, $workers, $holdUs, $r['sections'] / $r['seconds'], pct($r['waits'], 99));
         }
-        $results["$workers x $holdUs"] = ['workers' => $workers, 'hold' => $holdUs, 'impls' => $acc];
+        sort($ratios);
+        $results["$workers x $holdUs"] = ['workers' => $workers, 'hold' => $holdUs, 'impls' => $acc, 'ratio' => $ratios[intdiv(count($ratios), 2)], 'rounds' => count($ratios)];
     }
 } finally {
     rl_stop_redis($lockSrv);
@@ -170,17 +181,16 @@ function pct(array $xs, float $p): float
 
 function report(array $results): string
 {
-    $out = "| workers × hold | implementation | sections/s | vs article | lost updates | commands/section sent | run by Redis | wait p50 | wait p99 | wait max |\n";
+    $out = "| workers × hold | implementation | sections/s | vs article (median of per-round ratios) | lost updates | commands/section sent | run by Redis | wait p50 | wait p99 | wait max |\n";
     $out .= "|---|---|---|---|---|---|---|---|---|---|\n";
     foreach ($results as $res) {
-        $base = $res['impls']['article']['sections'] / $res['impls']['article']['seconds'];
         foreach (['article', 'native'] as $impl) {
             $a = $res['impls'][$impl];
             $tput = $a['sections'] / $a['seconds'];
             $out .= sprintf("| %d × %s | %s | %.0f | %.2f× | %d%s | %.2f | %.2f | %.1f ms | %.1f ms | %.1f ms |\n",
                 $res['workers'], $res['hold'] ? ($res['hold'] / 1000) . ' ms' : '0',
                 $impl === 'article' ? 'article class (phpredis)' : 'redis_lock',
-                $tput, $tput / $base, $a['lost'], $a['gave_up'] ? " ({$a['gave_up']} gave up)" : '',
+                $tput, $impl === 'article' ? 1.0 : $res['ratio'], $a['lost'], $a['gave_up'] ? " ({$a['gave_up']} gave up)" : '',
                 $a['client'] / $a['sections'], $a['server'] / $a['sections'],
                 pct($a['waits'], 50), pct($a['waits'], 99), max($a['waits']));
         }

@@ -1,5 +1,5 @@
 --TEST--
-Fencing tokens strictly increase across 6 processes and 300 acquisitions (plain takes and hand-overs alike); null before the first acquisition and with fencing off
+Fencing tokens strictly increase across 6 processes and 1800 acquisitions, mixing holders that ask for a number (lazily, then eagerly) and holders that never do, with hand-overs; null before the first acquisition and with fencing off
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl needed'); ?>
 --FILE--
@@ -8,31 +8,58 @@ require __DIR__ . '/_helper.inc';
 $dsn = rl_dsn();
 $key = rl_key('fence');
 $log = tempnam(sys_get_temp_dir(), 'rl-fence');
-$l = new Lock($key, 0, 5, ['dsn' => $dsn]);
-var_dump($l->getFencingToken());
-$codes = rl_fork(6, function ($i) use ($dsn, $key, $log) {
-    $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+// One acquisition under the lock: an asker checks its number the way a storage would,
+// and logs it while still holding, so the log is in tenure order.
+function hold(Lock $l, bool $ask, string $dsn, string $key, string $log): int {
+    $l->addLock() or exit(20);
     $bad = 0;
-    for ($n = 0; $n < 50; $n++) {
-        $l->addLock() or exit(20);
+    if ($ask) {
         $f = $l->getFencingToken();
-        // The storage's check: a fencing token must be above every one it has seen.
         $last = (int) rl_cmd($dsn, 'GET', "$key:last");
         if (!is_int($f) || $f <= $last) { $bad++; }
         rl_cmd($dsn, 'SET', "$key:last", (string) $f);
         file_put_contents($log, "$f\n", FILE_APPEND);
-        $l->releaseLock() or exit(21);
-        if ($l->getFencingToken() !== $f) { $bad++; }   // kept after the release
+    }
+    usleep(200);                                          // long enough for waiters to queue
+    $l->releaseLock() or exit(21);
+    if ($ask && $l->getFencingToken() !== $f) { $bad++; }  // kept after the release
+    return $bad;
+}
+$codes = rl_fork(6, function ($i) use ($dsn, $key, $log) {
+    $bad = 0;
+    if ($i < 2) {
+        // Never asks: plain SETs, and hand-overs that carry no number.
+        $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+        for ($n = 0; $n < 300; $n++) { $bad += hold($l, false, $dsn, $key, $log); }
+    } elseif ($i < 4) {
+        // Asks every time: the first number is taken lazily, the rest come with the lock.
+        $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+        for ($n = 0; $n < 300; $n++) { $bad += hold($l, true, $dsn, $key, $log); }
+    } else {
+        // Ten fresh processes of 30 acquisitions each, asking from the 10th on, every
+        // third time: each starts lazy, turns eager, and often holds without asking.
+        for ($c = 0; $c < 10; $c++) {
+            [$code] = rl_fork(1, function () use ($dsn, $key, $log) {
+                $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+                $bad = 0;
+                for ($n = 0; $n < 30; $n++) { $bad += hold($l, $n >= 10 && $n % 3 === 0, $dsn, $key, $log); }
+                return $bad;
+            });
+            $bad += $code;
+        }
     }
     return $bad === 0 ? 0 : 22;
 });
 echo "children: ", implode(',', $codes), "\n";
+// Asked only now: the first request sets the whole process to eager numbers, and the
+// children must start from a process that never asked.
+$l = new Lock($key, 0, 5, ['dsn' => $dsn]);
+var_dump($l->getFencingToken());
 $seen = array_map('intval', file($log, FILE_IGNORE_NEW_LINES));
 $increasing = true;
 for ($i = 1; $i < count($seen); $i++) { $increasing = $increasing && $seen[$i] > $seen[$i - 1]; }
-echo count($seen), " acquisitions, ", count(array_unique($seen)), " distinct, strictly increasing in acquisition order: ", var_export($increasing, true), "\n";
-echo "the counter ends at the last token: ", var_export((int) rl_cmd($dsn, 'GET', "{{$key}}:fence") === end($seen), true), "\n";
-// Contention means hand-overs: the waiters' tokens came with their grants.
+echo count($seen), " numbers asked for in 1800 acquisitions, ", count(array_unique($seen)), " distinct, strictly increasing in tenure order: ", var_export($increasing, true), "\n";
+echo "the counter ends at the last number: ", var_export((int) rl_cmd($dsn, 'GET', "{{$key}}:fence") === end($seen), true), "\n";
 $t = $l->addLock();
 var_dump($l->getFencingToken() > end($seen));
 $l->releaseLock();
@@ -45,10 +72,10 @@ $off->releaseLock();
 unlink($log);
 ?>
 --EXPECT--
-NULL
 children: 0,0,0,0,0,0
-300 acquisitions, 300 distinct, strictly increasing in acquisition order: true
-the counter ends at the last token: true
+NULL
+720 numbers asked for in 1800 acquisitions, 720 distinct, strictly increasing in tenure order: true
+the counter ends at the last number: true
 bool(true)
 NULL
 int(0)

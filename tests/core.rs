@@ -169,6 +169,8 @@ fn release_hands_the_lock_straight_to_a_listening_waiter() {
     s.set("retry_delay_max", &OptValue::Float(2.0), Source::Option).unwrap();
     let mut holder = Lock::new(b"core:handover", 0.0, 10.0, &s).unwrap();
     holder.try_acquire().unwrap().expect("free lock");
+    // Asked for while held: from now on this process's acquisitions issue numbers.
+    assert_eq!(holder.fencing_token().unwrap(), Some(1));
     let waiter_settings = s.clone();
     let waiter = std::thread::spawn(move || {
         let mut w = Lock::new(b"core:handover", 5.0, 10.0, &waiter_settings).unwrap();
@@ -180,14 +182,15 @@ fn release_hands_the_lock_straight_to_a_listening_waiter() {
     let released = Instant::now();
     // Held for 300 ms, far past the short-hold threshold: a hand-over, not a free-for-all.
     assert!(holder.release(None).unwrap());
-    let (token, got, w) = waiter.join().unwrap();
+    let (token, got, mut w) = waiter.join().unwrap();
     let token = token.expect("the waiter gets the lock");
     assert!(got.duration_since(released) < Duration::from_millis(200), "{:?}", got.duration_since(released));
     // The key went from one token to the other without ever being free.
     assert_eq!(get(&server, "core:handover").as_deref(), Some(token.as_str()));
     assert_eq!(server.cmd(&["EXISTS", "{core:handover}:queue"]).unwrap(), Value::Int(0));
     // The grant carried the next fencing token.
-    assert_eq!((holder.fencing_token(), w.fencing_token()), (Some(1), Some(2)));
+    assert_eq!(get(&server, "{core:handover}:fence").as_deref(), Some("2"));
+    assert_eq!((holder.fencing_token().unwrap(), w.fencing_token().unwrap()), (Some(1), Some(2)));
 }
 
 fn pttl(server: &RedisServer, key: &str) -> i64 {
@@ -223,11 +226,11 @@ fn fencing_tokens_increase_per_key_and_can_be_turned_off() {
     let server = RedisServer::start();
     let s = settings(&server.dsn());
     let mut l = Lock::new(b"core:fence", 0.0, 5.0, &s).unwrap();
-    assert_eq!(l.fencing_token(), None);
+    assert_eq!(l.fencing_token().unwrap(), None);
     let mut seen = Vec::new();
     for _ in 0..5 {
         l.try_acquire().unwrap().unwrap();
-        seen.push(l.fencing_token().unwrap());
+        seen.push(l.fencing_token().unwrap().unwrap());
         assert!(l.release(None).unwrap());
     }
     assert_eq!(seen, [1, 2, 3, 4, 5]);
@@ -235,10 +238,13 @@ fn fencing_tokens_increase_per_key_and_can_be_turned_off() {
     off.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
     let mut plain = Lock::new(b"core:fence", 0.0, 5.0, &off).unwrap();
     plain.try_acquire().unwrap().unwrap();
-    assert_eq!(plain.fencing_token(), None);
+    assert_eq!(plain.fencing_token().unwrap(), None);
     assert!(plain.release(None).unwrap());
     l.try_acquire().unwrap().unwrap();
-    assert_eq!(l.fencing_token(), Some(6), "a take without fencing leaves the counter alone");
+    assert_eq!(l.fencing_token().unwrap(), Some(6), "a take without fencing leaves the counter alone");
+    assert!(l.release(None).unwrap());
+    // Kept after the release.
+    assert_eq!(l.fencing_token().unwrap(), Some(6));
 }
 
 #[test]
@@ -300,7 +306,7 @@ fn redlock_needs_a_majority_and_leaves_nothing_when_it_fails() {
         assert_eq!(get(server, "core:redlock").as_deref(), Some(token.as_str()));
     }
     assert_eq!(b.try_acquire().unwrap(), None);
-    assert_eq!(a.fencing_token(), None, "fencing is refused on Redlock");
+    assert_eq!(a.fencing_token().unwrap(), None, "fencing is refused on Redlock");
     assert!(a.release(None).unwrap());
     servers[0].kill();
     assert!(a.try_acquire().unwrap().is_some(), "two of three are a majority");
@@ -329,6 +335,7 @@ fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
         let owner = cluster.owner(&key);
         owners.insert(owner.port);
         assert_eq!(get(owner, &key).as_deref(), Some(token.as_str()));
+        assert_eq!(a.fencing_token().unwrap(), Some(1));
         assert_eq!(get(owner, &format!("{{{key}}}:fence")).as_deref(), Some("1"));
         let mut b = Lock::new(key.as_bytes(), 0.0, 5.0, &s).unwrap();
         assert_eq!(b.try_acquire().unwrap(), None);
