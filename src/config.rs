@@ -102,7 +102,7 @@ pub struct Settings {
     pub auto_renew: bool,
     /// How long auto-renewal may keep one acquisition alive; `None`: as long as it is held.
     pub max_hold: Option<Duration>,
-    /// Issue a fencing token (a per-key counter) with every acquisition.
+    /// Allow fencing tokens (a per-key counter, incremented for holders that ask).
     pub fencing: bool,
     /// Independent masters for Redlock; empty: the one server of `dsn`.
     pub servers: Vec<String>,

@@ -59,9 +59,16 @@ namespace {
 
         /**
          * The fencing token of this object's last acquisition: a number that strictly
-         * increases with every acquisition of this key, by any process. Pass it to the
+         * increases from holder to holder of this key, in any process. Pass it to the
          * storage the lock protects, and have it refuse writes with a smaller number than
          * it has seen. Null before the first acquisition, or with 'fencing' => false.
+         *
+         * Issued when first asked for, while the lock is held (one round trip); from then
+         * on this process's acquisitions issue theirs as they take the lock. Kept after
+         * the release.
+         *
+         * @throws LockException when the lock was taken without a number and this object
+         *         no longer holds it (lease run out, taken by someone else, released)
          *
          * @return int|null
          */

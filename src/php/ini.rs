@@ -57,7 +57,7 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over");
     info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
     info_table_row!("tokens", "128-bit, OS CSPRNG");
-    info_table_row!("fencing tokens", "per-key counter, incremented in the acquire script");
+    info_table_row!("fencing tokens", "per-key counter, incremented only for holders that ask");
     info_table_row!("topologies", "one server, Redlock (servers), Sentinel (sentinels), Redis Cluster (cluster)");
     info_table_row!("tls", "rustls; trusts tls_ca_file, else the OS store, else built-in roots; client certificates");
     info_table_row!("watchdog", if crate::held::watchdog_running() { "running" } else { "not started" });
