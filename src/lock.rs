@@ -475,6 +475,9 @@ impl Lock {
     fn maybe_taken(&mut self, token: String, e: LockError) -> LockError {
         if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
             self.hold_token(token, None);
+            // Not known to be held: a fencing token, if asked for, is taken then, checked.
+            self.fence = None;
+            self.ever_held = true;
         }
         match e {
             LockError::Connection { addr, cause, sent: true } => LockError::Connection {

@@ -169,7 +169,7 @@ pub static TAKE_FENCED: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"local holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2], 'get')
 if not holder then return redis.call('incr', KEYS[2]) end
-if holder == ARGV[1] then return tonumber(redis.call('get', KEYS[2])) or 0 end
+if holder == ARGV[1] then return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2]) end
 return 0",
     )
 });
