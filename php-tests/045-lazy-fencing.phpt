@@ -46,7 +46,7 @@ function previous_holder(string $dsn, string $key): int {
     return $n;
 }
 function settled_take(string $dsn, string $key): array {
-    $l = new Lock($key, 0, 5, ['dsn' => $dsn, 'read_timeout' => 1.0]);
+    $l = new Lock($key, 0, 5, ['dsn' => $dsn, 'read_timeout' => 1.0, 'connect_timeout' => 2.0]);
     $l->isLocked();                                       // connected before the server stalls
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $u = parse_url($dsn);
