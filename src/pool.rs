@@ -110,11 +110,6 @@ impl Conns {
         self.0.iter().position(|(k, _)| Arc::ptr_eq(k, key) || **k == **key)
     }
 
-    fn get(&mut self, key: &Arc<str>) -> Option<&mut Connection> {
-        let at = self.position(key)?;
-        Some(&mut self.0[at].1)
-    }
-
     fn take(&mut self, key: &Arc<str>) -> Option<Connection> {
         let at = self.position(key)?;
         Some(self.0.swap_remove(at).1)
@@ -368,18 +363,14 @@ pub fn run<T>(
 ) -> Result<T> {
     let mut guard = registry();
     let reg = current(&mut guard);
-    let reused = match reg.conns.get(&ep.key) {
-        Some(_) => true,
+    let (at, reused) = match reg.conns.position(&ep.key) {
+        Some(at) => (at, true),
         None => {
-            let conn = connect(ep)?;
-            reg.conns.put(&ep.key, conn);
-            false
+            reg.conns.0.push((ep.key.clone(), connect(ep)?));
+            (reg.conns.0.len() - 1, false)
         }
     };
-    let Some(conn) = reg.conns.get(&ep.key) else {
-        return Err(LockError::Connection { addr: ep.addr.clone(), cause: "no connection".to_string(), sent: false });
-    };
-    let err = match op(conn, false) {
+    let err = match op(&mut reg.conns.0[at].1, false) {
         Ok(v) => return Ok(v),
         Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => return Err(ep.error(&e)),
         Err(e) => e,

@@ -37,32 +37,54 @@ pub(crate) fn send(conn: &mut Connection, buf: &[u8]) -> RedisResult<Value> {
 
 /// Replaces the buffer's content with the command made of `count` parts.
 pub(crate) fn encode<'a>(buf: &mut Vec<u8>, count: usize, parts: impl IntoIterator<Item = &'a [u8]>) {
+    begin(buf, count);
+    for part in parts {
+        push_bulk(buf, part);
+    }
+}
+
+/// Replaces the buffer's content with the header of a command of `count` parts.
+pub(crate) fn begin(buf: &mut Vec<u8>, count: usize) {
     buf.clear();
     buf.push(b'*');
     push_number(buf, count);
     buf.extend_from_slice(b"\r\n");
-    for part in parts {
-        buf.push(b'$');
-        push_number(buf, part.len());
-        buf.extend_from_slice(b"\r\n");
-        buf.extend_from_slice(part);
-        buf.extend_from_slice(b"\r\n");
-    }
+}
+
+/// Appends one part of a command.
+pub(crate) fn push_bulk(buf: &mut Vec<u8>, part: &[u8]) {
+    buf.push(b'$');
+    push_number(buf, part.len());
+    buf.extend_from_slice(b"\r\n");
+    buf.extend_from_slice(part);
+    buf.extend_from_slice(b"\r\n");
+}
+
+/// Appends `n` in decimal, as one part of a command.
+pub(crate) fn push_bulk_number(buf: &mut Vec<u8>, n: usize) {
+    let mut digits = [0u8; 20];
+    let at = decimal(&mut digits, n);
+    push_bulk(buf, &digits[at..]);
 }
 
 /// Appends `n` in decimal.
-pub(crate) fn push_number(buf: &mut Vec<u8>, mut n: usize) {
+fn push_number(buf: &mut Vec<u8>, n: usize) {
     let mut digits = [0u8; 20];
+    let at = decimal(&mut digits, n);
+    buf.extend_from_slice(&digits[at..]);
+}
+
+/// Writes `n` in decimal at the end of `digits`; returns where it starts.
+fn decimal(digits: &mut [u8; 20], mut n: usize) -> usize {
     let mut at = digits.len();
     loop {
         at -= 1;
         digits[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return at;
         }
     }
-    buf.extend_from_slice(&digits[at..]);
 }
 
 /// The reply as an integer, when it is one.
@@ -89,6 +111,10 @@ mod tests {
         assert_eq!(buf, cmd.get_packed_command());
         encode(&mut buf, 1, [&b""[..]]);
         assert_eq!(buf, b"*1\r\n$0\r\n\r\n");
+        begin(&mut buf, 2);
+        push_bulk_number(&mut buf, 1234);
+        push_bulk(&mut buf, b"x");
+        assert_eq!(buf, redis::cmd("1234").arg("x").get_packed_command());
     }
 
     #[test]

@@ -68,20 +68,13 @@ impl Script {
     }
 
     fn encode(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], keys: &[&[u8]], args: &[&[u8]]) {
-        let mut count = Vec::with_capacity(0);
-        let mut digits = [0u8; 20];
-        let numkeys: &[u8] = match keys.len() {
-            n @ 0..=9 => {
-                digits[0] = b'0' + n as u8;
-                &digits[..1]
-            }
-            n => {
-                resp::push_number(&mut count, n);
-                &count
-            }
-        };
-        let head: [&[u8]; 3] = [verb, body, numkeys];
-        resp::encode(buf, 3 + keys.len() + args.len(), head.into_iter().chain(keys.iter().copied()).chain(args.iter().copied()));
+        resp::begin(buf, 3 + keys.len() + args.len());
+        resp::push_bulk(buf, verb);
+        resp::push_bulk(buf, body);
+        resp::push_bulk_number(buf, keys.len());
+        for part in keys.iter().chain(args) {
+            resp::push_bulk(buf, part);
+        }
     }
 }
 
