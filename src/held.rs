@@ -10,10 +10,9 @@
 //! have been held by the parent's watchdog thread at the instant of the fork, and
 //! that thread does not exist in the child.
 
-use crate::cluster::Placement;
 use crate::keys::LockKeys;
 use crate::pid;
-use crate::pool::Endpoint;
+use crate::route::Route;
 use crate::redlock::Quorum;
 use crate::watchdog;
 use std::collections::HashMap;
@@ -28,12 +27,10 @@ pub type HoldId = u64;
 /// One acquisition, from the moment it succeeded until it is released.
 #[derive(Debug)]
 pub struct Hold {
-    pub endpoint: Arc<Endpoint>,
+    /// Where the key's commands run.
+    pub route: Route,
     /// The Redlock nodes, when the lock is one.
     pub quorum: Option<Arc<Quorum>>,
-    /// The lock's cluster and slot, when it is in a Redis Cluster (`endpoint` is then
-    /// the master at the time of the acquisition).
-    pub placement: Option<Placement>,
     pub keys: Arc<LockKeys>,
     pub token: String,
     /// Present while the watchdog renews this hold.

@@ -1,7 +1,7 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`,
-//! `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`
+//! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`
 //! and `pid` for the lean command path) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
 
@@ -15,6 +15,7 @@ pub mod pid;
 pub mod pool;
 pub mod redlock;
 pub mod resp;
+pub mod route;
 pub mod scripts;
 pub mod sentinel;
 pub mod tls;

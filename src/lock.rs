@@ -17,12 +17,12 @@
 //! asks again. Without a subscriber (an ACL that forbids pub/sub, a connection
 //! that keeps failing) it falls back to polling with jittered back-off.
 
-use crate::cluster::{self, Placement};
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
 use crate::held::{self, Hold, HoldId, Renewal, Status};
-use crate::keys::{self, LockKeys};
+use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint, Retry};
+use crate::route::Route;
 use crate::redlock::{Extended, Pooled, Quorum};
 use crate::pid;
 use crate::resp;
@@ -79,12 +79,10 @@ pub struct Lock {
     wait_replicas: u32,
     auto_renew: bool,
     max_hold: Option<Duration>,
-    endpoint: Arc<Endpoint>,
-    /// The Redlock nodes, when `servers` is set; `endpoint` is then the first of them.
+    /// Where the key's commands run.
+    route: Route,
+    /// The Redlock nodes, when `servers` is set; `route` is then the first of them.
     quorum: Option<Arc<Quorum>>,
-    /// The cluster and the key's slot, when `cluster` is set; `endpoint` is then the
-    /// first seed, and commands go where the placement says.
-    placement: Option<Placement>,
     token: Option<String>,
     /// When this object acquired `token`.
     acquired_at: Option<Instant>,
@@ -129,14 +127,8 @@ impl Lock {
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
-        let mut placement = None;
-        let (endpoint, quorum) = if !settings.cluster.is_empty() {
-            let p = Placement { cluster: cluster::get(settings)?, slot: keys::slot(&key) };
-            let seed = p.node();
-            placement = Some(p);
-            (seed, None)
-        } else if settings.servers.is_empty() {
-            (pool::endpoint(settings)?, None)
+        let (route, quorum) = if settings.servers.is_empty() {
+            (Route::for_key(settings, &key)?, None)
         } else {
             if settings.fair {
                 return Err(LockError::InvalidValue(
@@ -148,7 +140,7 @@ impl Lock {
                 .iter()
                 .map(|dsn| pool::endpoint_for(dsn, settings))
                 .collect::<Result<Vec<_>>>()?;
-            (nodes[0].clone(), Some(Arc::new(Quorum::new(nodes))))
+            (Route::Node(nodes[0].clone()), Some(Arc::new(Quorum::new(nodes))))
         };
         Ok(Lock {
             name: name.to_vec(),
@@ -164,9 +156,8 @@ impl Lock {
             wait_replicas: settings.wait_replicas,
             auto_renew: settings.auto_renew,
             max_hold: settings.max_hold,
-            endpoint,
+            route,
             quorum,
-            placement,
             token: None,
             acquired_at: None,
             hold: None,
@@ -304,7 +295,7 @@ impl Lock {
         // The entry this wait last queued with; it must not outlive the wait.
         let mut queued_as: Option<String> = None;
         loop {
-            if self.placement.is_some() {
+            if self.route.moves() {
                 // The slot moved, or its master failed over: listen where releases run now.
                 let node = self.node();
                 if node.id() != lease.endpoint().id() {
@@ -345,7 +336,7 @@ impl Lock {
             let mut wake_at = timer.min(deadline);
             if queued {
                 match listen(&mut lease, &token, &mut wake_at) {
-                    Heard::Granted(fence) if self.placement.is_none() => return Ok(Some(self.took(token, fence))),
+                    Heard::Granted(fence) if !self.route.moves() => return Ok(Some(self.took(token, fence))),
                     // Cluster PUBLISH reaches subscribers on every node, but the releaser's
                     // script counts only its own node's: a grant heard here may have been
                     // given to no one (the slot moved during the wait). The next try,
@@ -424,7 +415,7 @@ impl Lock {
             return;
         }
         let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
-        let ms = (self.endpoint.read_timeout() / 2).as_millis().max(1) as u64;
+        let ms = (self.route.node().read_timeout() / 2).as_millis().max(1) as u64;
         let _ = self.run(Retry::IfStale, |conn, _| {
             let _: i64 = RENEW.invoke(conn, &[key], &[token.as_bytes(), ttl])?;
             redis::cmd("WAIT").arg(self.wait_replicas).arg(ms).query::<i64>(conn)
@@ -436,9 +427,8 @@ impl Lock {
     fn hold_token(&mut self, token: String, renew: Option<Renewal>) {
         self.forget_hold();
         let id = held::add(Hold {
-            endpoint: self.node(),
+            route: self.route.clone(),
             quorum: self.quorum.clone(),
-            placement: self.placement.clone(),
             keys: self.keys.clone(),
             token: token.clone(),
             renew,
@@ -561,7 +551,7 @@ impl Lock {
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        match release_token(&self.endpoint, self.quorum.as_deref(), self.placement.as_ref(), &self.keys, &token, short) {
+        match release_token(&self.route, self.quorum.as_deref(), &self.keys, &token, short) {
             Ok(released) => {
                 if own {
                     // Released now, or already gone: either way this object no longer holds it.
@@ -687,17 +677,14 @@ impl Lock {
         Ok(n > 0)
     }
 
-    /// Runs `op` on the server that holds this lock's key (`pool::run`).
+    /// Runs `op` on the server that holds this lock's key (`Route::run`).
     fn run<T>(&self, retry: Retry, op: impl FnMut(&mut redis::Connection, bool) -> redis::RedisResult<T>) -> Result<T> {
-        run_on(&self.endpoint, self.placement.as_ref(), retry, op)
+        self.route.run(retry, op)
     }
 
     /// The server that holds this lock's key, as far as this process knows.
     fn node(&self) -> Arc<Endpoint> {
-        match &self.placement {
-            Some(p) => p.node(),
-            None => self.endpoint.clone(),
-        }
+        self.route.node()
     }
 
     fn pick_token(&self, token: Option<&[u8]>) -> Option<Vec<u8>> {
@@ -720,7 +707,7 @@ impl Drop for Lock {
         let Some(id) = self.own_hold() else { return };
         if let Some(hold) = held::take(id) {
             if !hold.lost {
-                let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), hold.placement.as_ref(), &hold.keys, hold.token.as_bytes(), false);
+                let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
             }
         }
     }
@@ -732,30 +719,16 @@ pub fn release_all_held() {
     pid::refresh();
     for hold in held::take_all() {
         if !hold.lost {
-            let _ = release_token(&hold.endpoint, hold.quorum.as_deref(), hold.placement.as_ref(), &hold.keys, hold.token.as_bytes(), false);
+            let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
         }
-    }
-}
-
-/// Runs `op` on `ep`, or on the slot's master in a cluster.
-fn run_on<T>(
-    ep: &Endpoint,
-    placement: Option<&Placement>,
-    retry: Retry,
-    op: impl FnMut(&mut redis::Connection, bool) -> redis::RedisResult<T>,
-) -> Result<T> {
-    match placement {
-        Some(p) => p.run(retry, op),
-        None => pool::run(ep, retry, op),
     }
 }
 
 /// Runs the release script for `token`: on every node of a Redlock, on the slot's
 /// master in a cluster.
 fn release_token(
-    ep: &Endpoint,
+    route: &Route,
     quorum: Option<&Quorum>,
-    placement: Option<&Placement>,
     keys: &LockKeys,
     token: &[u8],
     short: bool,
@@ -763,7 +736,7 @@ fn release_token(
     if let Some(q) = quorum {
         return q.release(keys, token);
     }
-    let released = run_on(ep, placement, Retry::IfStale, |conn, _| {
+    let released = route.run(Retry::IfStale, |conn, _| {
         let short: &[u8] = if short { b"1" } else { b"0" };
         RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])
     })?;

@@ -115,7 +115,7 @@ fn run(shared: &'static Shared) {
             r.due = now + r.lease;
             batch.push(Due {
                 id,
-                endpoint: hold.endpoint.clone(),
+                endpoint: hold.route.node(),
                 quorum: hold.quorum.clone(),
                 keys: hold.keys.clone(),
                 token: hold.token.clone(),
@@ -181,7 +181,7 @@ fn run(shared: &'static Shared) {
         // Endpoints no lock is renewed on any more: close their connections.
         links.conns.retain(|id, _| {
             table.holds.values().any(|h| {
-                h.renew.is_some() && (h.endpoint.id() == id || h.quorum.as_ref().is_some_and(|q| q.uses(id)))
+                h.renew.is_some() && (h.route.node().id() == id || h.quorum.as_ref().is_some_and(|q| q.uses(id)))
             })
         });
     }
