@@ -12,7 +12,7 @@ $cases = [
     'zero lockOut'       => fn() => new Lock('k', 1, 0, $dead),
     'negative lockOut'   => fn() => new Lock('k', 1, -5, $dead),
     'NaN lockOut'        => fn() => new Lock('k', 1, NAN, $dead),
-    'INF lockOut'        => fn() => new Lock('k', 1, INF, $dead),
+    '-INF lockOut'       => fn() => new Lock('k', 1, -INF, $dead),
     'sub-ms lockOut'     => fn() => new Lock('k', 1, 0.0001, $dead),
     'unknown option'     => fn() => new Lock('k', 1, 1, ['dsn' => 'redis://127.0.0.1:1', 'colour' => 'red']),
     'int option key'     => fn() => new Lock('k', 1, 1, [5]),
@@ -56,7 +56,7 @@ INF timeOut: ValueError
 zero lockOut: ValueError
 negative lockOut: ValueError
 NaN lockOut: ValueError
-INF lockOut: ValueError
+-INF lockOut: ValueError
 sub-ms lockOut: ValueError
 unknown option: ValueError
 int option key: ValueError

@@ -54,7 +54,7 @@ rl_cmd($dsn, 'DEL', "$key:raw");
 
 // Bad leases are ValueErrors, and change nothing.
 $l->addLock();
-foreach ([0, -1, NAN, INF, 0.0004] as $bad) {
+foreach ([0, -1, NAN, -INF, 0.0004] as $bad) {
     try { $l->extendLock(null, $bad); echo "accepted\n"; }
     catch (ValueError $x) { echo get_class($x), ': ', $x->getMessage(), "\n"; }
 }
@@ -91,10 +91,10 @@ bool(false)
 bool(false)
 new holder intact: true true
 float(INF)
-ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a finite number of seconds greater than 0, 0 given
-ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a finite number of seconds greater than 0, -1 given
-ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a finite number of seconds greater than 0, NaN given
-ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a finite number of seconds greater than 0, inf given
+ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a number of seconds greater than 0 (INF: no expiry), 0 given
+ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a number of seconds greater than 0 (INF: no expiry), -1 given
+ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a number of seconds greater than 0 (INF: no expiry), NaN given
+ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be a number of seconds greater than 0 (INF: no expiry), -inf given
 ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be at least 0.001 (one millisecond), 0.0004 given
 TypeError
 still: true

@@ -99,9 +99,9 @@ try {
     }
     $entry = null;
     for ($i = 0; $i < 100 && !$entry; $i++) { usleep(20000); $entry = rl_cmd($fmaster, 'LINDEX', "{{$fk}}:queue", '0'); }
-    [$wt, , , $channel] = explode(':', $entry, 4);
+    [$wt, $channel] = rl_queue_entry($entry);
     $elsewhere = current(array_filter(array_keys($masters), fn($m) => $m !== $fmaster));
-    rl_cmd($elsewhere, 'PUBLISH', $channel, "$wt=999");
+    rl_cmd($elsewhere, 'PUBLISH', $channel, "g999:$wt");
     usleep(300000);
     $released = $holder->releaseLock();
     pcntl_waitpid($pid, $st);

@@ -70,7 +70,7 @@ try {
     $listening = false;
     for ($i = 0; $i < 250 && !$listening; $i++) {
         foreach ((array) rl_cmd($replica, 'LRANGE', "{{$k1}}:queue", '0', '-1') as $entry) {
-            $numsub = rl_cmd($replica, 'PUBSUB', 'NUMSUB', explode(':', $entry, 4)[3]);
+            $numsub = rl_cmd($replica, 'PUBSUB', 'NUMSUB', rl_queue_entry($entry)[1]);
             if ($numsub[1] > 0) { $listening = true; }
         }
         if (!$listening) { usleep(20000); }

@@ -34,5 +34,5 @@ echo "done\n";
 --EXPECT--
 bool(true)
 bool(true)
-18 directives
+20 directives
 done

@@ -61,6 +61,7 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("retry_delay_max", "0.05"),
     ("fair", "0"),
     ("auto_renew", "0"),
+    ("auto_release", "1"),
     ("max_hold", "0"),
     ("fencing", "1"),
     ("servers", ""),
@@ -71,6 +72,7 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("tls_ca_file", ""),
     ("tls_cert_file", ""),
     ("tls_key_file", ""),
+    ("max_endpoints", "16"),
 ];
 
 /// The article's server.
@@ -100,6 +102,9 @@ pub struct Settings {
     pub fair: bool,
     /// Renew the lease from a background thread while the lock is held.
     pub auto_renew: bool,
+    /// Release a lock still held when its object goes away or the request ends. Off,
+    /// the lock outlives the object: its lease or a release by token ends it.
+    pub auto_release: bool,
     /// How long auto-renewal may keep one acquisition alive; `None`: as long as it is held.
     pub max_hold: Option<Duration>,
     /// Allow fencing tokens (a per-key counter, incremented for holders that ask).
@@ -116,6 +121,9 @@ pub struct Settings {
     pub cluster: Vec<String>,
     /// The CA and client certificate for every `rediss://` connection.
     pub tls: TlsFiles,
+    /// How many endpoints (distinct servers and connection settings) keep an idle
+    /// connection in this process; beyond it the least recently used are closed.
+    pub max_endpoints: u32,
 }
 
 impl Default for Settings {
@@ -129,6 +137,7 @@ impl Default for Settings {
             retry_delay_max: Duration::from_millis(50),
             fair: false,
             auto_renew: false,
+            auto_release: true,
             max_hold: None,
             fencing: true,
             servers: Vec::new(),
@@ -137,6 +146,7 @@ impl Default for Settings {
             wait_replicas: 0,
             cluster: Vec::new(),
             tls: TlsFiles::default(),
+            max_endpoints: 16,
         }
     }
 }
@@ -159,6 +169,7 @@ impl Settings {
             "retry_delay_max" => self.retry_delay_max = positive_seconds(&label, value, source)?,
             "fair" => self.fair = bool_value(&label, value, source)?,
             "auto_renew" => self.auto_renew = bool_value(&label, value, source)?,
+            "auto_release" => self.auto_release = bool_value(&label, value, source)?,
             "max_hold" => self.max_hold = cap_seconds(&label, value, source)?,
             "fencing" => self.fencing = bool_value(&label, value, source)?,
             "servers" => self.servers = dsn_list(&label, value, source)?,
@@ -183,6 +194,12 @@ impl Settings {
             "tls_ca_file" => self.tls.ca_file = path_value(&label, value, source)?,
             "tls_cert_file" => self.tls.cert_file = path_value(&label, value, source)?,
             "tls_key_file" => self.tls.key_file = path_value(&label, value, source)?,
+            "max_endpoints" => {
+                self.max_endpoints = count_value(&label, value, source)?;
+                if self.max_endpoints == 0 {
+                    return Err(LockError::InvalidValue(format!("{label} must be at least 1")));
+                }
+            }
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -377,12 +394,18 @@ pub fn lock_out_ms(lock_out: f64) -> Result<u64> {
     lease_ms("Lock::__construct(): Argument #3 ($lockOut)", lock_out)
 }
 
+/// The lease, in ms, of a key that never expires (`$lockOut = INF`).
+pub const NO_EXPIRY: u64 = 0;
+
 /// Validates a lease in seconds (`label` names the argument in messages) and converts
-/// it to whole milliseconds.
+/// it to whole milliseconds; `INF` is `NO_EXPIRY`.
 pub fn lease_ms(label: &str, lock_out: f64) -> Result<u64> {
+    if lock_out == f64::INFINITY {
+        return Ok(NO_EXPIRY);
+    }
     if !lock_out.is_finite() || lock_out <= 0.0 || lock_out > MAX_SECONDS {
         return Err(LockError::InvalidValue(format!(
-            "{label} must be a finite number of seconds greater than 0, {lock_out} given"
+            "{label} must be a number of seconds greater than 0 (INF: no expiry), {lock_out} given"
         )));
     }
     let ms = (lock_out * 1000.0).round();
@@ -647,7 +670,8 @@ mod tests {
         assert_eq!(lock_out_ms(10.0).unwrap(), 10_000);
         assert_eq!(lock_out_ms(0.0015).unwrap(), 2);
         assert_eq!(lock_out_ms(0.25).unwrap(), 250);
-        for bad in [0.0, -1.0, 0.0004, f64::NAN, f64::INFINITY, 1e12] {
+        assert_eq!(lock_out_ms(f64::INFINITY).unwrap(), NO_EXPIRY);
+        for bad in [0.0, -1.0, 0.0004, f64::NAN, f64::NEG_INFINITY, 1e12] {
             assert!(lock_out_ms(bad).is_err(), "{bad}");
         }
         assert_eq!(time_out(0.0).unwrap(), Duration::ZERO);

@@ -13,6 +13,7 @@
 use crate::keys::LockKeys;
 use crate::pid;
 use crate::route::Route;
+use crate::token::Token;
 use crate::redlock::Quorum;
 use crate::watchdog;
 use std::collections::HashMap;
@@ -32,11 +33,16 @@ pub struct Hold {
     /// The Redlock nodes, when the lock is one.
     pub quorum: Option<Arc<Quorum>>,
     pub keys: Arc<LockKeys>,
-    pub token: String,
+    pub token: Token,
     /// Present while the watchdog renews this hold.
     pub renew: Option<Renewal>,
     /// Renewal found the key gone or held by another token.
     pub lost: bool,
+    /// Released when its object goes away or the request ends (`auto_release`).
+    pub auto_release: bool,
+    /// Its object is gone and it is not auto-released: it stays only while the
+    /// watchdog renews it, and leaves the table when renewal ends.
+    pub orphan: bool,
 }
 
 /// The watchdog's schedule for one hold.
@@ -189,11 +195,16 @@ pub fn mark_lost(id: HoldId) {
 }
 
 /// After `extendLock()`, sent at `sent`: the watchdog renews with the new lease from
-/// now on.
-pub fn set_lease(id: HoldId, lease: Duration, sent: Instant) {
+/// now on. A lease of `None` (no expiry) leaves nothing to renew.
+pub fn set_lease(id: HoldId, lease: Option<Duration>, sent: Instant) {
     if let Some(s) = existing() {
         let mut t = s.lock();
-        if let Some(r) = t.holds.get_mut(&id).and_then(|h| h.renew.as_mut()) {
+        let Some(hold) = t.holds.get_mut(&id) else { return };
+        let Some(lease) = lease else {
+            hold.renew = None;
+            return;
+        };
+        if let Some(r) = hold.renew.as_mut() {
             r.lease = lease;
             r.due = Instant::now() + interval(lease);
             r.valid_until = sent + lease;
@@ -209,16 +220,43 @@ pub fn set_lease(id: HoldId, lease: Duration, sent: Instant) {
 /// possibly through another object than the one that acquired).
 pub fn forget(keys: &LockKeys, token: &[u8]) {
     if let Some(s) = existing() {
-        s.lock().holds.retain(|_, h| !(h.token.as_bytes() == token && h.keys.lock == keys.lock));
+        s.lock().holds.retain(|_, h| !(h.token == token && h.keys.lock == keys.lock));
     }
 }
 
-/// Empties the table (request end): the caller releases what it returns.
-pub fn take_all() -> Vec<Hold> {
-    match existing() {
-        Some(s) => s.lock().holds.drain().map(|(_, h)| h).collect(),
-        None => Vec::new(),
+/// Its object is gone: an `auto_release => false` hold stays in the table only while
+/// the watchdog renews it (as long as this process lives, or until `max_hold`).
+pub fn orphan(id: HoldId) {
+    if let Some(s) = existing() {
+        let mut t = s.lock();
+        match t.holds.get_mut(&id) {
+            Some(h) if h.renew.is_some() => h.orphan = true,
+            Some(_) => {
+                t.holds.remove(&id);
+            }
+            None => {}
+        }
     }
+}
+
+/// Request end: takes out the holds to release (the caller releases them); the
+/// `auto_release => false` ones become orphans (see `orphan`).
+pub fn take_auto_released() -> Vec<Hold> {
+    let Some(s) = existing() else { return Vec::new() };
+    let mut t = s.lock();
+    let ids: Vec<HoldId> = t.holds.keys().copied().collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let Some(h) = t.holds.get_mut(&id) else { continue };
+        if !h.auto_release && h.renew.is_some() {
+            h.orphan = true;
+        } else if let Some(h) = t.holds.remove(&id) {
+            if h.auto_release {
+                out.push(h);
+            }
+        }
+    }
+    out
 }
 
 /// Stops this process's watchdog and waits for it (module shutdown). A forked child

@@ -27,7 +27,7 @@ use crate::redlock::{Extended, Pooled, Quorum};
 use crate::pid;
 use crate::resp;
 use crate::scripts::{ACQUIRE, CANCEL, FENCE, RELEASE, RENEW, TAKE_FENCED};
-use crate::token;
+use crate::token::{self, Token};
 use crate::wait::Backoff;
 use crate::wake;
 use redis::{ErrorKind, RedisError, Value};
@@ -67,9 +67,10 @@ const QUEUE_SLACK: Duration = Duration::from_secs(5);
 pub struct Lock {
     name: Vec<u8>,
     keys: Arc<LockKeys>,
-    /// The lease in milliseconds, as the `PX` argument.
+    /// The lease in milliseconds, as the scripts take it ("0": no expiry).
     ttl_arg: String,
-    lease: Duration,
+    /// The lease; `None`: the key never expires (`$lockOut = INF`).
+    lease: Option<Duration>,
     wait: Duration,
     retry_delay: Duration,
     retry_delay_max: Duration,
@@ -79,11 +80,13 @@ pub struct Lock {
     wait_replicas: u32,
     auto_renew: bool,
     max_hold: Option<Duration>,
+    /// Release when the object goes away or the request ends.
+    auto_release: bool,
     /// Where the key's commands run.
     route: Route,
     /// The Redlock nodes, when `servers` is set; `route` is then the first of them.
     quorum: Option<Arc<Quorum>>,
-    token: Option<String>,
+    token: Option<Token>,
     /// When this object acquired `token`.
     acquired_at: Option<Instant>,
     /// The entry of `token` in the table of holds, and the process that made it.
@@ -124,6 +127,11 @@ impl Lock {
         let wait = config::time_out(time_out)?;
         let ttl_ms = config::lock_out_ms(lock_out)?;
         settings.check()?;
+        if ttl_ms == config::NO_EXPIRY && !settings.servers.is_empty() {
+            return Err(LockError::InvalidValue(
+                "Lock::__construct(): Argument #3 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
+            ));
+        }
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
@@ -146,7 +154,7 @@ impl Lock {
             name: name.to_vec(),
             keys: Arc::new(LockKeys::new(key)),
             ttl_arg: ttl_ms.to_string(),
-            lease: Duration::from_millis(ttl_ms),
+            lease: (ttl_ms != config::NO_EXPIRY).then(|| Duration::from_millis(ttl_ms)),
             wait,
             retry_delay: settings.retry_delay,
             retry_delay_max: settings.retry_delay_max,
@@ -156,6 +164,7 @@ impl Lock {
             wait_replicas: settings.wait_replicas,
             auto_renew: settings.auto_renew,
             max_hold: settings.max_hold,
+            auto_release: settings.auto_release,
             route,
             quorum,
             token: None,
@@ -172,7 +181,7 @@ impl Lock {
     }
 
     /// The token this object last acquired, if it still believes it holds one.
-    pub fn token(&self) -> Option<&str> {
+    pub fn token(&self) -> Option<&[u8]> {
         self.token.as_deref()
     }
 
@@ -201,7 +210,7 @@ impl Lock {
         }
         let k = &self.keys;
         let number = self.run(Retry::IfStale, |conn, _| {
-            let reply = FENCE.run(conn, &[&k.lock, &k.fence], &[token.as_bytes()])?;
+            let reply = FENCE.run(conn, &[&k.lock, &k.fence], &[&token])?;
             resp::int(&reply).ok_or_else(|| unexpected("fence", &reply))
         })?;
         if number <= 0 {
@@ -216,13 +225,17 @@ impl Lock {
         self.fencing && EAGER_FENCING.load(Ordering::Relaxed)
     }
 
-    /// One try. `Ok(Some(token))` when acquired, `Ok(None)` when someone else holds
-    /// it (or, in fair mode, when others already wait for it).
-    pub fn try_acquire(&mut self) -> Result<Option<String>> {
+    /// One try, with `chosen` as the token or a fresh random one. `Ok(Some(token))`
+    /// when acquired, `Ok(None)` when the key is held (by any token, this one too:
+    /// taking is never re-entry) or, in fair mode, when others already wait for it.
+    pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
         pid::refresh();
-        let token = token::generate()?;
+        let token = match chosen {
+            Some(t) => t,
+            None => token::generate()?,
+        };
         if let Some(q) = self.quorum.clone() {
-            return Ok(q.try_acquire(&self.keys, &token, self.lease)?.map(|_| self.took(token, None)));
+            return Ok(q.try_acquire(&self.keys, &token, self.redlock_lease())?.map(|_| self.took(token, None)));
         }
         match self.first_try(&token, self.eager_fencing()) {
             Ok(Try::Acquired(fence)) => Ok(Some(self.took(token, fence))),
@@ -234,15 +247,16 @@ impl Lock {
     /// The first try of an acquisition: a plain `SET NX PX`, the cheapest command
     /// there is; `SET NX PX` and the fencing `INCR` in one short script when `fence`;
     /// the acquire script in fair mode, which gives way to queued waiters.
-    fn first_try(&self, token: &str, fence: bool) -> Result<Try> {
+    fn first_try(&self, token: &[u8], fence: bool) -> Result<Try> {
         if self.fair {
-            return self.attempt(token, "", false, None, fence);
+            return self.attempt(token, b"", false, None, fence);
         }
         let k = &self.keys;
         if fence {
             // A second run settles a lost reply: it finds the key held by this token.
-            return self.run(Retry::ToSettle, |conn, _| {
-                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token.as_bytes(), self.ttl_arg.as_bytes()])?;
+            return self.run(Retry::ToSettle, |conn, settling| {
+                let settle: &[u8] = if settling { b"1" } else { b"0" };
+                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token, self.ttl_arg.as_bytes(), settle])?;
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
                     Some(n) => Ok(Try::Acquired(Some(n))),
@@ -255,9 +269,12 @@ impl Lock {
                 // The SET's reply was lost: the script finds out whether it landed. It
                 // must not issue a number: finding the key held already, it would read
                 // the counter, whose value is the previous holder's.
-                return self.run_acquire(conn, token, "", true, None, false);
+                return self.run_acquire(conn, token, b"", true, None, false);
             }
-            let reply = resp::request(conn, &[b"SET", &k.lock, token.as_bytes(), b"NX", b"PX", self.ttl_arg.as_bytes()])?;
+            let reply = match self.lease {
+                Some(_) => resp::request(conn, &[b"SET", &k.lock, token, b"NX", b"PX", self.ttl_arg.as_bytes()])?,
+                None => resp::request(conn, &[b"SET", &k.lock, token, b"NX"])?,
+            };
             Ok(match reply {
                 Value::Okay => Try::Acquired(None),
                 // The holder's lease is not known; the waiting loop asks the script.
@@ -268,15 +285,19 @@ impl Lock {
 
     /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
     /// between tries until the lock is handed over (see the module comment).
-    pub fn acquire(&mut self) -> Result<Option<String>> {
+    /// `chosen` is the token to take it with (default: a fresh random one).
+    pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
         if self.wait.is_zero() {
-            return self.try_acquire();
+            return self.try_acquire(chosen);
         }
         pid::refresh();
         let start = Instant::now();
         // About 31 years at most (config::time_out), but never panic on overflow.
         let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
-        let token = token::generate()?;
+        let token = match chosen {
+            Some(t) => t,
+            None => token::generate()?,
+        };
         if let Some(q) = self.quorum.clone() {
             return self.acquire_quorum(&q, token, deadline);
         }
@@ -293,7 +314,7 @@ impl Lock {
         let mut lease = wake::Lease::take(self.node());
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
         // The entry this wait last queued with; it must not outlive the wait.
-        let mut queued_as: Option<String> = None;
+        let mut queued_as: Option<Vec<u8>> = None;
         loop {
             if self.route.moves() {
                 // The slot moved, or its master failed over: listen where releases run now.
@@ -303,8 +324,8 @@ impl Lock {
                 }
             }
             let entry = match lease.get() {
-                Some(sub) => format!("{token}:{}:{}:{}", self.ttl_arg, u8::from(fence), sub.channel()),
-                None => String::new(),
+                Some(sub) => queue_entry(&self.ttl_arg, fence, sub.channel(), &token),
+                None => Vec::new(),
             };
             let may_be_queued = queued_as.is_some();
             if !entry.is_empty() {
@@ -356,11 +377,11 @@ impl Lock {
     /// Redlock waits by polling with jittered back-off: its nodes keep no queue. Redis
     /// trouble on the first try is reported at once; later, it is waited out until
     /// the deadline.
-    fn acquire_quorum(&mut self, q: &Quorum, token: String, deadline: Instant) -> Result<Option<String>> {
+    fn acquire_quorum(&mut self, q: &Quorum, token: Token, deadline: Instant) -> Result<Option<Token>> {
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
         let mut first = true;
         loop {
-            match q.try_acquire(&self.keys, &token, self.lease) {
+            match q.try_acquire(&self.keys, &token, self.redlock_lease()) {
                 Ok(Some(_)) => return Ok(Some(self.took(token, None))),
                 Ok(None) => {}
                 Err(e) if first => return Err(e),
@@ -376,13 +397,13 @@ impl Lock {
 
     /// The wait is over without a grant: leave the queue, unless the lock was handed
     /// over in the last instant, in which case it is this caller's after all.
-    fn give_up(&mut self, token: String, queued_as: Option<&str>, fence: bool) -> Result<Option<String>> {
+    fn give_up(&mut self, token: Token, queued_as: Option<&[u8]>, fence: bool) -> Result<Option<Token>> {
         let Some(entry) = queued_as else {
             return Ok(None);
         };
         let k = &self.keys;
         let got: Vec<i64> = match self.run(Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence], &[token.as_bytes(), entry.as_bytes()])
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence], &[&token, entry])
         }) {
             Ok(got) => got,
             Err(e) => return Err(self.maybe_taken(token, e)),
@@ -395,10 +416,11 @@ impl Lock {
 
     /// Records a successful acquisition: in the object, and in the process's table of
     /// holds (with a renewal schedule when `auto_renew` is on).
-    fn took(&mut self, token: String, fence: Option<i64>) -> String {
+    fn took(&mut self, token: Token, fence: Option<i64>) -> Token {
         self.wait_for_replicas(&token);
         let now = Instant::now();
-        self.hold_token(token.clone(), self.auto_renew.then(|| Renewal::new(self.lease, now, self.max_hold)));
+        let renew = self.lease.filter(|_| self.auto_renew).map(|lease| Renewal::new(lease, now, self.max_hold));
+        self.hold_token(token.clone(), renew);
         self.acquired_at = Some(now);
         self.fence = if self.fencing { fence } else { None };
         self.ever_held = true;
@@ -410,21 +432,21 @@ impl Lock {
     /// covers this connection's own writes, and a lock handed over was written by the
     /// releaser. This narrows the window in which a failover loses the lock; it is
     /// no guarantee (replication stays asynchronous), so it never fails the acquire.
-    fn wait_for_replicas(&self, token: &str) {
+    fn wait_for_replicas(&self, token: &[u8]) {
         if self.wait_replicas == 0 || self.quorum.is_some() {
             return;
         }
         let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
         let ms = (self.route.node().read_timeout() / 2).as_millis().max(1) as u64;
         let _ = self.run(Retry::IfStale, |conn, _| {
-            let _: i64 = RENEW.invoke(conn, &[key], &[token.as_bytes(), ttl])?;
+            let _: i64 = RENEW.invoke(conn, &[key], &[token, ttl])?;
             redis::cmd("WAIT").arg(self.wait_replicas).arg(ms).query::<i64>(conn)
         });
     }
 
     /// Makes `token` this object's, in the table of holds too. A hold the object had
     /// before is over: the key was free for this one to be taken.
-    fn hold_token(&mut self, token: String, renew: Option<Renewal>) {
+    fn hold_token(&mut self, token: Token, renew: Option<Renewal>) {
         self.forget_hold();
         let id = held::add(Hold {
             route: self.route.clone(),
@@ -433,6 +455,8 @@ impl Lock {
             token: token.clone(),
             renew,
             lost: false,
+            auto_release: self.auto_release,
+            orphan: false,
         });
         self.hold = Some((id, pid::current()));
         self.token = Some(token);
@@ -462,7 +486,7 @@ impl Lock {
     /// clears it; otherwise it expires with its lease. A failure while connecting
     /// sent nothing, so there is nothing to clear (and no reason to connect again
     /// when the object goes away).
-    fn maybe_taken(&mut self, token: String, e: LockError) -> LockError {
+    fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
         if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
             self.hold_token(token, None);
             // Not known to be held: a fencing token, if asked for, is taken then, checked.
@@ -482,7 +506,7 @@ impl Lock {
     /// One run of the acquire script. `entry` non-empty queues the caller when busy;
     /// `again` says it may be queued already (or an earlier try may have landed).
     /// `fence`: issue a fencing token; the same for every try of one acquisition.
-    fn attempt(&self, token: &str, entry: &str, again: bool, deadline: Option<Instant>, fence: bool) -> Result<Try> {
+    fn attempt(&self, token: &[u8], entry: &[u8], again: bool, deadline: Option<Instant>, fence: bool) -> Result<Try> {
         self.run(Retry::ToSettle, |conn, settling| {
             // A retry after a lost reply must find what the first run did.
             self.run_acquire(conn, token, entry, again || settling, deadline, fence)
@@ -492,8 +516,8 @@ impl Lock {
     fn run_acquire(
         &self,
         conn: &mut redis::Connection,
-        token: &str,
-        entry: &str,
+        token: &[u8],
+        entry: &[u8],
         again: bool,
         deadline: Option<Instant>,
         fence: bool,
@@ -508,9 +532,9 @@ impl Lock {
             conn,
             &self.keys.all(),
             &[
-                token.as_bytes(),
+                token,
                 self.ttl_arg.as_bytes(),
-                entry.as_bytes(),
+                entry,
                 queue_ms.as_bytes(),
                 flag(self.fair),
                 flag(again),
@@ -551,7 +575,7 @@ impl Lock {
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        match release_token(&self.route, self.quorum.as_deref(), &self.keys, &token, short) {
+        match release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Token(&token, short)) {
             Ok(released) => {
                 if own {
                     // Released now, or already gone: either way this object no longer holds it.
@@ -573,6 +597,20 @@ impl Lock {
         }
     }
 
+    /// Frees the key whoever holds it, handing it to the first waiter as a release
+    /// does. Returns whether a holder was removed. A hold of this object's that it
+    /// removes is over for the object too.
+    pub fn force_release(&mut self) -> Result<bool> {
+        pid::refresh();
+        let released = release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Any)?;
+        // Whatever this process held on the key is gone now.
+        if let Some(token) = self.token.clone() {
+            held::forget(&self.keys, &token);
+            self.clear();
+        }
+        Ok(released)
+    }
+
     /// Sets the lease of the key to `lock_out` seconds (default: the object's
     /// `$lockOut`) from now, if it still holds `token` (default: this object's).
     /// Returns false when the token no longer holds the key.
@@ -580,8 +618,13 @@ impl Lock {
         pid::refresh();
         let ms = match lock_out {
             Some(secs) => config::lease_ms("Lock::extendLock(): Argument #2 ($lockOut)", secs)?,
-            None => self.lease.as_millis() as u64,
+            None => self.lease.map_or(config::NO_EXPIRY, |l| l.as_millis() as u64),
         };
+        if ms == config::NO_EXPIRY && self.quorum.is_some() {
+            return Err(LockError::InvalidValue(
+                "Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
+            ));
+        }
         let Some(token) = self.pick_token(token) else { return Ok(false) };
         let own_hold = self.own_hold().filter(|_| self.is_own(&token));
         if own_hold.is_some_and(|id| held::status(id) == Status::Lost) {
@@ -603,7 +646,7 @@ impl Lock {
         };
         if let Some(id) = own_hold {
             if extended == 1 {
-                held::set_lease(id, Duration::from_millis(ms), sent);
+                held::set_lease(id, (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms)), sent);
             } else {
                 held::mark_lost(id);
             }
@@ -646,8 +689,8 @@ impl Lock {
 
     /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
     /// `LockError::Timeout`.
-    pub fn acquire_or_fail(&mut self) -> Result<String> {
-        self.acquire()?.ok_or_else(|| LockError::Timeout {
+    pub fn acquire_or_fail(&mut self) -> Result<Token> {
+        self.acquire(None)?.ok_or_else(|| LockError::Timeout {
             key: String::from_utf8_lossy(&self.name).into_owned(),
             waited: self.wait.as_secs_f64(),
         })
@@ -656,9 +699,9 @@ impl Lock {
     /// Releases `token` after the work it protected (`synchronized()`). An error when
     /// the token was still this object's but no longer held the key: the work
     /// outlived the lock. A token the work released itself is no error.
-    pub fn finish(&mut self, token: &str) -> Result<()> {
-        let ours = self.is_own(token.as_bytes());
-        if !self.release(Some(token.as_bytes()))? && ours {
+    pub fn finish(&mut self, token: &[u8]) -> Result<()> {
+        let ours = self.is_own(token);
+        if !self.release(Some(token))? && ours {
             return Err(LockError::Lost { key: String::from_utf8_lossy(&self.name).into_owned() });
         }
         Ok(())
@@ -687,15 +730,20 @@ impl Lock {
         self.route.node()
     }
 
-    fn pick_token(&self, token: Option<&[u8]>) -> Option<Vec<u8>> {
+    fn pick_token(&self, token: Option<&[u8]>) -> Option<Token> {
         match token {
             Some(t) => Some(t.to_vec()),
-            None => self.token.as_ref().map(|t| t.as_bytes().to_vec()),
+            None => self.token.clone(),
         }
     }
 
     fn is_own(&self, token: &[u8]) -> bool {
-        self.token.as_deref().map(str::as_bytes) == Some(token)
+        self.token.as_deref() == Some(token)
+    }
+
+    /// Redlock's lease: always finite (`new` and `extend` refuse `INF` with `servers`).
+    fn redlock_lease(&self) -> Duration {
+        self.lease.unwrap_or(Duration::from_secs(1))
     }
 }
 
@@ -705,9 +753,14 @@ impl Drop for Lock {
     fn drop(&mut self) {
         pid::refresh();
         let Some(id) = self.own_hold() else { return };
+        if !self.auto_release {
+            // The lock outlives its object: only its lease or a release by token ends it.
+            held::orphan(id);
+            return;
+        }
         if let Some(hold) = held::take(id) {
             if !hold.lost {
-                let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
+                let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false));
             }
         }
     }
@@ -717,30 +770,42 @@ impl Drop for Lock {
 /// a lock that cannot be released now runs out with its lease.
 pub fn release_all_held() {
     pid::refresh();
-    for hold in held::take_all() {
+    for hold in held::take_auto_released() {
         if !hold.lost {
-            let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, hold.token.as_bytes(), false);
+            let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false));
         }
     }
 }
 
-/// Runs the release script for `token`: on every node of a Redlock, on the slot's
-/// master in a cluster.
-fn release_token(
-    route: &Route,
-    quorum: Option<&Quorum>,
-    keys: &LockKeys,
-    token: &[u8],
-    short: bool,
-) -> Result<bool> {
+/// What a release removes.
+enum Release<'a> {
+    /// The hold of this token; `true`: a short hold (see the module comment).
+    Token(&'a [u8], bool),
+    /// Whatever holds the key (`forceReleaseLock()`).
+    Any,
+}
+
+/// Runs the release script: on every node of a Redlock, on the key's server otherwise.
+fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: Release) -> Result<bool> {
+    let (token, short, force): (&[u8], bool, &[u8]) = match what {
+        Release::Token(t, short) => (t, short, b"0"),
+        Release::Any => (b"", false, b"1"),
+    };
     if let Some(q) = quorum {
-        return q.release(keys, token);
+        return q.release(keys, token, force == b"1");
     }
     let released = route.run(Retry::IfStale, |conn, _| {
         let short: &[u8] = if short { b"1" } else { b"0" };
-        RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes()])
+        RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes(), force])
     })?;
     Ok(resp::int(&released) == Some(1))
+}
+
+/// A queue entry (see `scripts`): `<lease ms>:<f>:<channel length>:<channel><token>`.
+fn queue_entry(ttl_arg: &str, fence: bool, channel: &str, token: &[u8]) -> Vec<u8> {
+    let mut entry = format!("{ttl_arg}:{}:{}:{channel}", u8::from(fence), channel.len()).into_bytes();
+    entry.extend_from_slice(token);
+    entry
 }
 
 /// A reply of a shape the script never gives: the server is not what it seems.
@@ -751,7 +816,7 @@ fn unexpected(script: &str, reply: &Value) -> RedisError {
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
 /// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
 /// forward.
-fn listen(lease: &mut wake::Lease, token: &str, until: &mut Instant) -> Heard {
+fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
     loop {
         let now = Instant::now();
         if now >= *until {
@@ -773,23 +838,29 @@ fn listen(lease: &mut wake::Lease, token: &str, until: &mut Instant) -> Heard {
     }
 }
 
-/// A message on the wake channel, for this wait's token.
+/// A message on the wake channel, for this wait's token. The token comes last, after
+/// the first colon, so that any bytes a caller chose for it read unambiguously.
 #[derive(Debug, PartialEq)]
 enum Message {
-    /// `<token>` or `<token>=<fencing token>`: the lock is this waiter's.
+    /// `g:<token>` or `g<fencing token>:<token>`: the lock is this waiter's.
     Grant(Option<i64>),
-    /// `<token>:<ms>`: look again in `ms`.
+    /// `n<ms>:<token>`: look again in `ms`.
     Notice(Duration),
 }
 
-fn parse_message(msg: &[u8], token: &str) -> Option<Message> {
-    let rest = msg.strip_prefix(token.as_bytes())?;
-    let number = |digits: &[u8]| -> Option<u64> { std::str::from_utf8(digits).ok()?.parse().ok() };
-    match rest.split_first() {
-        None => Some(Message::Grant(None)),
-        Some((b'=', n)) => Some(Message::Grant(Some(i64::try_from(number(n)?).ok()?))),
-        Some((b':', ms)) => Some(Message::Notice(Duration::from_millis(number(ms)?))),
-        Some(_) => None,
+fn parse_message(msg: &[u8], token: &[u8]) -> Option<Message> {
+    let (&kind, rest) = msg.split_first()?;
+    let colon = rest.iter().position(|&b| b == b':')?;
+    if &rest[colon + 1..] != token {
+        return None;
+    }
+    let digits = &rest[..colon];
+    let number = || -> Option<u64> { std::str::from_utf8(digits).ok()?.parse().ok() };
+    match kind {
+        b'g' if digits.is_empty() => Some(Message::Grant(None)),
+        b'g' => Some(Message::Grant(Some(i64::try_from(number()?).ok()?))),
+        b'n' => Some(Message::Notice(Duration::from_millis(number()?))),
+        _ => None,
     }
 }
 
@@ -799,12 +870,18 @@ mod tests {
 
     #[test]
     fn wake_messages_are_read_for_this_token_only() {
-        let t = "0123abcd";
-        assert_eq!(parse_message(b"0123abcd", t), Some(Message::Grant(None)));
-        assert_eq!(parse_message(b"0123abcd=42", t), Some(Message::Grant(Some(42))));
-        assert_eq!(parse_message(b"0123abcd:5", t), Some(Message::Notice(Duration::from_millis(5))));
-        for other in [&b"ffff0000"[..], b"0123abcd=", b"0123abcd=x", b"0123abcd:", b"0123abcdef", b"0123"] {
+        let t = b"0123abcd";
+        assert_eq!(parse_message(b"g:0123abcd", t), Some(Message::Grant(None)));
+        assert_eq!(parse_message(b"g42:0123abcd", t), Some(Message::Grant(Some(42))));
+        assert_eq!(parse_message(b"n5:0123abcd", t), Some(Message::Notice(Duration::from_millis(5))));
+        for other in [&b"g:ffff0000"[..], b"gx:0123abcd", b"n:0123abcd", b"g:0123abcdef", b"g:0123", b"0123abcd", b""] {
             assert_eq!(parse_message(other, t), None, "{}", String::from_utf8_lossy(other));
         }
+        // A chosen token may hold the separators: it is compared whole, after the first colon.
+        let odd = b"a:b=c\0";
+        assert_eq!(parse_message(b"g7:a:b=c\0", odd), Some(Message::Grant(Some(7))));
+        assert_eq!(parse_message(b"g:a:b=c", odd), None);
+        // An earlier wait's grant whose token starts like this one's is not this one's.
+        assert_eq!(parse_message(b"g:x=7", b"x"), None);
     }
 }

@@ -153,7 +153,7 @@ impl Quorum {
     /// `Ok(None)` when others hold it on too many nodes (nothing is left behind), a
     /// connection error when too many nodes did not answer for a majority to be
     /// possible at all.
-    pub fn try_acquire(&self, keys: &LockKeys, token: &str, lease: Duration) -> Result<Option<Duration>> {
+    pub fn try_acquire(&self, keys: &LockKeys, token: &[u8], lease: Duration) -> Result<Option<Duration>> {
         let start = Instant::now();
         let mut cmd = redis::cmd("SET");
         cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(lease.as_millis() as u64);
@@ -167,16 +167,18 @@ impl Quorum {
         }
         // Not held: undo everywhere, including where the reply was lost.
         if took > 0 || replies.iter().any(|r| r.is_err()) {
-            let _ = self.release(keys, token.as_bytes());
+            let _ = self.release(keys, token, false);
         }
         self.enough_answered(&replies)?;
         Ok(None)
     }
 
-    /// Token-checked release on every node. True when a majority released it.
-    pub fn release(&self, keys: &LockKeys, token: &[u8]) -> Result<bool> {
+    /// Token-checked release on every node (`force`: whoever holds it). True when a
+    /// majority released it.
+    pub fn release(&self, keys: &LockKeys, token: &[u8], force: bool) -> Result<bool> {
         let all = keys.all();
-        let replies = self.all(&mut Pooled, &Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes()]));
+        let force: &[u8] = if force { b"1" } else { b"0" };
+        let replies = self.all(&mut Pooled, &Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes(), force]));
         let released = replies.iter().filter(|r| matches!(r, Ok(Value::Int(1)))).count();
         if released >= self.majority() {
             return Ok(true);

@@ -78,8 +78,10 @@ impl Script {
     }
 }
 
-// The waiting queue (KEYS[2]) is a list of entries `<token>:<lease ms>:<f>:<channel>`,
-// oldest first, where `f` is "1" when the waiter wants a fencing token. Each waiting
+// The waiting queue (KEYS[2]) is a list of entries
+// `<lease ms>:<f>:<channel length>:<channel><token>`, oldest first, where `f` is "1"
+// when the waiter wants a fencing token and a lease of 0 means none (no expiry). The
+// token comes last, unescaped: a caller may choose any bytes for it. Each waiting
 // process listens on its own channel; PUBLISH returns how many connections heard the
 // grant, so 0 means the waiter is gone (its process died and Redis closed its
 // connection) and the next entry is tried instead.
@@ -94,14 +96,19 @@ impl Script {
 // A script pays for every function it defines, on every call: the helpers below are
 // defined only in the branches that use them, after the common path.
 
-/// Lua helpers: `parse(entry)` splits a queue entry; `tell(channel, message)`
+/// Lua helpers: `parse(entry)` splits a queue entry into token, lease, f and
+/// channel; `tell(channel, message)`
 /// publishes and answers 'yes' (heard), 'no' (nobody listens: the waiter is gone) or
 /// 'denied' (this user may not publish, an ACL: nothing is known of the waiter then,
 /// so it stays queued and finds out by its own timer).
 macro_rules! lua_tell {
     () => {
         r"local function parse(entry)
-    return string.match(entry, '^(%x+):(%d+):([01]):(.+)$')
+    local lease, f, n, rest = string.match(entry, '^(%d+):([01]):(%d+):(.*)$')
+    if not rest then return nil end
+    n = tonumber(n)
+    if #rest <= n then return nil end
+    return string.sub(rest, n + 1), lease, f, string.sub(rest, 1, n)
 end
 local function tell(ch, msg)
     local heard = redis.pcall('publish', ch, msg)
@@ -114,9 +121,9 @@ end
 }
 
 /// `grant(lock, fence, entry)` gives the lock to the waiter `entry` if it still
-/// listens, with the answers of `tell`. The message is the token, followed by
-/// `=<fencing token>` when the waiter asked for one. Publishing first is safe: the
-/// waiter reads the message only after the script.
+/// listens, with the answers of `tell`. The message is `g:<token>`, or
+/// `g<fencing token>:<token>` when the waiter asked for one. Publishing first is
+/// safe: the waiter reads the message only after the script.
 macro_rules! lua_grant {
     () => {
         concat!(
@@ -124,10 +131,12 @@ macro_rules! lua_grant {
             r"local function grant(lock, fence, entry)
     local t, lease, f, ch = parse(entry)
     if not t then return 'no' end
-    local msg = t
-    if f == '1' then msg = t .. '=' .. redis.call('incr', fence) end
+    local msg = 'g:' .. t
+    if f == '1' then msg = 'g' .. redis.call('incr', fence) .. ':' .. t end
     local answer = tell(ch, msg)
-    if answer == 'yes' then redis.call('set', lock, t, 'px', lease) end
+    if answer == 'yes' then
+        if lease == '0' then redis.call('set', lock, t) else redis.call('set', lock, t, 'px', lease) end
+    end
     return answer
 end
 "
@@ -135,8 +144,8 @@ end
     };
 }
 
-/// `notify(entry, ms)` tells a waiter to look again in `ms` (the message is its
-/// token, a colon and the delay), with the answers of `tell`.
+/// `notify(entry, ms)` tells a waiter to look again in `ms` (the message is
+/// `n<ms>:<token>`), with the answers of `tell`.
 macro_rules! lua_notify {
     () => {
         concat!(
@@ -144,7 +153,7 @@ macro_rules! lua_notify {
             r"local function notify(entry, ms)
     local t, lease, f, ch = parse(entry)
     if not t then return 'no' end
-    return tell(ch, t .. ':' .. ms)
+    return tell(ch, 'n' .. ms .. ':' .. t)
 end
 "
         )
@@ -152,17 +161,25 @@ end
 }
 
 /// The first try of a process that issues fencing tokens eagerly: `SET NX PX` of the
-/// token ARGV[1] on KEYS[1] with a lease of ARGV[2] ms, then `INCR` of the counter
-/// KEYS[2]. Returns the fencing token, or 0 when someone else holds the key.
+/// token ARGV[1] on KEYS[1] with a lease of ARGV[2] ms (0: no expiry), then `INCR` of
+/// the counter KEYS[2]. Returns the fencing token, or 0 when the key is held.
 ///
-/// Running it twice is harmless, which is what settles a lost reply: a second run
-/// that finds the key held by this token returns the counter, which is then still
-/// this holder's number (no one else has held the key since it took it).
+/// With ARGV[3] = "1" it settles a lost reply of an earlier run: a key found held by
+/// this token was taken by that run, and the counter is then still this holder's
+/// number (no one else has held the key since). Otherwise a key that holds the same
+/// token is busy like any other: taking a lock is never re-entry.
 pub static TAKE_FENCED: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"local holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2], 'get')
+        r"local holder
+if ARGV[2] == '0' then
+    holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'get')
+else
+    holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2], 'get')
+end
 if not holder then return redis.call('incr', KEYS[2]) end
-if holder == ARGV[1] then return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2]) end
+if holder == ARGV[1] and ARGV[3] == '1' then
+    return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2])
+end
 return 0",
     )
 });
@@ -177,14 +194,18 @@ return 0",
     )
 });
 
-/// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms, or queues for it
+/// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms (0: no expiry), or queues for it
 /// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter,
 /// KEYS[4] the fencing counter.
 ///
 /// - ARGV[3]: this waiter's queue entry, or "" to take one try without queueing;
 /// - ARGV[4]: the queue's lifetime in ms (the caller's remaining wait, plus slack);
 /// - ARGV[5]: "1" in fair mode: a free lock goes to the waiters already queued;
-/// - ARGV[6]: "1" when this waiter may already be queued (any try after the first);
+/// - ARGV[6]: "1" on any try after the first, and on a settle: this waiter may be
+///   queued already, or hold the lock (handed over, or taken by a try whose reply was
+///   lost). A key found holding this token counts as this waiter's only then, and only
+///   once its entry has left the queue: a caller's token may be another holder's too,
+///   and taking a lock is never re-entry;
 /// - ARGV[7]: the patience, in ms, of a waiter that arrives at the head of the queue;
 /// - ARGV[8]: "1" to issue a fencing token.
 ///
@@ -198,7 +219,7 @@ return 0",
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         r"local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
-local token, entry = ARGV[1], ARGV[3]
+local token, lease, entry = ARGV[1], ARGV[2], ARGV[3]
 local again = ARGV[6] == '1'
 if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
@@ -213,9 +234,15 @@ if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
         if answer == 'yes' then break end
     end
 end
-local holder = redis.call('set', lock, token, 'nx', 'px', ARGV[2], 'get')
-if not holder or holder == token then
-    if again and entry ~= '' then redis.call('lrem', queue, 0, entry) end
+local holder
+if lease == '0' then
+    holder = redis.call('set', lock, token, 'nx', 'get')
+else
+    holder = redis.call('set', lock, token, 'nx', 'px', lease, 'get')
+end
+local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
+if not holder or (holder == token and again and not queued) then
+    if queued then redis.call('lrem', queue, 0, entry) end
     if ARGV[8] ~= '1' then return {1, 0} end
     -- Taken now: a new number. Held already (handed over, or a retried call): the
     -- counter still has this holder's number, since no one else took the key since.
@@ -224,7 +251,7 @@ if not holder or holder == token then
 end
 local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
-if not again or not redis.call('lpos', queue, entry) then
+if not queued then
     if redis.call('rpush', queue, entry) == 1 then
         redis.call('pexpire', queue, ARGV[4])
         redis.call('set', KEYS[3], '1', 'px', ARGV[7])
@@ -236,7 +263,8 @@ return {2, pttl}"
     ))
 });
 
-/// Releases KEYS[1] if it holds the token ARGV[1]. Returns 1 when released, 0 otherwise.
+/// Releases KEYS[1] if it holds the token ARGV[1], or whoever holds it with ARGV[4] =
+/// "1" (a forced release). Returns 1 when released, 0 otherwise (nothing to release).
 ///
 /// Normally the lock goes straight to the first waiter of KEYS[2] that still listens
 /// (with a fencing token from KEYS[4] if it asked for one), and the next waiter's
@@ -248,7 +276,8 @@ return {2, pttl}"
 /// The common case, nobody waiting, comes first and defines nothing.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
-        r"if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+        r"local holder = redis.call('get', KEYS[1])
+if not holder or (holder ~= ARGV[1] and ARGV[4] ~= '1') then return 0 end
 if redis.call('exists', KEYS[2]) == 0 then
     redis.call('del', KEYS[1])
     return 1
@@ -295,25 +324,27 @@ return 1"
 /// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns
 /// `{1, fencing counter}` if the lock KEYS[1] was handed to this waiter's token
 /// ARGV[1] in the meantime (the counter KEYS[3] then holds its number), `{0, 0}`
-/// otherwise.
+/// otherwise. A grant takes the entry out of the queue: a key that holds the token
+/// while the entry is still queued is another holder's with the same chosen token.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"redis.call('lrem', KEYS[2], 0, ARGV[2])
-if redis.call('get', KEYS[1]) == ARGV[1] then
+        r"if redis.call('lrem', KEYS[2], 0, ARGV[2]) == 0 and redis.call('get', KEYS[1]) == ARGV[1] then
     return {1, tonumber(redis.call('get', KEYS[3])) or 0}
 end
 return {0, 0}",
     )
 });
 
-/// Sets the lease of KEYS[1] to ARGV[2] ms if the key still holds the token ARGV[1].
-/// Returns 1 when it did, 0 when the token no longer holds the key. Used by
-/// `extendLock()` and by the watchdog.
+/// Sets the lease of KEYS[1] to ARGV[2] ms (0: no expiry) if the key still holds the
+/// token ARGV[1]. Returns 1 when it did, 0 when the token no longer holds the key.
+/// Used by `extendLock()` and by the watchdog.
 pub static RENEW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"if redis.call('get', KEYS[1]) == ARGV[1] then
-    return redis.call('pexpire', KEYS[1], ARGV[2])
+        r"if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '0' then
+    redis.call('persist', KEYS[1])
+    return 1
 end
-return 0",
+return redis.call('pexpire', KEYS[1], ARGV[2])",
     )
 });

@@ -1,4 +1,5 @@
-//! Lock tokens: 128 bits from the OS CSPRNG, as 32 lowercase hex characters.
+//! Lock tokens: 128 bits from the OS CSPRNG, as 32 lowercase hex characters, or
+//! any binary string of 1 to 256 bytes that the caller chooses.
 //!
 //! The OS generator is used on purpose rather than a user-space one: a forked
 //! child would inherit a user-space generator's state and repeat its parent's
@@ -8,11 +9,28 @@ use crate::error::{LockError, Result};
 use rand::rngs::OsRng;
 use rand::TryRngCore;
 
-/// Length in bytes of a textual token.
+/// Length in bytes of a generated token.
 pub const TOKEN_LEN: usize = 32;
 
+/// The longest token a caller may choose, in bytes.
+pub const MAX_CHOSEN: usize = 256;
+
+/// A lock token: binary-safe, since callers may choose their own.
+pub type Token = Vec<u8>;
+
+/// Checks a token the caller chose (`label` names the argument in the message).
+pub fn check_chosen(label: &str, token: &[u8]) -> Result<()> {
+    if token.is_empty() || token.len() > MAX_CHOSEN {
+        return Err(LockError::InvalidValue(format!(
+            "{label} must be a string of 1 to {MAX_CHOSEN} bytes, {} bytes given",
+            token.len()
+        )));
+    }
+    Ok(())
+}
+
 /// Returns a fresh random token.
-pub fn generate() -> Result<String> {
+pub fn generate() -> Result<Token> {
     let mut raw = [0u8; 16];
     OsRng
         .try_fill_bytes(&mut raw)
@@ -20,12 +38,12 @@ pub fn generate() -> Result<String> {
     Ok(to_hex(&raw))
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+fn to_hex(bytes: &[u8]) -> Token {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
+    let mut out = Vec::with_capacity(bytes.len() * 2);
     for &b in bytes {
-        out.push(DIGITS[(b >> 4) as usize] as char);
-        out.push(DIGITS[(b & 0x0f) as usize] as char);
+        out.push(DIGITS[(b >> 4) as usize]);
+        out.push(DIGITS[(b & 0x0f) as usize]);
     }
     out
 }
@@ -39,17 +57,25 @@ mod tests {
     fn tokens_are_32_hex_chars() {
         let t = generate().unwrap();
         assert_eq!(t.len(), TOKEN_LEN);
-        assert!(t.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(t.iter().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 
     #[test]
     fn tokens_do_not_repeat() {
-        let set: HashSet<String> = (0..10_000).map(|_| generate().unwrap()).collect();
+        let set: HashSet<Token> = (0..10_000).map(|_| generate().unwrap()).collect();
         assert_eq!(set.len(), 10_000);
     }
 
     #[test]
     fn hex_encoding_is_exact() {
-        assert_eq!(to_hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
+        assert_eq!(to_hex(&[0x00, 0x0f, 0xa5, 0xff]), b"000fa5ff");
+    }
+
+    #[test]
+    fn chosen_tokens_are_1_to_256_bytes() {
+        assert!(check_chosen("t", b"").is_err());
+        assert!(check_chosen("t", &[0u8; 257]).is_err());
+        assert!(check_chosen("t", b"\0:=x").is_ok());
+        assert!(check_chosen("t", &[0xffu8; 256]).is_ok());
     }
 }

@@ -31,7 +31,7 @@ struct Due {
     /// The Redlock nodes, renewed all at once, when the lock is one.
     quorum: Option<Arc<Quorum>>,
     keys: Arc<LockKeys>,
-    token: String,
+    token: Vec<u8>,
     /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
     lease: Duration,
     /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).
@@ -178,6 +178,8 @@ fn run(shared: &'static Shared) {
                 Outcome::Failed => r.due = done + retry_after(r.lease),
             }
         }
+        // Orphans (auto_release off, object gone) leave the table when renewal ends.
+        table.holds.retain(|_, h| !(h.orphan && h.renew.is_none()));
         // Endpoints no lock is renewed on any more: close their connections.
         links.conns.retain(|id, _| {
             table.holds.values().any(|h| {
@@ -203,7 +205,7 @@ impl Links {
         for (i, due) in batch.iter().enumerate() {
             if let Some(q) = &due.quorum {
                 // A Redlock lease goes to all its nodes at once, and counts by majority.
-                outcomes[i] = match q.extend(self, &due.keys, due.token.as_bytes(), due.sets) {
+                outcomes[i] = match q.extend(self, &due.keys, &due.token, due.sets) {
                     Ok(Extended::Yes) => Outcome::Renewed,
                     Ok(Extended::Lost) => Outcome::Lost,
                     Ok(Extended::No) | Err(_) => Outcome::Failed,
@@ -267,7 +269,7 @@ impl LinkSource for Links {
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
     let args = |i: usize| -> ([&[u8]; 1], [&[u8]; 2]) {
         let due = &batch[i];
-        ([&due.keys.lock[..]], [due.token.as_bytes(), due.lease_ms.as_bytes()])
+        ([&due.keys.lock[..]], [&due.token[..], due.lease_ms.as_bytes()])
     };
     let mut pipe = redis::pipe();
     pipe.ignore_errors();

@@ -11,11 +11,14 @@ namespace {
      * Redis frees the lock by itself. Both accept fractions and are honoured to the
      * millisecond. `$options` overrides the `redis_lock.*` php.ini directives
      * (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
-     * auto_renew, max_hold, fencing, servers, sentinels, service, wait_replicas, cluster,
-     * tls_ca_file, tls_cert_file, tls_key_file).
+     * auto_renew, auto_release, max_hold, fencing, servers, sentinels, service,
+     * wait_replicas, cluster, tls_ca_file, tls_cert_file, tls_key_file, max_endpoints).
+     * `$lockOut = INF` takes the lock with no expiry.
      *
      * A lock still held is released when its object is destroyed, at request end, after
-     * exit() and after a fatal error; never by a forked child's copy of the object.
+     * exit() and after a fatal error; never by a forked child's copy of the object. With
+     * 'auto_release' => false it is not: its lease, or a release with its token from any
+     * process, ends it.
      */
     final class Lock {
         /**
@@ -36,26 +39,46 @@ namespace {
          * Takes the lock, waiting up to $timeOut seconds: a waiter queues and sleeps until a
          * release hands the lock over (or the holder's lease runs out), never past the deadline.
          *
+         * $token is the token to take it with (any 1 to 256 bytes; default: 128 random
+         * bits). A key that holds the same token already counts as held: taking is never
+         * re-entry.
+         *
          * @return string|false the token, or false when someone else holds the lock
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
          * @throws LockConnectionException when Redis cannot be reached or answers too late
          *
+         * @param string|null $token
          */
-        public function addLock(): string|false {}
+        public function addLock(?string $token = null): string|false {}
 
         /**
          * Sets the lock's remaining lease to $lockOut seconds (default: the object's
          * $lockOut), if the key still holds $token (default: this object's token). With
-         * auto_renew, the watchdog renews with the new lease from then on.
+         * auto_renew, the watchdog renews with the new lease from then on. INF makes the
+         * lock permanent (no expiry, nothing for the watchdog to renew).
          *
          * @return bool false when the token no longer holds the key (expired, released,
          *         or never held)
-         * @throws ValueError for a $lockOut that is not a positive finite number
+         * @throws ValueError for a $lockOut that is not a positive number
          *
          * @param string|null $token
          * @param float|null $lockOut
          * @return bool
          */
         public function extendLock(?string $token = null, ?float $lockOut = null): bool {}
+
+        /**
+         * Frees the key whoever holds it, and hands it to the first waiter as a release
+         * does. For administration and for frameworks' force-release; a holder that
+         * loses its lock this way finds out on its next isOwned(), extendLock() or
+         * release (false), or from the watchdog.
+         *
+         * @return bool true when a holder was removed, false when the key was free
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @return bool
+         */
+        public function forceReleaseLock(): bool {}
 
         /**
          * The fencing token of this object's last acquisition: a number that strictly
@@ -151,13 +174,15 @@ namespace {
         public function synchronized(callable $fn): mixed {}
 
         /**
-         * Takes the lock with exactly one try.
+         * Takes the lock with exactly one try; $token as for addLock().
          *
          * @return string|false the token, or false when someone else holds the lock
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
          * @throws LockConnectionException when Redis cannot be reached or answers too late
          *
+         * @param string|null $token
          */
-        public function tryLock(): string|false {}
+        public function tryLock(?string $token = null): string|false {}
     }
     /**
      * Redis itself failed: the base of the extension's exceptions.

@@ -15,9 +15,9 @@ fn settings(dsn: &str) -> Settings {
     s
 }
 
-fn get(server: &RedisServer, key: &str) -> Option<String> {
+fn get(server: &RedisServer, key: &str) -> Option<Vec<u8>> {
     match server.cmd(&["GET", key]).unwrap() {
-        Value::BulkString(b) => Some(String::from_utf8(b).unwrap()),
+        Value::BulkString(b) => Some(b),
         Value::Nil => None,
         other => panic!("unexpected {other:?}"),
     }
@@ -29,9 +29,9 @@ fn acquire_refuse_release() {
     let s = settings(&server.dsn());
     let mut a = Lock::new(b"core:basic", 0.0, 5.0, &s).unwrap();
     let mut b = Lock::new(b"core:basic", 0.0, 5.0, &s).unwrap();
-    let token = a.try_acquire().unwrap().expect("free lock");
-    assert_eq!(get(&server, "core:basic").as_deref(), Some(token.as_str()));
-    assert_eq!(b.try_acquire().unwrap(), None);
+    let token = a.try_acquire(None).unwrap().expect("free lock");
+    assert_eq!(get(&server, "core:basic").as_deref(), Some(&token[..]));
+    assert_eq!(b.try_acquire(None).unwrap(), None);
     assert!(b.is_locked().unwrap());
     assert!(!b.release(None).unwrap(), "b holds nothing");
     assert!(!b.release(Some(b"not-the-token")).unwrap());
@@ -45,11 +45,11 @@ fn stale_token_cannot_release_the_next_holder() {
     let server = RedisServer::start();
     let s = settings(&server.dsn());
     let mut old = Lock::new(b"core:stale", 0.0, 0.05, &s).unwrap();
-    let stale = old.try_acquire().unwrap().unwrap();
+    let stale = old.try_acquire(None).unwrap().unwrap();
     std::thread::sleep(Duration::from_millis(80));
     let mut new = Lock::new(b"core:stale", 0.0, 5.0, &s).unwrap();
-    let fresh = new.try_acquire().unwrap().expect("expired lock is free");
-    assert!(!old.release(Some(stale.as_bytes())).unwrap());
+    let fresh = new.try_acquire(None).unwrap().expect("expired lock is free");
+    assert!(!old.release(Some(&stale[..])).unwrap());
     assert_eq!(get(&server, "core:stale"), Some(fresh));
 }
 
@@ -58,14 +58,14 @@ fn blocking_acquire_waits_until_free_and_honours_the_deadline() {
     let server = RedisServer::start();
     let s = settings(&server.dsn());
     let mut holder = Lock::new(b"core:wait", 0.0, 0.2, &s).unwrap();
-    holder.try_acquire().unwrap().unwrap();
+    holder.try_acquire(None).unwrap().unwrap();
     let mut short = Lock::new(b"core:wait", 0.05, 5.0, &s).unwrap();
     let t = Instant::now();
-    assert_eq!(short.acquire().unwrap(), None);
+    assert_eq!(short.acquire(None).unwrap(), None);
     let waited = t.elapsed();
     assert!(waited >= Duration::from_millis(50) && waited < Duration::from_millis(90), "{waited:?}");
     let mut long = Lock::new(b"core:wait", 1.0, 5.0, &s).unwrap();
-    assert!(long.acquire().unwrap().is_some(), "acquired once the holder's lease ran out");
+    assert!(long.acquire(None).unwrap().is_some(), "acquired once the holder's lease ran out");
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn release_reloads_a_flushed_script() {
     let server = RedisServer::start();
     let s = settings(&server.dsn());
     let mut l = Lock::new(b"core:noscript", 0.0, 5.0, &s).unwrap();
-    l.try_acquire().unwrap().unwrap();
+    l.try_acquire(None).unwrap().unwrap();
     server.cmd(&["SCRIPT", "FLUSH"]).unwrap();
     assert!(l.release(None).unwrap());
     assert!(!l.is_locked().unwrap());
@@ -85,7 +85,7 @@ fn the_same_process_recovers_after_a_restart() {
     let port = server.port;
     let s = settings(&server.dsn());
     let mut l = Lock::new(b"core:restart", 0.0, 5.0, &s).unwrap();
-    l.try_acquire().unwrap().unwrap();
+    l.try_acquire(None).unwrap().unwrap();
     server.kill();
     match l.is_locked() {
         Err(LockError::Connection { addr, .. }) => assert_eq!(addr, format!("redis://127.0.0.1:{port}")),
@@ -94,7 +94,7 @@ fn the_same_process_recovers_after_a_restart() {
     let _server = RedisServer::start_on(port);
     // The pooled connection was dropped on the error; a new one is made.
     assert!(!l.is_locked().unwrap(), "restarted without persistence: free");
-    assert!(l.try_acquire().unwrap().is_some());
+    assert!(l.try_acquire(None).unwrap().is_some());
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn a_lost_set_reply_is_settled_not_guessed() {
     assert!(!l.is_locked().unwrap());
     relay.lose_replies(1);
     // The SET lands, its reply is lost, the read times out: the lock is ours, and we say so.
-    let token = l.try_acquire().unwrap().expect("the SET did land");
+    let token = l.try_acquire(None).unwrap().expect("the SET did land");
     assert_eq!(get(&server, "core:lost-reply"), Some(token));
     assert!(l.release(None).unwrap());
 }
@@ -132,12 +132,12 @@ fn error_replies_are_server_errors_and_keep_the_connection() {
     let mut l = Lock::new(b"core:readonly", 0.0, 5.0, &s).unwrap();
     assert!(!l.is_locked().unwrap());
     server.cmd(&["REPLICAOF", "127.0.0.1", &support::free_port().to_string()]).unwrap();
-    match l.try_acquire() {
+    match l.try_acquire(None) {
         Err(LockError::Server { cause, .. }) => assert!(cause.contains("read only"), "{cause}"),
         other => panic!("expected READONLY, got {other:?}"),
     }
     server.cmd(&["REPLICAOF", "NO", "ONE"]).unwrap();
-    assert!(l.try_acquire().unwrap().is_some());
+    assert!(l.try_acquire(None).unwrap().is_some());
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn bad_arguments_never_reach_redis() {
     // Valid input against a dead address constructs fine: connecting is lazy.
     let mut l = Lock::new(b"k", 0.0, 1.0, &s).unwrap();
     // Refused while connecting: nothing was sent, so nothing may have been taken.
-    match l.try_acquire() {
+    match l.try_acquire(None) {
         Err(e @ LockError::Connection { sent: false, .. }) => assert!(!e.to_string().contains("may have been taken"), "{e}"),
         other => panic!("expected an unsent connection error, got {other:?}"),
     }
@@ -168,13 +168,13 @@ fn release_hands_the_lock_straight_to_a_listening_waiter() {
     s.set("retry_delay", &OptValue::Float(2.0), Source::Option).unwrap();
     s.set("retry_delay_max", &OptValue::Float(2.0), Source::Option).unwrap();
     let mut holder = Lock::new(b"core:handover", 0.0, 10.0, &s).unwrap();
-    holder.try_acquire().unwrap().expect("free lock");
+    holder.try_acquire(None).unwrap().expect("free lock");
     // Asked for while held: from now on this process's acquisitions issue numbers.
     assert_eq!(holder.fencing_token().unwrap(), Some(1));
     let waiter_settings = s.clone();
     let waiter = std::thread::spawn(move || {
         let mut w = Lock::new(b"core:handover", 5.0, 10.0, &waiter_settings).unwrap();
-        let token = w.acquire().unwrap();
+        let token = w.acquire(None).unwrap();
         // The object goes back too: dropping it would release the lock.
         (token, Instant::now(), w)
     });
@@ -186,10 +186,10 @@ fn release_hands_the_lock_straight_to_a_listening_waiter() {
     let token = token.expect("the waiter gets the lock");
     assert!(got.duration_since(released) < Duration::from_millis(200), "{:?}", got.duration_since(released));
     // The key went from one token to the other without ever being free.
-    assert_eq!(get(&server, "core:handover").as_deref(), Some(token.as_str()));
+    assert_eq!(get(&server, "core:handover").as_deref(), Some(&token[..]));
     assert_eq!(server.cmd(&["EXISTS", "{core:handover}:queue"]).unwrap(), Value::Int(0));
     // The grant carried the next fencing token.
-    assert_eq!(get(&server, "{core:handover}:fence").as_deref(), Some("2"));
+    assert_eq!(get(&server, "{core:handover}:fence").as_deref(), Some(&b"2"[..]));
     assert_eq!((holder.fencing_token().unwrap(), w.fencing_token().unwrap()), (Some(1), Some(2)));
 }
 
@@ -207,17 +207,17 @@ fn extend_sets_the_lease_only_for_the_holding_token() {
     let mut l = Lock::new(b"core:extend", 0.0, 0.5, &s).unwrap();
     assert!(!l.extend(None, None).unwrap(), "nothing held");
     assert_eq!(l.ttl().unwrap(), None);
-    let token = l.try_acquire().unwrap().unwrap();
+    let token = l.try_acquire(None).unwrap().unwrap();
     assert!(l.extend(None, Some(20.0)).unwrap());
     assert!((19_000..=20_000).contains(&pttl(&server, "core:extend")));
     assert!(!l.extend(Some(b"someone-else"), Some(60.0)).unwrap());
     assert!((19_000..=20_000).contains(&pttl(&server, "core:extend")));
     assert!(matches!(l.extend(None, Some(0.0)), Err(LockError::InvalidValue(_))));
-    assert!(l.extend(Some(token.as_bytes()), None).unwrap());
+    assert!(l.extend(Some(&token[..]), None).unwrap());
     assert!(l.ttl().unwrap().is_some_and(|t| t > 0.4 && t <= 0.5));
     assert!(l.is_owned(None).unwrap());
     assert!(l.release(None).unwrap());
-    assert!(!l.extend(Some(token.as_bytes()), None).unwrap(), "released");
+    assert!(!l.extend(Some(&token[..]), None).unwrap(), "released");
     assert_eq!(server.cmd(&["EXISTS", "core:extend"]).unwrap(), Value::Int(0));
 }
 
@@ -229,7 +229,7 @@ fn fencing_tokens_increase_per_key_and_can_be_turned_off() {
     assert_eq!(l.fencing_token().unwrap(), None);
     let mut seen = Vec::new();
     for _ in 0..5 {
-        l.try_acquire().unwrap().unwrap();
+        l.try_acquire(None).unwrap().unwrap();
         seen.push(l.fencing_token().unwrap().unwrap());
         assert!(l.release(None).unwrap());
     }
@@ -237,10 +237,10 @@ fn fencing_tokens_increase_per_key_and_can_be_turned_off() {
     let mut off = s.clone();
     off.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
     let mut plain = Lock::new(b"core:fence", 0.0, 5.0, &off).unwrap();
-    plain.try_acquire().unwrap().unwrap();
+    plain.try_acquire(None).unwrap().unwrap();
     assert_eq!(plain.fencing_token().unwrap(), None);
     assert!(plain.release(None).unwrap());
-    l.try_acquire().unwrap().unwrap();
+    l.try_acquire(None).unwrap().unwrap();
     assert_eq!(l.fencing_token().unwrap(), Some(6), "a take without fencing leaves the counter alone");
     assert!(l.release(None).unwrap());
     // Kept after the release.
@@ -252,7 +252,7 @@ fn dropping_a_holding_lock_releases_it() {
     let server = RedisServer::start();
     let s = settings(&server.dsn());
     let mut l = Lock::new(b"core:drop", 0.0, 30.0, &s).unwrap();
-    l.try_acquire().unwrap().unwrap();
+    l.try_acquire(None).unwrap().unwrap();
     drop(l);
     assert_eq!(server.cmd(&["EXISTS", "core:drop"]).unwrap(), Value::Int(0));
 }
@@ -263,7 +263,7 @@ fn the_watchdog_renews_until_release_and_reports_a_lost_lock() {
     let mut s = settings(&server.dsn());
     s.set("auto_renew", &OptValue::Bool(true), Source::Option).unwrap();
     let mut l = Lock::new(b"core:renew", 0.0, 0.15, &s).unwrap();
-    l.try_acquire().unwrap().unwrap();
+    l.try_acquire(None).unwrap().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(l.is_owned(None).unwrap(), "renewed past three leases");
     assert!(redis_lock::held::watchdog_running());
@@ -272,7 +272,7 @@ fn the_watchdog_renews_until_release_and_reports_a_lost_lock() {
     std::thread::sleep(Duration::from_millis(150));
     assert!(!l.is_owned(None).unwrap());
     assert!(!l.release(None).unwrap());
-    assert_eq!(get(&server, "core:renew").as_deref(), Some("intruder"), "the intruder's key is untouched");
+    assert_eq!(get(&server, "core:renew").as_deref(), Some(&b"intruder"[..]), "the intruder's key is untouched");
     assert!(pttl(&server, "core:renew") == -1, "and never given an expiry by a renewal");
 }
 
@@ -284,7 +284,7 @@ fn max_hold_stops_renewal() {
     s.set("max_hold", &OptValue::Float(0.4), Source::Option).unwrap();
     let mut l = Lock::new(b"core:max-hold", 0.0, 0.1, &s).unwrap();
     let start = Instant::now();
-    l.try_acquire().unwrap().unwrap();
+    l.try_acquire(None).unwrap().unwrap();
     while server.cmd(&["EXISTS", "core:max-hold"]).unwrap() == Value::Int(1) {
         assert!(start.elapsed() < Duration::from_secs(2), "renewed past max_hold");
         std::thread::sleep(Duration::from_millis(5));
@@ -301,18 +301,18 @@ fn redlock_needs_a_majority_and_leaves_nothing_when_it_fails() {
     s.set("servers", &OptValue::List(dsns), Source::Option).unwrap();
     let mut a = Lock::new(b"core:redlock", 0.0, 5.0, &s).unwrap();
     let mut b = Lock::new(b"core:redlock", 0.0, 5.0, &s).unwrap();
-    let token = a.try_acquire().unwrap().expect("all three are up");
+    let token = a.try_acquire(None).unwrap().expect("all three are up");
     for server in &servers {
-        assert_eq!(get(server, "core:redlock").as_deref(), Some(token.as_str()));
+        assert_eq!(get(server, "core:redlock").as_deref(), Some(&token[..]));
     }
-    assert_eq!(b.try_acquire().unwrap(), None);
+    assert_eq!(b.try_acquire(None).unwrap(), None);
     assert_eq!(a.fencing_token().unwrap(), None, "fencing is refused on Redlock");
     assert!(a.release(None).unwrap());
     servers[0].kill();
-    assert!(a.try_acquire().unwrap().is_some(), "two of three are a majority");
+    assert!(a.try_acquire(None).unwrap().is_some(), "two of three are a majority");
     assert!(a.release(None).unwrap());
     servers[1].kill();
-    match a.try_acquire() {
+    match a.try_acquire(None) {
         Err(LockError::Connection { addr, cause, .. }) => {
             assert!(addr.contains("2 of the 3"), "{addr}");
             assert!(cause.contains(&format!(":{}", servers[0].port)) && cause.contains(&format!(":{}", servers[1].port)), "{cause}");
@@ -331,14 +331,14 @@ fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
     for i in 0..30 {
         let key = format!("core:cluster:{i}");
         let mut a = Lock::new(key.as_bytes(), 0.0, 5.0, &s).unwrap();
-        let token = a.try_acquire().unwrap().expect("free lock");
+        let token = a.try_acquire(None).unwrap().expect("free lock");
         let owner = cluster.owner(&key);
         owners.insert(owner.port);
-        assert_eq!(get(owner, &key).as_deref(), Some(token.as_str()));
+        assert_eq!(get(owner, &key).as_deref(), Some(&token[..]));
         assert_eq!(a.fencing_token().unwrap(), Some(1));
-        assert_eq!(get(owner, &format!("{{{key}}}:fence")).as_deref(), Some("1"));
+        assert_eq!(get(owner, &format!("{{{key}}}:fence")).as_deref(), Some(&b"1"[..]));
         let mut b = Lock::new(key.as_bytes(), 0.0, 5.0, &s).unwrap();
-        assert_eq!(b.try_acquire().unwrap(), None);
+        assert_eq!(b.try_acquire(None).unwrap(), None);
         assert!(a.release(None).unwrap());
         assert_eq!(get(owner, &key), None);
     }
@@ -349,7 +349,7 @@ fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
     let mut plain = s.clone();
     plain.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
     let mut a = Lock::new(key.as_bytes(), 0.0, 5.0, &plain).unwrap();
-    assert!(a.try_acquire().unwrap().is_some());
+    assert!(a.try_acquire(None).unwrap().is_some());
     assert!(a.release(None).unwrap());
     let from = cluster.owner(key);
     let to = cluster.nodes.iter().find(|n| n.port != from.port).unwrap();
@@ -361,7 +361,7 @@ fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
     for n in [to, from].into_iter().chain(cluster.nodes.iter()) {
         n.cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]).unwrap();
     }
-    let token = a.try_acquire().unwrap().expect("acquired after MOVED");
-    assert_eq!(get(to, key).as_deref(), Some(token.as_str()));
+    let token = a.try_acquire(None).unwrap().expect("acquired after MOVED");
+    assert_eq!(get(to, key).as_deref(), Some(&token[..]));
     assert!(a.release(None).unwrap());
 }

@@ -8,6 +8,7 @@ use super::ini;
 use crate::config::{OptValue, Source};
 use crate::error::LockError;
 use crate::lock;
+use crate::token::{self, Token};
 use ext_php_rs::binary::Binary;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
@@ -25,11 +26,14 @@ use std::panic::AssertUnwindSafe;
 /// Redis frees the lock by itself. Both accept fractions and are honoured to the
 /// millisecond. `$options` overrides the `redis_lock.*` php.ini directives
 /// (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
-/// auto_renew, max_hold, fencing, servers, sentinels, service, wait_replicas, cluster,
-/// tls_ca_file, tls_cert_file, tls_key_file).
+/// auto_renew, auto_release, max_hold, fencing, servers, sentinels, service,
+/// wait_replicas, cluster, tls_ca_file, tls_cert_file, tls_key_file, max_endpoints).
+/// `$lockOut = INF` takes the lock with no expiry.
 ///
 /// A lock still held is released when its object is destroyed, at request end, after
-/// exit() and after a fatal error; never by a forked child's copy of the object.
+/// exit() and after a fatal error; never by a forked child's copy of the object. With
+/// 'auto_release' => false it is not: its lease, or a release with its token from any
+/// process, ends it.
 #[php_class]
 #[php(flags = ClassFlags::Final)]
 pub struct Lock {
@@ -45,18 +49,25 @@ impl Lock {
     }
 }
 
-fn token_zval(token: Option<String>) -> Zval {
+fn token_zval(token: Option<Token>) -> Zval {
     let mut z = Zval::new();
     match token {
-        // A 32-character hex string: no NUL byte, cannot fail.
-        Some(t) => {
-            if z.set_string(&t, false).is_err() {
-                z.set_bool(false);
-            }
-        }
+        // Binary-safe: a caller may have chosen any bytes.
+        Some(t) => z.set_binary(t),
         None => z.set_bool(false),
     }
     z
+}
+
+/// A token the caller chose, checked (1 to 256 bytes); `label` names the argument.
+fn chosen(label: &str, token: Option<BinarySlice<u8>>) -> PhpResult<Option<Token>> {
+    match token {
+        Some(t) => {
+            token::check_chosen(label, &t)?;
+            Ok(Some(t.to_vec()))
+        }
+        None => Ok(None),
+    }
 }
 
 fn option_value(z: &Zval) -> OptValue {
@@ -123,18 +134,37 @@ impl Lock {
     /// Takes the lock, waiting up to $timeOut seconds: a waiter queues and sleeps until a
     /// release hands the lock over (or the holder's lease runs out), never past the deadline.
     ///
-    /// @return string|false the token, or false when someone else holds the lock
-    /// @throws LockConnectionException when Redis cannot be reached or answers too late
-    pub fn add_lock(&self) -> PhpResult<Zval> {
-        Ok(token_zval(self.core()?.acquire()?))
-    }
-
-    /// Takes the lock with exactly one try.
+    /// $token is the token to take it with (any 1 to 256 bytes; default: 128 random
+    /// bits). A key that holds the same token already counts as held: taking is never
+    /// re-entry.
     ///
     /// @return string|false the token, or false when someone else holds the lock
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
-    pub fn try_lock(&self) -> PhpResult<Zval> {
-        Ok(token_zval(self.core()?.try_acquire()?))
+    pub fn add_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
+        let token = chosen("Lock::addLock(): Argument #1 ($token)", token)?;
+        Ok(token_zval(self.core()?.acquire(token)?))
+    }
+
+    /// Takes the lock with exactly one try; $token as for addLock().
+    ///
+    /// @return string|false the token, or false when someone else holds the lock
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn try_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
+        let token = chosen("Lock::tryLock(): Argument #1 ($token)", token)?;
+        Ok(token_zval(self.core()?.try_acquire(token)?))
+    }
+
+    /// Frees the key whoever holds it, and hands it to the first waiter as a release
+    /// does. For administration and for frameworks' force-release; a holder that
+    /// loses its lock this way finds out on its next isOwned(), extendLock() or
+    /// release (false), or from the watchdog.
+    ///
+    /// @return bool true when a holder was removed, false when the key was free
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn force_release_lock(&self) -> PhpResult<bool> {
+        Ok(self.core()?.force_release()?)
     }
 
     /// Atomically deletes the lock if it still holds $token (default: the token this
@@ -170,11 +200,12 @@ impl Lock {
 
     /// Sets the lock's remaining lease to $lockOut seconds (default: the object's
     /// $lockOut), if the key still holds $token (default: this object's token). With
-    /// auto_renew, the watchdog renews with the new lease from then on.
+    /// auto_renew, the watchdog renews with the new lease from then on. INF makes the
+    /// lock permanent (no expiry, nothing for the watchdog to renew).
     ///
     /// @return bool false when the token no longer holds the key (expired, released,
     ///         or never held)
-    /// @throws ValueError for a $lockOut that is not a positive finite number
+    /// @throws ValueError for a $lockOut that is not a positive number
     pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
         Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
     }
@@ -220,7 +251,7 @@ impl Lock {
         // When $fn did not return normally, what it left (exception, fatal error) is
         // what the caller must see; a failed release only leaves the lock to its lease.
         let release_quietly = || {
-            let _ = self.core().map(|mut core| core.release(Some(token.as_bytes())));
+            let _ = self.core().map(|mut core| core.release(Some(&token)));
         };
         match ran {
             Ok(Ok(value)) => {

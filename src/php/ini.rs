@@ -9,7 +9,7 @@ use super::engine;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<21> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
@@ -18,6 +18,7 @@ static INI_ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.retry_delay_max", c"0.05", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.fair", c"0", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.auto_renew", c"0", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.auto_release", c"1", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.max_hold", c"0", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.fencing", c"1", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.servers", c"", IniEntryPermission::All),
@@ -28,6 +29,7 @@ static INI_ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
     IniEntryDef::new(c"redis_lock.tls_ca_file", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.tls_cert_file", c"", IniEntryPermission::All),
     IniEntryDef::new(c"redis_lock.tls_key_file", c"", IniEntryPermission::All),
+    IniEntryDef::new(c"redis_lock.max_endpoints", c"16", IniEntryPermission::All),
     IniEntryDef::end(),
 ]);
 
@@ -56,7 +58,7 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
     info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over");
     info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
-    info_table_row!("tokens", "128-bit, OS CSPRNG");
+    info_table_row!("tokens", "128-bit, OS CSPRNG, or chosen by the caller (1 to 256 bytes)");
     info_table_row!("fencing tokens", "per-key counter, incremented only for holders that ask");
     info_table_row!("topologies", "one server, Redlock (servers), Sentinel (sentinels), Redis Cluster (cluster)");
     info_table_row!("tls", "rustls; trusts tls_ca_file, else the OS store, else built-in roots; client certificates");
