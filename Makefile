@@ -43,7 +43,7 @@ test-rust: deps
 
 test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \
-	tools/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff $(PHP_EXT_ARGS) php-tests
+	tools/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
 
 ## Regenerates stubs/redis_lock.stubs.php from the code.
 stubs: deps

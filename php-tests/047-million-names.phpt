@@ -1,0 +1,32 @@
+--TEST--
+A million distinct lock names, taken and released at the defaults, leave no key behind (no fencing counter, no queue)
+--EXTENSIONS--
+pcntl
+--FILE--
+<?php
+require __DIR__ . '/_helper.inc';
+$dsn = rl_dsn();
+$prefix = rl_key('million') . ':';
+$workers = 4;
+$each = 250000;
+$codes = rl_fork($workers, function (int $w) use ($dsn, $prefix, $each) {
+    for ($i = 0; $i < $each; $i++) {
+        // Names built from ids, as in unique_job:<id>; every object at the defaults.
+        $l = new Lock($prefix . "job:$w:$i", 0, 10, ['dsn' => $dsn]);
+        $t = $l->addLock();
+        if (!is_string($t) || !$l->releaseLock($t)) { return 2; }
+    }
+    return 0;
+});
+echo "workers: ", implode(',', $codes), "\n";
+$left = 0;
+$cursor = '0';
+do {
+    [$cursor, $keys] = rl_cmd($dsn, 'SCAN', $cursor, 'MATCH', "*$prefix*", 'COUNT', '10000');
+    $left += count($keys);
+} while ($cursor !== '0');
+echo "keys left by ", $workers * $each, " names: $left\n";
+?>
+--EXPECT--
+workers: 0,0,0,0
+keys left by 1000000 names: 0
