@@ -178,7 +178,7 @@ impl Settings {
                 self.service = String::from_utf8(string_value(&label, value, source)?)
                     .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?
             }
-            "wait_replicas" => self.wait_replicas = count_value(&label, value, source)?,
+            "wait_replicas" => self.wait_replicas = count_value(&label, value, source, 0)?,
             "cluster" => {
                 let seeds = dsn_list(&label, value, source)?;
                 for dsn in &seeds {
@@ -194,12 +194,7 @@ impl Settings {
             "tls_ca_file" => self.tls.ca_file = path_value(&label, value, source)?,
             "tls_cert_file" => self.tls.cert_file = path_value(&label, value, source)?,
             "tls_key_file" => self.tls.key_file = path_value(&label, value, source)?,
-            "max_endpoints" => {
-                self.max_endpoints = count_value(&label, value, source)?;
-                if self.max_endpoints == 0 {
-                    return Err(LockError::InvalidValue(format!("{label} must be at least 1")));
-                }
-            }
+            "max_endpoints" => self.max_endpoints = count_value(&label, value, source, 1)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -311,7 +306,8 @@ fn dsn_list(label: &str, value: &OptValue, source: Source) -> Result<Vec<String>
 }
 
 /// A small non-negative count.
-fn count_value(label: &str, value: &OptValue, source: Source) -> Result<u32> {
+/// A whole number from `min` to 1000.
+fn count_value(label: &str, value: &OptValue, source: Source, min: u32) -> Result<u32> {
     let n: i64 = match (value, source) {
         (OptValue::Int(i), _) => *i,
         (OptValue::Str(s), Source::Ini) => String::from_utf8_lossy(s).trim().parse().map_err(|_| {
@@ -323,8 +319,8 @@ fn count_value(label: &str, value: &OptValue, source: Source) -> Result<u32> {
     };
     u32::try_from(n)
         .ok()
-        .filter(|n| *n <= 1000)
-        .ok_or_else(|| LockError::InvalidValue(format!("{label} must be between 0 and 1000, {n} given")))
+        .filter(|n| (min..=1000).contains(n))
+        .ok_or_else(|| LockError::InvalidValue(format!("{label} must be between {min} and 1000, {n} given")))
 }
 
 fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {

@@ -2,7 +2,10 @@
 //!
 //! One connection per connection settings (dsn and timeouts), shared by every
 //! `Lock` of the process and kept across requests (php-fpm workers live long).
-//! Connections are made lazily, on first use, never at module startup.
+//! Connections are made lazily, on first use, never at module startup. An app that
+//! builds its settings per request (per tenant, say) would grow them without bound:
+//! beyond `max_endpoints` the least recently used endpoint's idle connection (and
+//! its idle wake subscriber) is closed.
 //!
 //! Fork safety: the registry remembers the pid that made its connections. A
 //! forked child sees another pid and forgets the inherited sockets without
@@ -86,9 +89,11 @@ pub enum Retry {
 struct Registry {
     pid: u32,
     endpoints: HashMap<String, Arc<Endpoint>>,
-    conns: Conns,
+    conns: Idle<Connection>,
     /// Wake-up subscribers, one per endpoint, kept across waits.
-    subs: HashMap<Arc<str>, Subscriber>,
+    subs: Idle<Subscriber>,
+    /// How many endpoints keep an idle connection (`max_endpoints`, as last set).
+    cap: usize,
     /// When the server last refused a subscription (ACL), per endpoint.
     refused: HashMap<Arc<str>, Instant>,
 }
@@ -100,25 +105,64 @@ const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
 /// (a guard against dsns built per request, not a limit on connections in use).
 const MAX_ENDPOINTS: usize = 64;
 
-/// The open connections, one per endpoint key. A process uses one or a few, so a
-/// list searched by the key's address (then its text) beats hashing the key.
-#[derive(Default)]
-struct Conns(Vec<(Arc<str>, Connection)>);
+/// Idle connections (or subscribers), one per endpoint key, each with when it was
+/// last used. A process uses one or a few, so a list searched by the key's address
+/// (then its text) beats hashing the key.
+struct Idle<T> {
+    list: Vec<(Arc<str>, T, u64)>,
+    /// Counts uses: the entry with the smallest stamp is the least recently used.
+    clock: u64,
+}
 
-impl Conns {
+impl<T> Default for Idle<T> {
+    fn default() -> Self {
+        Idle { list: Vec::new(), clock: 0 }
+    }
+}
+
+impl<T> Idle<T> {
     fn position(&self, key: &Arc<str>) -> Option<usize> {
-        self.0.iter().position(|(k, _)| Arc::ptr_eq(k, key) || **k == **key)
+        self.list.iter().position(|(k, _, _)| Arc::ptr_eq(k, key) || **k == **key)
     }
 
-    fn take(&mut self, key: &Arc<str>) -> Option<Connection> {
+    /// The entry at `at`, marked as just used.
+    fn used(&mut self, at: usize) -> &mut T {
+        self.clock += 1;
+        self.list[at].2 = self.clock;
+        &mut self.list[at].1
+    }
+
+    fn take(&mut self, key: &Arc<str>) -> Option<T> {
         let at = self.position(key)?;
-        Some(self.0.swap_remove(at).1)
+        Some(self.list.swap_remove(at).1)
     }
 
-    fn put(&mut self, key: &Arc<str>, conn: Connection) {
-        match self.position(key) {
-            Some(at) => self.0[at].1 = conn,
-            None => self.0.push((key.clone(), conn)),
+    /// Keeps `value` for `key`, closing the least recently used others beyond `cap`.
+    /// Returns where it is.
+    fn put(&mut self, key: &Arc<str>, value: T, cap: usize) -> usize {
+        if let Some(at) = self.position(key) {
+            self.list[at].1 = value;
+            self.used(at);
+            return at;
+        }
+        while self.list.len() >= cap.max(1) {
+            let Some(oldest) = self.list.iter().enumerate().min_by_key(|(_, e)| e.2).map(|(i, _)| i) else { break };
+            self.list.swap_remove(oldest);
+        }
+        self.list.push((key.clone(), value, 0));
+        let at = self.list.len() - 1;
+        self.used(at);
+        at
+    }
+
+    fn clear(&mut self) {
+        self.list.clear();
+    }
+
+    /// Empties the list without closing anything (a forked child's inherited sockets).
+    fn forget_all(&mut self) {
+        for (_, value, _) in self.list.drain(..) {
+            std::mem::forget(value);
         }
     }
 }
@@ -131,7 +175,7 @@ fn registry() -> MutexGuard<'static, Option<Registry>> {
         // reply pending that the next command would read as its own. Drop them all.
         let mut guard = poisoned.into_inner();
         if let Some(reg) = guard.as_mut() {
-            reg.conns.0.clear();
+            reg.conns.clear();
         }
         REGISTRY.clear_poison();
         guard
@@ -143,21 +187,18 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
     let reg = slot.get_or_insert_with(|| Registry {
         pid,
         endpoints: HashMap::new(),
-        conns: Conns::default(),
-        subs: HashMap::new(),
+        conns: Idle::default(),
+        subs: Idle::default(),
+        cap: 16,
         refused: HashMap::new(),
     });
     if reg.pid != pid {
         // Inherited from the parent: the socket is shared with it. Closing it is
         // harmless to the parent, but TLS or a future Drop might talk on it; and a
         // reply meant for the parent must never be read here. Forget, don't drop.
-        for (_, conn) in reg.conns.0.drain(..) {
-            std::mem::forget(conn);
-        }
+        reg.conns.forget_all();
         // The parent's subscribers too: a child reading them would steal its grants.
-        for (_, sub) in reg.subs.drain() {
-            std::mem::forget(sub);
-        }
+        reg.subs.forget_all();
         reg.pid = pid;
     }
     reg
@@ -216,6 +257,7 @@ fn register(
 ) -> Result<Arc<Endpoint>> {
     let mut guard = registry();
     let reg = current(&mut guard);
+    reg.cap = settings.max_endpoints as usize;
     if let Some(ep) = reg.endpoints.get(&key) {
         return Ok(ep.clone());
     }
@@ -365,12 +407,9 @@ pub fn run<T>(
     let reg = current(&mut guard);
     let (at, reused) = match reg.conns.position(&ep.key) {
         Some(at) => (at, true),
-        None => {
-            reg.conns.0.push((ep.key.clone(), connect(ep)?));
-            (reg.conns.0.len() - 1, false)
-        }
+        None => (reg.conns.put(&ep.key, connect(ep)?, reg.cap), false),
     };
-    let err = match op(&mut reg.conns.0[at].1, false) {
+    let err = match op(reg.conns.used(at), false) {
         Ok(v) => return Ok(v),
         Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => return Err(ep.error(&e)),
         Err(e) => e,
@@ -411,12 +450,12 @@ pub fn run<T>(
                 conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
                 conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
             }
-            reg.conns.put(&ep.key, conn);
+            reg.conns.put(&ep.key, conn, reg.cap);
             Ok(v)
         }
         Err(e) => {
             if !breaks_connection(&e) && !ep.on_replica(&e) && !timed_out {
-                reg.conns.put(&ep.key, conn);
+                reg.conns.put(&ep.key, conn, reg.cap);
             }
             Err(ep.error(&e))
         }
@@ -444,7 +483,8 @@ pub(crate) fn check_in(ep: &Endpoint, conn: Connection) {
         return;
     }
     let mut guard = registry();
-    current(&mut guard).conns.put(&ep.key, conn);
+    let reg = current(&mut guard);
+    reg.conns.put(&ep.key, conn, reg.cap);
 }
 
 /// Describes a failure on `ep` for messages (no credentials).
@@ -457,7 +497,7 @@ pub fn close_all() {
     pid::refresh();
     let mut guard = registry();
     let reg = current(&mut guard);
-    reg.conns.0.clear();
+    reg.conns.clear();
     reg.subs.clear();
 }
 
@@ -465,14 +505,14 @@ pub fn close_all() {
 /// The registry is not locked while the wait blocks.
 pub fn take_subscriber(ep: &Endpoint) -> Option<Subscriber> {
     let mut guard = registry();
-    current(&mut guard).subs.remove(&ep.key)
+    current(&mut guard).subs.take(&ep.key)
 }
 
 /// Gives a subscriber back after a wait.
 pub fn put_subscriber(ep: &Endpoint, sub: Subscriber) {
     let mut guard = registry();
     let reg = current(&mut guard);
-    reg.subs.insert(ep.key.clone(), sub);
+    reg.subs.put(&ep.key, sub, reg.cap);
 }
 
 /// Whether the server refused a subscription on `ep` in the last little while.
