@@ -33,7 +33,7 @@ bool(true)
 LockTimeoutException extends LockException
 bool(true)
 bool(true)
-__construct,addLock,extendLock,forceReleaseLock,getFencingToken,getKey,getTtl,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock
+__construct,addLock,addReadLock,extendLock,forceReleaseLock,getFencingToken,getKey,getTtl,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock,tryReadLock
 1
 extendLock(?string $token = NULL, ?float $lockOut = NULL): bool
 isOwned(?string $token = NULL): bool

@@ -25,9 +25,19 @@ use std::time::{Duration, Instant};
 /// Identifies one hold in the table; never reused within a process.
 pub type HoldId = u64;
 
+/// What a hold is of its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The lock itself (exclusive).
+    Write,
+    /// One reader's share of it.
+    Read,
+}
+
 /// One acquisition, from the moment it succeeded until it is released.
 #[derive(Debug)]
 pub struct Hold {
+    pub kind: Kind,
     /// Where the key's commands run.
     pub route: Route,
     /// The Redlock nodes, when the lock is one.

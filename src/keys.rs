@@ -1,5 +1,5 @@
 //! Names of the auxiliary keys kept beside a lock (its waiting queue, the first
-//! waiter's patience, the fencing counter), chosen so that in Redis Cluster they
+//! waiter's patience, the fencing counter, the readers of a shared hold), chosen so that in Redis Cluster they
 //! hash to the lock key's slot.
 //!
 //! Cluster hashes only the part between the first `{` and the next `}` when that
@@ -10,7 +10,7 @@
 //! those names apart from the names derived from tagged keys, which never end in one.
 
 /// A lock's key and the keys its scripts keep beside it, in the order the scripts
-/// take them (`KEYS[1..4]`).
+/// take them (`KEYS[1..5]`).
 #[derive(Debug)]
 pub struct LockKeys {
     /// The lock itself: holds the holder's token, with the lease as its expiry.
@@ -21,6 +21,8 @@ pub struct LockKeys {
     pub patience: Vec<u8>,
     /// The fencing counter. It never expires: numbers must keep increasing.
     pub fence: Vec<u8>,
+    /// The readers of a shared hold, with when each one's lease ends.
+    pub readers: Vec<u8>,
 }
 
 impl LockKeys {
@@ -30,13 +32,14 @@ impl LockKeys {
             queue: aux_key(&lock, b":queue"),
             patience: aux_key(&lock, b":patience"),
             fence: aux_key(&lock, b":fence"),
+            readers: aux_key(&lock, b":readers"),
             lock,
         }
     }
 
-    /// All four, as a script's `KEYS`.
-    pub fn all(&self) -> [&[u8]; 4] {
-        [&self.lock, &self.queue, &self.patience, &self.fence]
+    /// All five, as a script's `KEYS`.
+    pub fn all(&self) -> [&[u8]; 5] {
+        [&self.lock, &self.queue, &self.patience, &self.fence, &self.readers]
     }
 }
 

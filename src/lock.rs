@@ -19,7 +19,7 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
-use crate::held::{self, Hold, HoldId, Renewal, Status};
+use crate::held::{self, Hold, HoldId, Kind, Renewal, Status};
 use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint, Retry};
 use crate::route::Route;
@@ -27,6 +27,7 @@ use crate::redlock::{Extended, Pooled, Quorum};
 use crate::pid;
 use crate::resp;
 use crate::scripts::{ACQUIRE, CANCEL, FENCE, RELEASE, RENEW, TAKE_FENCED};
+use crate::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
 use crate::token::{self, Token};
 use crate::wait::Backoff;
 use crate::wake;
@@ -96,6 +97,35 @@ pub struct Lock {
     fence: Option<i64>,
     /// Whether this object ever acquired: before that there is no fencing token to ask for.
     ever_held: bool,
+    /// What `token` holds: the write lock or a read share.
+    kind: Kind,
+}
+
+/// How an acquisition takes the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Write,
+    Read,
+    /// A read share becoming the write lock, same token.
+    Upgrade,
+}
+
+impl Mode {
+    fn kind(self) -> Kind {
+        match self {
+            Mode::Read => Kind::Read,
+            _ => Kind::Write,
+        }
+    }
+
+    /// The `f` of a queue entry (see `scripts`).
+    fn entry_flag(self, fence: bool) -> u8 {
+        match self {
+            Mode::Read => b'r',
+            _ if fence => b'1',
+            _ => b'0',
+        }
+    }
 }
 
 /// What one try found.
@@ -172,6 +202,7 @@ impl Lock {
             hold: None,
             fence: None,
             ever_held: false,
+            kind: Kind::Write,
         })
     }
 
@@ -196,7 +227,7 @@ impl Lock {
     /// that skips missing numbers would let the stale holder through.
     pub fn fencing_token(&mut self) -> Result<Option<i64>> {
         pid::refresh();
-        if !self.fencing {
+        if !self.fencing || (self.kind == Kind::Read && self.token.is_some()) {
             return Ok(None);
         }
         EAGER_FENCING.store(true, Ordering::Relaxed);
@@ -228,28 +259,118 @@ impl Lock {
     /// One try, with `chosen` as the token or a fresh random one. `Ok(Some(token))`
     /// when acquired, `Ok(None)` when the key is held (by any token, this one too:
     /// taking is never re-entry) or, in fair mode, when others already wait for it.
+    /// An object that holds a read share upgrades it (see `acquire`).
     pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        pid::refresh();
-        let token = match chosen {
-            Some(t) => t,
-            None => token::generate()?,
-        };
-        if let Some(q) = self.quorum.clone() {
-            return Ok(q.try_acquire(&self.keys, &token, self.redlock_lease())?.map(|_| self.took(token, None)));
-        }
-        match self.first_try(&token, self.eager_fencing()) {
-            Ok(Try::Acquired(fence)) => Ok(Some(self.took(token, fence))),
-            Ok(Try::Busy { .. }) => Ok(None),
-            Err(e) => Err(self.maybe_taken(token, e)),
-        }
+        self.obtain(chosen, Kind::Write, false)
     }
 
+    /// One try for a read share (see `acquire_read`).
+    pub fn try_acquire_read(&mut self) -> Result<Option<Token>> {
+        self.obtain(None, Kind::Read, false)
+    }
+
+    /// Waits up to the object's `$timeOut` for a read share: many readers hold the
+    /// lock at once, no writer meanwhile, and a reader queues behind any waiting
+    /// writer (see `shared`). An object that holds the write lock downgrades it, in
+    /// one step; one that holds a read share already gets `None`.
+    pub fn acquire_read(&mut self) -> Result<Option<Token>> {
+        self.obtain(None, Kind::Read, !self.wait.is_zero())
+    }
+
+    /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
+    /// between tries until the lock is handed over (see the module comment).
+    /// `chosen` is the token to take it with (default: a fresh random one).
+    ///
+    /// An object that holds a read share upgrades it, keeping its token: it gets the
+    /// write lock once it is the only reader, waiting first in line meanwhile (two
+    /// readers that both wait to upgrade wait for each other until their deadlines).
+    pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
+        self.obtain(chosen, Kind::Write, !self.wait.is_zero())
+    }
+
+    /// The one way in for every acquisition: `want` a write lock or a read share,
+    /// with one try or (`wait`) until the deadline.
+    fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool) -> Result<Option<Token>> {
+        pid::refresh();
+        let start = Instant::now();
+        // About 31 years at most (config::time_out), but never panic on overflow.
+        let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
+        let held = self.live_hold();
+        let mode = match (want, held) {
+            (Kind::Read, Some(Kind::Read)) => return Ok(None),
+            (Kind::Read, Some(Kind::Write)) => return self.downgrade(),
+            (Kind::Write, Some(Kind::Read)) => Mode::Upgrade,
+            (Kind::Read, None) => Mode::Read,
+            (Kind::Write, _) => Mode::Write,
+        };
+        if let Some(q) = self.quorum.clone() {
+            if want == Kind::Read {
+                return Err(redlock_refuses("Lock::addReadLock()"));
+            }
+            let token = match chosen {
+                Some(t) => t,
+                None => token::generate()?,
+            };
+            if !wait {
+                return Ok(q.try_acquire(&self.keys, &token, self.redlock_lease())?.map(|_| self.took(token, None, Kind::Write)));
+            }
+            return self.acquire_quorum(&q, token, deadline);
+        }
+        let token = match (mode, chosen) {
+            (Mode::Upgrade, Some(t)) if Some(&t) != self.token.as_ref() => {
+                return Err(LockError::InvalidValue(
+                    "Lock::addLock(): Argument #1 ($token) must be this object's read token, or null: an upgrade keeps its token".to_string(),
+                ))
+            }
+            (Mode::Upgrade, _) => self.token.clone().unwrap_or_default(),
+            (_, Some(t)) => t,
+            (_, None) => token::generate()?,
+        };
+        // Decided once for the whole wait: a retry that found the key handed over reads
+        // the counter, which is this holder's number only if the grant issued one.
+        let fence = mode != Mode::Read && self.eager_fencing();
+        // Redis trouble on the first try is reported at once, as without a wait.
+        let first = match mode {
+            Mode::Write => self.first_try(&token, fence),
+            _ => self.attempt(&token, b"", false, None, fence, mode),
+        };
+        match first {
+            Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence, want))),
+            Ok(Try::Busy { .. }) if !wait => return Ok(None),
+            Ok(Try::Busy { .. }) => {}
+            Err(e) => return Err(self.maybe_taken(token, e, want)),
+        }
+        self.wait_for(token, deadline, fence, mode)
+    }
+
+    /// The write lock this object holds becomes a read share, in one step.
+    fn downgrade(&mut self) -> Result<Option<Token>> {
+        let Some(token) = self.token.clone() else { return Ok(None) };
+        let k = &self.keys;
+        let done = self.run(Retry::IfStale, |conn, _| {
+            let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.ttl_arg.as_bytes()])?;
+            resp::int(&reply).ok_or_else(|| unexpected("downgrade", &reply))
+        })?;
+        if done != 1 {
+            // The write lock was lost meanwhile: nothing to downgrade.
+            self.clear();
+            return Ok(None);
+        }
+        Ok(Some(self.took(token, None, Kind::Read)))
+    }
+
+    /// What this object holds, as far as it knows: none, or a hold the watchdog
+    /// has not found lost.
+    fn live_hold(&self) -> Option<Kind> {
+        let id = self.own_hold()?;
+        (held::status(id) == Status::Held).then_some(self.kind)
+    }
     /// The first try of an acquisition: a plain `SET NX PX`, the cheapest command
     /// there is; `SET NX PX` and the fencing `INCR` in one short script when `fence`;
     /// the acquire script in fair mode, which gives way to queued waiters.
     fn first_try(&self, token: &[u8], fence: bool) -> Result<Try> {
         if self.fair {
-            return self.attempt(token, b"", false, None, fence);
+            return self.attempt(token, b"", false, None, fence, Mode::Write);
         }
         let k = &self.keys;
         if fence {
@@ -269,7 +390,7 @@ impl Lock {
                 // The SET's reply was lost: the script finds out whether it landed. It
                 // must not issue a number: finding the key held already, it would read
                 // the counter, whose value is the previous holder's.
-                return self.run_acquire(conn, token, b"", true, None, false);
+                return self.run_acquire(conn, token, b"", true, None, false, Mode::Write);
             }
             let reply = match self.lease {
                 Some(_) => resp::request(conn, &[b"SET", &k.lock, token, b"NX", b"PX", self.ttl_arg.as_bytes()])?,
@@ -283,33 +404,9 @@ impl Lock {
         })
     }
 
-    /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
-    /// between tries until the lock is handed over (see the module comment).
-    /// `chosen` is the token to take it with (default: a fresh random one).
-    pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        if self.wait.is_zero() {
-            return self.try_acquire(chosen);
-        }
-        pid::refresh();
-        let start = Instant::now();
-        // About 31 years at most (config::time_out), but never panic on overflow.
-        let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
-        let token = match chosen {
-            Some(t) => t,
-            None => token::generate()?,
-        };
-        if let Some(q) = self.quorum.clone() {
-            return self.acquire_quorum(&q, token, deadline);
-        }
-        // Decided once for the whole wait: a retry that found the key handed over reads
-        // the counter, which is this holder's number only if the grant issued one.
-        let fence = self.eager_fencing();
-        // Redis trouble on the first try is reported at once, as without a wait.
-        match self.first_try(&token, fence) {
-            Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
-            Ok(Try::Busy { .. }) => {}
-            Err(e) => return Err(self.maybe_taken(token, e)),
-        }
+    /// Waits for the lock (`obtain`, after a first try that found it busy).
+    fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode) -> Result<Option<Token>> {
+        let kind = mode.kind();
         // In a cluster, the first try found the slot's master: grants are published there.
         let mut lease = wake::Lease::take(self.node());
         let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
@@ -324,7 +421,7 @@ impl Lock {
                 }
             }
             let entry = match lease.get() {
-                Some(sub) => queue_entry(&self.ttl_arg, fence, sub.channel(), &token),
+                Some(sub) => queue_entry(&self.ttl_arg, mode.entry_flag(fence), sub.channel(), &token),
                 None => Vec::new(),
             };
             let may_be_queued = queued_as.is_some();
@@ -333,19 +430,19 @@ impl Lock {
                 // cancel at the deadline must know.
                 queued_as = Some(entry.clone());
             }
-            let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline), fence) {
-                Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence))),
+            let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline), fence, mode) {
+                Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence, kind))),
                 Ok(Try::Busy { pttl, queued }) => (pttl, queued),
                 // Mid-wait, a restart or a dropped connection is waited out until the deadline.
                 Err(e) => {
                     if !backoff.sleep_before(deadline) {
-                        return Err(self.maybe_taken(token, e));
+                        return Err(self.maybe_taken(token, e, kind));
                     }
                     continue;
                 }
             };
             if Instant::now() >= deadline {
-                return self.give_up(token, queued_as.as_deref(), fence);
+                return self.give_up(token, queued_as.as_deref(), fence, kind);
             }
             // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
             let timer = Instant::now()
@@ -357,7 +454,7 @@ impl Lock {
             let mut wake_at = timer.min(deadline);
             if queued {
                 match listen(&mut lease, &token, &mut wake_at) {
-                    Heard::Granted(fence) if !self.route.moves() => return Ok(Some(self.took(token, fence))),
+                    Heard::Granted(fence) if !self.route.moves() => return Ok(Some(self.took(token, fence, kind))),
                     // Cluster PUBLISH reaches subscribers on every node, but the releaser's
                     // script counts only its own node's: a grant heard here may have been
                     // given to no one (the slot moved during the wait). The next try,
@@ -382,7 +479,7 @@ impl Lock {
         let mut first = true;
         loop {
             match q.try_acquire(&self.keys, &token, self.redlock_lease()) {
-                Ok(Some(_)) => return Ok(Some(self.took(token, None))),
+                Ok(Some(_)) => return Ok(Some(self.took(token, None, Kind::Write))),
                 Ok(None) => {}
                 Err(e) if first => return Err(e),
                 Err(e) if Instant::now() >= deadline => return Err(e),
@@ -397,33 +494,38 @@ impl Lock {
 
     /// The wait is over without a grant: leave the queue, unless the lock was handed
     /// over in the last instant, in which case it is this caller's after all.
-    fn give_up(&mut self, token: Token, queued_as: Option<&[u8]>, fence: bool) -> Result<Option<Token>> {
+    fn give_up(&mut self, token: Token, queued_as: Option<&[u8]>, fence: bool, kind: Kind) -> Result<Option<Token>> {
         let Some(entry) = queued_as else {
             return Ok(None);
         };
         let k = &self.keys;
         let got: Vec<i64> = match self.run(Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence], &[&token, entry])
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers], &[&token, entry])
         }) {
             Ok(got) => got,
-            Err(e) => return Err(self.maybe_taken(token, e)),
+            Err(e) => return Err(self.maybe_taken(token, e, kind)),
         };
         match got[..] {
-            [1, number] => Ok(Some(self.took(token, fence.then_some(number)))),
+            [1, number] => Ok(Some(self.took(token, fence.then_some(number), Kind::Write))),
+            // A read share handed over; for an upgrade, the share it already had.
+            [2, _] if kind == Kind::Read => Ok(Some(self.took(token, None, Kind::Read))),
             _ => Ok(None),
         }
     }
 
     /// Records a successful acquisition: in the object, and in the process's table of
     /// holds (with a renewal schedule when `auto_renew` is on).
-    fn took(&mut self, token: Token, fence: Option<i64>) -> Token {
-        self.wait_for_replicas(&token);
+    fn took(&mut self, token: Token, fence: Option<i64>, kind: Kind) -> Token {
+        if kind == Kind::Write {
+            self.wait_for_replicas(&token);
+        }
         let now = Instant::now();
         let renew = self.lease.filter(|_| self.auto_renew).map(|lease| Renewal::new(lease, now, self.max_hold));
-        self.hold_token(token.clone(), renew);
+        self.hold_token(token.clone(), renew, kind);
         self.acquired_at = Some(now);
+        // A read share has no fencing token.
         self.fence = if self.fencing { fence } else { None };
-        self.ever_held = true;
+        self.ever_held = kind == Kind::Write;
         token
     }
 
@@ -446,9 +548,11 @@ impl Lock {
 
     /// Makes `token` this object's, in the table of holds too. A hold the object had
     /// before is over: the key was free for this one to be taken.
-    fn hold_token(&mut self, token: Token, renew: Option<Renewal>) {
+    fn hold_token(&mut self, token: Token, renew: Option<Renewal>, kind: Kind) {
         self.forget_hold();
+        self.kind = kind;
         let id = held::add(Hold {
+            kind,
             route: self.route.clone(),
             quorum: self.quorum.clone(),
             keys: self.keys.clone(),
@@ -486,12 +590,12 @@ impl Lock {
     /// clears it; otherwise it expires with its lease. A failure while connecting
     /// sent nothing, so there is nothing to clear (and no reason to connect again
     /// when the object goes away).
-    fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
+    fn maybe_taken(&mut self, token: Token, e: LockError, kind: Kind) -> LockError {
         if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
-            self.hold_token(token, None);
+            self.hold_token(token, None, kind);
             // Not known to be held: a fencing token, if asked for, is taken then, checked.
             self.fence = None;
-            self.ever_held = true;
+            self.ever_held = kind == Kind::Write;
         }
         match e {
             LockError::Connection { addr, cause, sent: true } => LockError::Connection {
@@ -506,10 +610,11 @@ impl Lock {
     /// One run of the acquire script. `entry` non-empty queues the caller when busy;
     /// `again` says it may be queued already (or an earlier try may have landed).
     /// `fence`: issue a fencing token; the same for every try of one acquisition.
-    fn attempt(&self, token: &[u8], entry: &[u8], again: bool, deadline: Option<Instant>, fence: bool) -> Result<Try> {
+    /// `mode`: a writer, a reader, or a reader upgrading its share.
+    fn attempt(&self, token: &[u8], entry: &[u8], again: bool, deadline: Option<Instant>, fence: bool, mode: Mode) -> Result<Try> {
         self.run(Retry::ToSettle, |conn, settling| {
             // A retry after a lost reply must find what the first run did.
-            self.run_acquire(conn, token, entry, again || settling, deadline, fence)
+            self.run_acquire(conn, token, entry, again || settling, deadline, fence, mode)
         })
     }
 
@@ -521,6 +626,7 @@ impl Lock {
         again: bool,
         deadline: Option<Instant>,
         fence: bool,
+        mode: Mode,
     ) -> redis::RedisResult<Try> {
         let queue_ms = deadline
             .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
@@ -528,20 +634,25 @@ impl Lock {
             .as_millis()
             .to_string();
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
-        let reply = ACQUIRE.run(
-            conn,
-            &self.keys.all(),
-            &[
-                token,
-                self.ttl_arg.as_bytes(),
-                entry,
-                queue_ms.as_bytes(),
-                flag(self.fair),
-                flag(again),
-                PATIENCE_MS.as_bytes(),
-                flag(fence),
-            ],
-        )?;
+        let (ttl, queue_ms) = (self.ttl_arg.as_bytes(), queue_ms.as_bytes());
+        let reply = match mode {
+            Mode::Read => READ_ACQUIRE.run(conn, &self.keys.all(), &[token, ttl, entry, queue_ms, flag(again), PATIENCE_MS.as_bytes()])?,
+            _ => ACQUIRE.run(
+                conn,
+                &self.keys.all(),
+                &[
+                    token,
+                    ttl,
+                    entry,
+                    queue_ms,
+                    flag(self.fair),
+                    flag(again),
+                    PATIENCE_MS.as_bytes(),
+                    flag(fence),
+                    flag(mode == Mode::Upgrade),
+                ],
+            )?,
+        };
         let pair = match &reply {
             Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
             _ => None,
@@ -575,7 +686,8 @@ impl Lock {
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        match release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Token(&token, short)) {
+        let what = if own && self.kind == Kind::Read { Release::Read(&token) } else { Release::Token(&token, short) };
+        match release_token(&self.route, self.quorum.as_deref(), &self.keys, what) {
             Ok(released) => {
                 if own {
                     // Released now, or already gone: either way this object no longer holds it.
@@ -640,9 +752,18 @@ impl Lock {
                 // Not confirmed: not known to be lost either.
                 Extended::No => return Ok(false),
             },
-            None => self.run(Retry::IfStale, |conn, _| {
-                RENEW.invoke(conn, &[key], &[&token, ms_arg.as_bytes()])
-            })?,
+            None => {
+                let readers = &self.keys.readers[..];
+                let reading = own_hold.is_some() && self.kind == Kind::Read;
+                let renew = |script: &crate::scripts::Script, keys: &[&[u8]]| {
+                    self.run(Retry::IfStale, |conn, _| script.invoke::<i64>(conn, keys, &[&token, ms_arg.as_bytes()]))
+                };
+                match if reading { 0 } else { renew(&RENEW, &[key])? } {
+                    // Not a writer's token: it may be a reader's.
+                    0 if reading || own_hold.is_none() => renew(&READ_RENEW, &[key, readers])?,
+                    n => n,
+                }
+            }
         };
         if let Some(id) = own_hold {
             if extended == 1 {
@@ -666,7 +787,16 @@ impl Lock {
         }
         let key = &self.keys.lock[..];
         let holder = self.run(Retry::IfStale, |conn, _| resp::request(conn, &[b"GET", key]))?;
-        Ok(matches!(holder, Value::BulkString(h) if h == token))
+        match holder {
+            Value::BulkString(h) if h == token => Ok(true),
+            // Read mode: is the token a live reader?
+            Value::BulkString(h) if h.is_empty() => {
+                let k = &self.keys;
+                let reply = self.run(Retry::IfStale, |conn, _| HOLDS.run(conn, &[&k.lock, &k.readers], &[&token]))?;
+                Ok(resp::int(&reply) == Some(2))
+            }
+            _ => Ok(false),
+        }
     }
 
     /// The key's remaining lease in seconds: `None` when it is free, infinite when it
@@ -760,7 +890,7 @@ impl Drop for Lock {
         }
         if let Some(hold) = held::take(id) {
             if !hold.lost {
-                let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false));
+                let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::of(&hold));
             }
         }
     }
@@ -772,40 +902,73 @@ pub fn release_all_held() {
     pid::refresh();
     for hold in held::take_auto_released() {
         if !hold.lost {
-            let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false));
+            let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::of(&hold));
         }
     }
 }
 
 /// What a release removes.
 enum Release<'a> {
-    /// The hold of this token; `true`: a short hold (see the module comment).
+    /// The hold of this token (a reader's too); `true`: a short hold (see the module
+    /// comment).
     Token(&'a [u8], bool),
+    /// The read share of this token.
+    Read(&'a [u8]),
     /// Whatever holds the key (`forceReleaseLock()`).
     Any,
+}
+
+impl<'a> Release<'a> {
+    /// A hold left to release at its object's end or the request's.
+    fn of(hold: &'a Hold) -> Self {
+        match hold.kind {
+            Kind::Write => Release::Token(&hold.token, false),
+            Kind::Read => Release::Read(&hold.token),
+        }
+    }
 }
 
 /// Runs the release script: on every node of a Redlock, on the key's server otherwise.
 fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: Release) -> Result<bool> {
     let (token, short, force): (&[u8], bool, &[u8]) = match what {
         Release::Token(t, short) => (t, short, b"0"),
+        Release::Read(t) => (t, false, b"0"),
         Release::Any => (b"", false, b"1"),
     };
     if let Some(q) = quorum {
         return q.release(keys, token, force == b"1");
     }
+    let read_release = || -> Result<bool> {
+        let released = route.run(Retry::IfStale, |conn, _| READ_RELEASE.run(conn, &keys.all(), &[token, PATIENCE_MS.as_bytes()]))?;
+        Ok(resp::int(&released) == Some(1))
+    };
+    if matches!(what, Release::Read(_)) {
+        return read_release();
+    }
     let released = route.run(Retry::IfStale, |conn, _| {
         let short: &[u8] = if short { b"1" } else { b"0" };
         RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes(), force])
     })?;
-    Ok(resp::int(&released) == Some(1))
+    match resp::int(&released) {
+        Some(1) => Ok(true),
+        // Held by readers: the token may be one of them.
+        Some(-1) => read_release(),
+        _ => Ok(false),
+    }
 }
 
 /// A queue entry (see `scripts`): `<lease ms>:<f>:<channel length>:<channel><token>`.
-fn queue_entry(ttl_arg: &str, fence: bool, channel: &str, token: &[u8]) -> Vec<u8> {
-    let mut entry = format!("{ttl_arg}:{}:{}:{channel}", u8::from(fence), channel.len()).into_bytes();
+fn queue_entry(ttl_arg: &str, flag: u8, channel: &str, token: &[u8]) -> Vec<u8> {
+    let mut entry = format!("{ttl_arg}:{}:{}:{channel}", flag as char, channel.len()).into_bytes();
     entry.extend_from_slice(token);
     entry
+}
+
+/// Redlock keeps no queue and no readers: shared holds need one server, Sentinel or Cluster.
+fn redlock_refuses(what: &str) -> LockError {
+    LockError::InvalidValue(format!(
+        "{what}: shared locks need one server, Sentinel or Cluster; Redlock (\"servers\") keeps no readers' leases on a majority"
+    ))
 }
 
 /// A reply of a shape the script never gives: the server is not what it seems.

@@ -13,7 +13,8 @@ pub struct Script {
 }
 
 impl Script {
-    fn new(source: &'static str) -> Self {
+    /// A script of this text; its SHA1 is computed once, here.
+    pub(crate) fn new(source: &'static str) -> Self {
         Script {
             source,
             sha: redis::Script::new(source).get_hash().to_string(),
@@ -96,15 +97,17 @@ impl Script {
 // A script pays for every function it defines, on every call: the helpers below are
 // defined only in the branches that use them, after the common path.
 
-/// Lua helpers: `parse(entry)` splits a queue entry into token, lease, f and
-/// channel; `tell(channel, message)`
+/// Lua helpers: `parse(entry)` splits a queue entry into token, lease, f ("1": a
+/// writer that wants a fencing token, "0": a writer, "r": a reader) and channel;
+/// `tell(channel, message)`
 /// publishes and answers 'yes' (heard), 'no' (nobody listens: the waiter is gone) or
 /// 'denied' (this user may not publish, an ACL: nothing is known of the waiter then,
 /// so it stays queued and finds out by its own timer).
+#[macro_export]
 macro_rules! lua_tell {
     () => {
         r"local function parse(entry)
-    local lease, f, n, rest = string.match(entry, '^(%d+):([01]):(%d+):(.*)$')
+    local lease, f, n, rest = string.match(entry, '^(%d+):([01r]):(%d+):(.*)$')
     if not rest then return nil end
     n = tonumber(n)
     if #rest <= n then return nil end
@@ -120,14 +123,64 @@ end
     };
 }
 
-/// `grant(lock, fence, entry)` gives the lock to the waiter `entry` if it still
-/// listens, with the answers of `tell`. The message is `g:<token>`, or
+/// Lua helpers for shared (read) holds. In read mode the lock key holds the empty
+/// string (no token can be empty) and lives as long as the longest reader's lease;
+/// the readers are a sorted set (KEYS[5]) of tokens scored by the Redis time, in ms,
+/// when their lease ends ("inf": never). Expiry is judged on Redis's clock only.
+///
+/// `now_ms()`; `add_reader(readers, token, lease, now)`; `read_mode(lock, readers,
+/// now)` sets the lock key and the set's expiry from the longest lease left, or
+/// deletes both when no reader is left, and answers whether any is.
+#[macro_export]
+macro_rules! lua_readers {
+    () => {
+        r"local function now_ms()
+    local t = redis.call('time')
+    return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function add_reader(readers, t, lease, now)
+    if lease == '0' then
+        redis.call('zadd', readers, 'inf', t)
+    else
+        redis.call('zadd', readers, now + tonumber(lease), t)
+    end
+end
+local function read_mode(lock, readers, now)
+    redis.call('zremrangebyscore', readers, '-inf', now)
+    local last = redis.call('zrange', readers, -1, -1, 'withscores')
+    if not last[2] then
+        redis.call('del', lock, readers)
+        return false
+    end
+    if last[2] == 'inf' then
+        redis.call('set', lock, '')
+        redis.call('persist', readers)
+    else
+        local px = math.max(1, math.ceil(tonumber(last[2]) - now))
+        redis.call('set', lock, '', 'px', px)
+        redis.call('pexpire', readers, px)
+    end
+    return true
+end
+"
+    };
+}
+
+/// `grant(lock, fence, entry)` gives the lock to the waiting writer `entry` if it
+/// still listens, with the answers of `tell`. The message is `g:<token>`, or
 /// `g<fencing token>:<token>` when the waiter asked for one. Publishing first is
 /// safe: the waiter reads the message only after the script.
+///
+/// `hand_over(lock, queue, readers, fence, mine)` gives the free lock to the head of
+/// the queue, stopping at the entry `mine` (a waiter never hands the lock to itself):
+/// to its first writer still listening, or to every reader up to the first writer,
+/// each told on its own channel. Answers whether anyone got it.
+#[macro_export]
 macro_rules! lua_grant {
     () => {
         concat!(
             lua_tell!(),
+            lua_readers!(),
             r"local function grant(lock, fence, entry)
     local t, lease, f, ch = parse(entry)
     if not t then return 'no' end
@@ -139,6 +192,31 @@ macro_rules! lua_grant {
     end
     return answer
 end
+local function hand_over(lock, queue, readers, fence, mine)
+    local now = nil
+    while true do
+        local head = redis.call('lindex', queue, 0)
+        if not head or head == mine then break end
+        local t, lease, f, ch = parse(head)
+        local answer = 'no'
+        if t and f == 'r' then
+            answer = tell(ch, 'g:' .. t)
+            if answer == 'yes' then
+                now = now or now_ms()
+                add_reader(readers, t, lease, now)
+            end
+        elseif t then
+            -- Readers got it: the writer behind them waits for their release.
+            if now then break end
+            answer = grant(lock, fence, head)
+        end
+        if answer == 'denied' then break end
+        redis.call('lpop', queue)
+        if answer == 'yes' and f ~= 'r' then return true end
+    end
+    if now then return read_mode(lock, readers, now) end
+    return false
+end
 "
         )
     };
@@ -146,6 +224,7 @@ end
 
 /// `notify(entry, ms)` tells a waiter to look again in `ms` (the message is
 /// `n<ms>:<token>`), with the answers of `tell`.
+#[macro_export]
 macro_rules! lua_notify {
     () => {
         concat!(
@@ -196,7 +275,7 @@ return 0",
 
 /// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms (0: no expiry), or queues for it
 /// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter,
-/// KEYS[4] the fencing counter.
+/// KEYS[4] the fencing counter, KEYS[5] the readers of a shared hold.
 ///
 /// - ARGV[3]: this waiter's queue entry, or "" to take one try without queueing;
 /// - ARGV[4]: the queue's lifetime in ms (the caller's remaining wait, plus slack);
@@ -207,7 +286,10 @@ return 0",
 ///   once its entry has left the queue: a caller's token may be another holder's too,
 ///   and taking a lock is never re-entry;
 /// - ARGV[7]: the patience, in ms, of a waiter that arrives at the head of the queue;
-/// - ARGV[8]: "1" to issue a fencing token.
+/// - ARGV[8]: "1" to issue a fencing token;
+/// - ARGV[9]: "1" when this token holds a read share (KEYS[5]) that it upgrades: the
+///   lock is taken once no other reader is left, and meanwhile the waiter queues
+///   first in line.
 ///
 /// Returns `{1, fencing token}` when the token holds the lock (now, or handed over
 /// earlier; the fencing token is 0 when none was asked for), `{0, pttl}` when busy and
@@ -225,14 +307,7 @@ if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
 ",
         lua_grant!(),
-        r"    while true do
-        local head = redis.call('lindex', queue, 0)
-        if not head or head == entry then break end
-        local answer = grant(lock, fence, head)
-        if answer == 'denied' then break end
-        redis.call('lpop', queue)
-        if answer == 'yes' then break end
-    end
+        r"    hand_over(lock, queue, KEYS[5], fence, entry)
 end
 local holder
 if lease == '0' then
@@ -240,19 +315,37 @@ if lease == '0' then
 else
     holder = redis.call('set', lock, token, 'nx', 'px', lease, 'get')
 end
+local taken = not holder
+local upgrading = ARGV[9] == '1' and holder == ''
+if upgrading then
+    -- This token holds a read share: the lock is its once it is the only reader.
+    local t = redis.call('time')
+    redis.call('zremrangebyscore', KEYS[5], '-inf', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+    local share = redis.call('zscore', KEYS[5], token)
+    upgrading = share ~= false
+    if share and redis.call('zcard', KEYS[5]) == 1 then
+        redis.call('del', KEYS[5])
+        if lease == '0' then redis.call('set', lock, token) else redis.call('set', lock, token, 'px', lease) end
+        taken = true
+    end
+end
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
-if not holder or (holder == token and again and not queued) then
+if taken or (holder == token and again and not queued) then
     if queued then redis.call('lrem', queue, 0, entry) end
     if ARGV[8] ~= '1' then return {1, 0} end
     -- Taken now: a new number. Held already (handed over, or a retried call): the
     -- counter still has this holder's number, since no one else took the key since.
-    if not holder then return {1, redis.call('incr', fence)} end
+    if taken then return {1, redis.call('incr', fence)} end
     return {1, tonumber(redis.call('get', fence)) or 0}
 end
 local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
 if not queued then
-    if redis.call('rpush', queue, entry) == 1 then
+    -- An upgrading reader goes first: readers that come after it queue behind it,
+    -- and the last other reader's release hands it the lock.
+    local push = 'rpush'
+    if upgrading then push = 'lpush' end
+    if redis.call(push, queue, entry) == 1 then
         redis.call('pexpire', queue, ARGV[4])
         redis.call('set', KEYS[3], '1', 'px', ARGV[7])
     else
@@ -264,9 +357,12 @@ return {2, pttl}"
 });
 
 /// Releases KEYS[1] if it holds the token ARGV[1], or whoever holds it with ARGV[4] =
-/// "1" (a forced release). Returns 1 when released, 0 otherwise (nothing to release).
+/// "1" (a forced release, readers included). Returns 1 when released, 0 otherwise,
+/// -1 when the lock is held by readers (a reader's share is released by
+/// `shared::READ_RELEASE`).
 ///
-/// Normally the lock goes straight to the first waiter of KEYS[2] that still listens
+/// Normally the lock goes straight to the head of KEYS[2] (`hand_over`: its first
+/// writer that still listens, or the run of readers before the first writer)
 /// (with a fencing token from KEYS[4] if it asked for one), and the next waiter's
 /// patience (KEYS[3], ARGV[3] ms) starts. With ARGV[2] = "1" (a short hold, not in
 /// fair mode) the lock is only freed, so that the releaser or a newcomer may take it
@@ -277,7 +373,14 @@ return {2, pttl}"
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         r"local holder = redis.call('get', KEYS[1])
-if not holder or (holder ~= ARGV[1] and ARGV[4] ~= '1') then return 0 end
+if not holder then return 0 end
+if holder ~= ARGV[1] and ARGV[4] ~= '1' then
+    -- In read mode the token may be a reader's: the caller asks `READ_RELEASE` then.
+    if holder == '' then return -1 end
+    return 0
+end
+-- Forced, in read mode: every reader's share goes with it.
+if holder == '' then redis.call('del', KEYS[5]) end
 if redis.call('exists', KEYS[2]) == 0 then
     redis.call('del', KEYS[1])
     return 1
@@ -305,16 +408,9 @@ if ARGV[2] == '1' then
 end
 ",
         lua_grant!(),
-        r"while true do
-    local head = redis.call('lindex', queue, 0)
-    if not head then break end
-    local answer = grant(lock, fence, head)
-    if answer == 'denied' then break end
-    redis.call('lpop', queue)
-    if answer == 'yes' then
-        redis.call('set', patience, '1', 'px', ARGV[3])
-        return 1
-    end
+        r"if hand_over(lock, queue, KEYS[5], fence, nil) then
+    redis.call('set', patience, '1', 'px', ARGV[3])
+    return 1
 end
 redis.call('del', lock)
 return 1"
@@ -324,13 +420,15 @@ return 1"
 /// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns
 /// `{1, fencing counter}` if the lock KEYS[1] was handed to this waiter's token
 /// ARGV[1] in the meantime (the counter KEYS[3] then holds its number), `{0, 0}`
-/// otherwise. A grant takes the entry out of the queue: a key that holds the token
-/// while the entry is still queued is another holder's with the same chosen token.
+/// otherwise, `{2, 0}` if a read share was handed to it (KEYS[4]: the readers). A
+/// grant takes the entry out of the queue: a key that holds the token while the
+/// entry is still queued is another holder's with the same chosen token.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"if redis.call('lrem', KEYS[2], 0, ARGV[2]) == 0 and redis.call('get', KEYS[1]) == ARGV[1] then
-    return {1, tonumber(redis.call('get', KEYS[3])) or 0}
-end
+        r"if redis.call('lrem', KEYS[2], 0, ARGV[2]) ~= 0 then return {0, 0} end
+local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] then return {1, tonumber(redis.call('get', KEYS[3])) or 0} end
+if holder == '' and redis.call('zscore', KEYS[4], ARGV[1]) then return {2, 0} end
 return {0, 0}",
     )
 });

@@ -13,11 +13,12 @@
 //! request's thread: pcntl handlers, SIGALRM timeouts), is started on the first
 //! auto-renewed acquisition, and is stopped and joined at module shutdown.
 
-use crate::held::{self, HoldId, Shared};
+use crate::held::{self, HoldId, Kind, Shared};
 use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint};
 use crate::redlock::{Extended, Links as LinkSource, Quorum};
-use crate::scripts::RENEW;
+use crate::scripts::{Script, RENEW};
+use crate::shared::READ_RENEW;
 use redis::{Connection, ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ struct Due {
     quorum: Option<Arc<Quorum>>,
     keys: Arc<LockKeys>,
     token: Vec<u8>,
+    kind: Kind,
     /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
     lease: Duration,
     /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).
@@ -60,6 +62,7 @@ pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
     // Built here, on the request's thread: a fork while the watchdog was building it
     // would leave the child's copy of its one-time initialisation stuck.
     std::sync::LazyLock::force(&RENEW);
+    std::sync::LazyLock::force(&READ_RENEW);
     // The new thread inherits the mask of the thread that creates it, so block
     // everything here for the instant of the spawn: no window where a signal could
     // land on the watchdog.
@@ -119,6 +122,7 @@ fn run(shared: &'static Shared) {
                 quorum: hold.quorum.clone(),
                 keys: hold.keys.clone(),
                 token: hold.token.clone(),
+                kind: hold.kind,
                 lease: r.lease,
                 sets: lease,
                 lease_ms: lease.as_millis().max(1).to_string(),
@@ -267,23 +271,28 @@ impl LinkSource for Links {
 /// find the script missing from the server's cache (a restart, `SCRIPT FLUSH`) are
 /// sent again one by one, which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
-    let args = |i: usize| -> ([&[u8]; 1], [&[u8]; 2]) {
+    // A read share renews its own lease in the readers' set (`shared::READ_RENEW`).
+    let args = |i: usize| -> (&Script, Vec<&[u8]>, [&[u8]; 2]) {
         let due = &batch[i];
-        ([&due.keys.lock[..]], [&due.token[..], due.lease_ms.as_bytes()])
+        let argv = [&due.token[..], due.lease_ms.as_bytes()];
+        match due.kind {
+            Kind::Write => (&RENEW, vec![&due.keys.lock[..]], argv),
+            Kind::Read => (&READ_RENEW, vec![&due.keys.lock[..], &due.keys.readers[..]], argv),
+        }
     };
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for &i in members {
-        let (keys, argv) = args(i);
-        RENEW.add_to(&mut pipe, &keys, &argv);
+        let (script, keys, argv) = args(i);
+        script.add_to(&mut pipe, &keys, &argv);
     }
     let replies: Vec<redis::RedisResult<i64>> = pipe.query(conn).ok()?;
     let mut outcomes = Vec::with_capacity(members.len());
     for (&i, reply) in members.iter().zip(replies) {
         let reply = match reply {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                let (keys, argv) = args(i);
-                match RENEW.invoke::<i64>(conn, &keys, &argv) {
+                let (script, keys, argv) = args(i);
+                match script.invoke::<i64>(conn, &keys, &argv) {
                     Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
                     other => other,
                 }

@@ -41,7 +41,8 @@ namespace {
          *
          * $token is the token to take it with (any 1 to 256 bytes; default: 128 random
          * bits). A key that holds the same token already counts as held: taking is never
-         * re-entry.
+         * re-entry. On an object that holds a read lock, it upgrades, keeping the token:
+         * only once it is the only reader (tryLock() returns false otherwise).
          *
          * @return string|false the token, or false when someone else holds the lock
          * @throws ValueError for a $token that is empty or longer than 256 bytes
@@ -50,6 +51,21 @@ namespace {
          * @param string|null $token
          */
         public function addLock(?string $token = null): string|false {}
+
+        /**
+         * Takes a read (shared) lock, waiting up to $timeOut seconds: many readers hold
+         * the key at once, no writer meanwhile. Once a writer waits, new readers queue
+         * behind it. Each reader has its own lease ($lockOut), judged on Redis's clock.
+         * Called on an object that holds the write lock, it downgrades it with no gap
+         * a writer could enter by; on one that holds a read lock already, false.
+         * releaseLock() releases whichever kind this object holds.
+         *
+         * @return string|false the token of this read hold, or false
+         * @throws ValueError with Redlock ('servers'), which keeps no readers
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         */
+        public function addReadLock(): string|false {}
 
         /**
          * Sets the lock's remaining lease to $lockOut seconds (default: the object's
@@ -183,6 +199,16 @@ namespace {
          * @param string|null $token
          */
         public function tryLock(?string $token = null): string|false {}
+
+        /**
+         * Takes a read lock with exactly one try (see addReadLock()).
+         *
+         * @return string|false the token of this read hold, or false
+         * @throws ValueError with Redlock ('servers'), which keeps no readers
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         */
+        public function tryReadLock(): string|false {}
     }
     /**
      * Redis itself failed: the base of the extension's exceptions.

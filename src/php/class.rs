@@ -136,7 +136,8 @@ impl Lock {
     ///
     /// $token is the token to take it with (any 1 to 256 bytes; default: 128 random
     /// bits). A key that holds the same token already counts as held: taking is never
-    /// re-entry.
+    /// re-entry. On an object that holds a read lock, it upgrades, keeping the token:
+    /// only once it is the only reader (tryLock() returns false otherwise).
     ///
     /// @return string|false the token, or false when someone else holds the lock
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
@@ -154,6 +155,29 @@ impl Lock {
     pub fn try_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("Lock::tryLock(): Argument #1 ($token)", token)?;
         Ok(token_zval(self.core()?.try_acquire(token)?))
+    }
+
+    /// Takes a read (shared) lock, waiting up to $timeOut seconds: many readers hold
+    /// the key at once, no writer meanwhile. Once a writer waits, new readers queue
+    /// behind it. Each reader has its own lease ($lockOut), judged on Redis's clock.
+    /// Called on an object that holds the write lock, it downgrades it with no gap
+    /// a writer could enter by; on one that holds a read lock already, false.
+    /// releaseLock() releases whichever kind this object holds.
+    ///
+    /// @return string|false the token of this read hold, or false
+    /// @throws ValueError with Redlock ('servers'), which keeps no readers
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn add_read_lock(&self) -> PhpResult<Zval> {
+        Ok(token_zval(self.core()?.acquire_read()?))
+    }
+
+    /// Takes a read lock with exactly one try (see addReadLock()).
+    ///
+    /// @return string|false the token of this read hold, or false
+    /// @throws ValueError with Redlock ('servers'), which keeps no readers
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn try_read_lock(&self) -> PhpResult<Zval> {
+        Ok(token_zval(self.core()?.try_acquire_read()?))
     }
 
     /// Frees the key whoever holds it, and hands it to the first waiter as a release
