@@ -30,6 +30,15 @@ try {
     echo "replica frozen: acquired ", var_export(is_string($tw), true), " after waiting for it: ", var_export($waited > 0.12 && $waited < 0.4, true), "\n";
     $w->releaseLock();
 
+    // Shared locks, on the master the sentinels name.
+    $rk = rl_key('sentinel-shared');
+    $r1 = new Lock($rk, 0, 30, $opts);
+    $r2 = new Lock($rk, 0, 30, $opts);
+    $both = is_string($r1->tryReadLock()) && is_string($r2->tryReadLock());
+    echo "two readers on the master: ", var_export($both && rl_cmd($set['master']['dsn'], 'ZCARD', "{{$rk}}:readers") === 2, true),
+        ", a writer refused: ", var_export((new Lock($rk, 0, 5, $opts))->tryLock(), true), "\n";
+    var_dump($r1->releaseLock(), $r2->releaseLock());
+
     rl_kill_redis($set['master']);
     $t0 = microtime(true);
     $k2 = rl_key('sentinel-after');
@@ -46,6 +55,15 @@ try {
     // The lock taken with wait_replicas survived: nobody else can take it, and its holder still owns it.
     $c = new Lock($k1, 0, 5, $opts);
     var_dump($c->tryLock(), $a->isOwned(), $a->releaseLock(), $b->releaseLock());
+    // Shared locks on the promoted master.
+    $s1 = new Lock($rk, 0, 5, $opts);
+    $s2 = new Lock($rk, 0, 5, $opts);
+    $both = is_string($s1->tryReadLock()) && is_string($s2->tryReadLock());
+    echo "after the failover: two readers ", var_export($both && rl_cmd($set['replica']['dsn'], 'ZCARD', "{{$rk}}:readers") === 2, true),
+        ", a writer refused ", var_export((new Lock($rk, 0, 5, $opts))->tryLock(), true);
+    $s1->releaseLock();
+    $s2->releaseLock();
+    echo ", then taken once they left: ", var_export(is_string((new Lock($rk, 0, 5, $opts))->tryLock()), true), "\n";
 } finally {
     rl_stop_sentinel_set($set);
 }
@@ -55,9 +73,13 @@ unknown service: named
 ValueError: option "sentinels" needs option "service", the name of the master they monitor
 acquired on the master: yes, already on the replica: yes
 replica frozen: acquired true after waiting for it: true
+two readers on the master: true, a writer refused: false
+bool(true)
+bool(true)
 locking resumed after the failover: true, within 10 s: true
 on the promoted replica: master, key there: 1
 bool(false)
 bool(true)
 bool(true)
 bool(true)
+after the failover: two readers true, a writer refused false, then taken once they left: true

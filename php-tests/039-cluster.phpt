@@ -84,6 +84,25 @@ try {
         ", waiter woken at once: ", var_export($now - (float) $at < 0.5, true), "\n";
     $w->releaseLock();
 
+    // Shared locks on the slot's master: two readers, a writer waiting behind them in
+    // another process, handed the lock by the last reader's release.
+    $readers = [new Lock($wk, 0, 10, ['cluster' => $seeds]), new Lock($wk, 0, 10, ['cluster' => $seeds])];
+    $both = is_string($readers[0]->tryReadLock()) && is_string($readers[1]->tryReadLock());
+    echo "two readers on the slot's master: ", var_export($both && rl_cmd($wmaster, 'ZCARD', "{{$wk}}:readers") === 2, true), "\n";
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $w = new Lock($wk, 5, 10, ['cluster' => $seeds]);
+        $t = $w->addLock();
+        exit(is_string($t) && rl_cmd($wmaster, 'GET', $wk) === $t ? 0 : 1);
+    }
+    for ($i = 0; $i < 100 && !rl_cmd($wmaster, 'LLEN', "{{$wk}}:queue"); $i++) { usleep(10000); }
+    $readers[0]->releaseLock();
+    usleep(100000);
+    echo "the writer waits for the last reader: ", rl_cmd($wmaster, 'LLEN', "{{$wk}}:queue"), " queued\n";
+    $readers[1]->releaseLock();
+    pcntl_waitpid($pid, $st);
+    echo "handed to the writer by the last release: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
+
     // PUBLISH reaches every node's subscribers: a grant heard is confirmed before
     // addLock() believes it. Here a forged one arrives while the lock is still held.
     $fk = rl_key('forged');
@@ -172,6 +191,9 @@ odd key: true
 odd key: true
 ini: true
 handed over by the release: true, waiter woken at once: true
+two readers on the slot's master: true
+the writer waits for the last reader: 1 queued
+handed to the writer by the last release: true
 forged grant ignored: true
 ASK followed: true
 LockConnectionException: names the migration: true

@@ -82,6 +82,15 @@ try {
         "; handed over by the release: ", var_export($released && $after === file_get_contents($handed), true), "\n";
     unlink($handed);
     var_dump(is_string($probe->tryLock()), $probe->releaseLock(), $b->releaseLock());
+    // Shared locks on the promoted master.
+    $s1 = new Lock($k2, 0, 5, $opts);
+    $s2 = new Lock($k2, 0, 5, $opts);
+    $both = is_string($s1->tryReadLock()) && is_string($s2->tryReadLock());
+    echo "after the failover: two readers ", var_export($both && rl_cmd($replica, 'ZCARD', "{{$k2}}:readers") === 2, true),
+        ", a writer refused ", var_export((new Lock($k2, 0, 5, $opts))->tryLock(), true);
+    $s1->releaseLock();
+    $s2->releaseLock();
+    echo ", then taken once they left: ", var_export(is_string((new Lock($k2, 0, 5, $opts))->tryLock()), true), "\n";
 
     // No lost update: 6 processes add 1 to a value 40 times each, read and written
     // separately, under the lock.
@@ -117,4 +126,5 @@ waiter queued again on the new master: true; handed over by the release: true
 bool(true)
 bool(true)
 bool(true)
+after the failover: two readers true, a writer refused false, then taken once they left: true
 workers: 0,0,0,0,0,0; counter: 240
