@@ -6,6 +6,8 @@ Lazy fencing: a stale holder asking for its first number gets a LockException, n
 <?php
 require __DIR__ . '/_helper.inc';
 $dsn = rl_dsn();
+$stalled = rl_start_redis(['--enable-debug-command', 'local']);
+$sdsn = $stalled['dsn'];
 
 // This process has not asked for a number yet: its acquisitions take none.
 // 1. Distinct names, taken and released: nothing is left behind, not even counters.
@@ -28,10 +30,11 @@ usleep(100000);
 $new = new Lock($skey, 0, 5, ['dsn' => $dsn]);
 $tn = $new->addLock();
 // 3. Settling a lost reply. A holder in another process takes a number and releases.
-// Then a script keeps the server busy past this process's read_timeout: its command
-// waits in the socket, the client gives up on the reply and drops the connection, and
-// the server still runs the command when the script ends (it reads the bytes before
-// the close). The settle step, on a new connection, must find out what it did.
+// Then DEBUG SLEEP stalls the server (one of this test's own, which allows DEBUG) for
+// 2.4 s, past this process's read_timeout: its command waits in the socket, the
+// client gives up on the reply and drops the connection, and the server still runs
+// the command when it wakes (it reads the bytes before the close). The settle step,
+// on a new connection, must find out what it did.
 function previous_holder(string $dsn, string $key): int {
     $tmp = tempnam(sys_get_temp_dir(), 'rl-fence');
     $codes = rl_fork(1, function () use ($dsn, $key, $tmp) {
@@ -51,18 +54,10 @@ function settled_take(string $dsn, string $key): array {
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $u = parse_url($dsn);
     $busy = stream_socket_client("tcp://{$u['host']}:{$u['port']}");
-    // A counting loop sized to last about 2.4 s (TIME inside a script is frozen on
-    // newer servers, so the loop cannot watch the clock).
-    $spin = "local n = 0 for i = 1, tonumber(ARGV[1]) do n = n + 1 end return n";
-    static $perSecond = null;
-    if ($perSecond === null) {
-        $t = microtime(true);
-        rl_cmd($dsn, 'EVAL', $spin, '0', '3000000');
-        $perSecond = 3000000 / max(microtime(true) - $t, 0.001);
-    }
-    $n = (string) (int) ($perSecond * 2.4);
-    fwrite($busy, "*4\r\n$4\r\nEVAL\r\n$" . strlen($spin) . "\r\n$spin\r\n$1\r\n0\r\n$" . strlen($n) . "\r\n$n\r\n");
-    usleep(100000);                                       // the script is running
+    // By the server's own clock, whatever the load (a counting loop sized beforehand
+    // was not: a busy machine made it too short or too long).
+    rl_send($busy, ['DEBUG', 'SLEEP', '2.4']);
+    usleep(100000);                                       // the server sleeps
     $t0 = microtime(true);
     $token = $l->tryLock();
     $waited = microtime(true) - $t0;
@@ -73,10 +68,10 @@ function settled_take(string $dsn, string $key): array {
     return [$l, $token, $waited, $calls];
 }
 $key = rl_key('settle');
-$n = previous_holder($dsn, $key);
-[$l, $token, $waited, $calls] = settled_take($dsn, $key);
+$n = previous_holder($sdsn, $key);
+[$l, $token, $waited, $calls] = settled_take($sdsn, $key);
 // Two SETs: the plain one, run late, and the acquire script's, which found the key held.
-echo "plain SET, reply lost: taken ", var_export(is_string($token) && rl_cmd($dsn, 'GET', $key) === $token, true),
+echo "plain SET, reply lost: taken ", var_export(is_string($token) && rl_cmd($sdsn, 'GET', $key) === $token, true),
     ", after the stall: ", var_export($waited > 1.4, true),
     ", the SET ran and the settle script found it: ", var_export(($calls['set'] ?? 0) === 2 && ($calls['evalsha'] ?? 0) >= 1, true), "\n";
 try {
@@ -96,17 +91,18 @@ echo "its number is above the previous holder's: ", var_export($f > $n, true), "
 $l->releaseLock();
 
 // From now on this process takes numbers as it acquires: the settle reruns the fenced take.
-$warm = new Lock(rl_key('warm'), 0, 5, ['dsn' => $dsn]);
+$warm = new Lock(rl_key('warm'), 0, 5, ['dsn' => $sdsn]);
 $warm->tryLock() && $warm->releaseLock();                 // the fenced take's script is cached
 $key = rl_key('settle-fenced');
-$n = previous_holder($dsn, $key);
-[$l, $token, $waited, $calls] = settled_take($dsn, $key);
-echo "fenced take, reply lost: taken ", var_export(is_string($token) && rl_cmd($dsn, 'GET', $key) === $token, true),
+$n = previous_holder($sdsn, $key);
+[$l, $token, $waited, $calls] = settled_take($sdsn, $key);
+echo "fenced take, reply lost: taken ", var_export(is_string($token) && rl_cmd($sdsn, 'GET', $key) === $token, true),
     ", after the stall: ", var_export($waited > 1.4, true),
     ", run twice, one INCR: ", var_export(($calls['evalsha'] ?? 0) === 2 && ($calls['incr'] ?? 0) === 1, true), "\n";
 $f = $l->getFencingToken();
-echo "its number is the next one, as the counter says: ", var_export($f === $n + 1 && (int) rl_cmd($dsn, 'GET', "{{$key}}:fence") === $f, true), "\n";
+echo "its number is the next one, as the counter says: ", var_export($f === $n + 1 && (int) rl_cmd($sdsn, 'GET', "{{$key}}:fence") === $f, true), "\n";
 $l->releaseLock();
+rl_stop_redis($stalled);
 ?>
 --EXPECT--
 keys left by 2000 distinct names: 0

@@ -222,6 +222,28 @@ end
     };
 }
 
+/// The end of an acquire script that found the lock busy: returns `{0, pttl}` for
+/// one try (`entry` is ""), or queues `entry` (unless `queued` already) with `push`,
+/// keeps the queue `life` ms, starts the first waiter's `patience` (KEYS[3]), and
+/// returns `{2, pttl}`. Expects the locals `lock`, `queue`, `entry`, `queued`,
+/// `push`, `life` and `patience`.
+#[macro_export]
+macro_rules! lua_enqueue {
+    () => {
+        r"local pttl = redis.call('pttl', lock)
+if entry == '' then return {0, pttl} end
+if not queued then
+    if redis.call(push, queue, entry) == 1 then
+        redis.call('pexpire', queue, life)
+        redis.call('set', KEYS[3], '1', 'px', patience)
+    else
+        redis.call('pexpire', queue, life, 'gt')
+    end
+end
+return {2, pttl}"
+    };
+}
+
 /// `notify(entry, ms)` tells a waiter to look again in `ms` (the message is
 /// `n<ms>:<token>`), with the answers of `tell`.
 #[macro_export]
@@ -338,21 +360,12 @@ if taken or (holder == token and again and not queued) then
     if taken then return {1, redis.call('incr', fence)} end
     return {1, tonumber(redis.call('get', fence)) or 0}
 end
-local pttl = redis.call('pttl', lock)
-if entry == '' then return {0, pttl} end
-if not queued then
-    -- An upgrading reader goes first: readers that come after it queue behind it,
-    -- and the last other reader's release hands it the lock.
-    local push = 'rpush'
-    if upgrading then push = 'lpush' end
-    if redis.call(push, queue, entry) == 1 then
-        redis.call('pexpire', queue, ARGV[4])
-        redis.call('set', KEYS[3], '1', 'px', ARGV[7])
-    else
-        redis.call('pexpire', queue, ARGV[4], 'gt')
-    end
-end
-return {2, pttl}"
+-- An upgrading reader goes first: readers that come after it queue behind it, and
+-- the last other reader's release hands it the lock.
+local push, life, patience = 'rpush', ARGV[4], ARGV[7]
+if upgrading then push = 'lpush' end
+",
+        lua_enqueue!()
     ))
 });
 

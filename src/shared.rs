@@ -53,17 +53,9 @@ if not holder or holder == '' then
         return {1, 0}
     end
 end
-local pttl = redis.call('pttl', lock)
-if entry == '' then return {0, pttl} end
-if not queued then
-    if redis.call('rpush', queue, entry) == 1 then
-        redis.call('pexpire', queue, ARGV[4])
-        redis.call('set', KEYS[3], '1', 'px', ARGV[6])
-    else
-        redis.call('pexpire', queue, ARGV[4], 'gt')
-    end
-end
-return {2, pttl}"
+local push, life, patience = 'rpush', ARGV[4], ARGV[6]
+",
+        lua_enqueue!()
     ))
 });
 

@@ -365,3 +365,28 @@ fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
     assert_eq!(get(to, key).as_deref(), Some(&token[..]));
     assert!(a.release(None).unwrap());
 }
+
+#[test]
+fn shared_holds_exclude_writers_and_hand_over() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut r1 = Lock::new(b"core:shared", 0.0, 5.0, &s).unwrap();
+    let mut r2 = Lock::new(b"core:shared", 0.0, 5.0, &s).unwrap();
+    let mut w = Lock::new(b"core:shared", 0.0, 5.0, &s).unwrap();
+    let t1 = r1.try_acquire_read().unwrap().expect("a free lock reads");
+    r2.try_acquire_read().unwrap().expect("readers share");
+    assert_eq!(get(&server, "core:shared").as_deref(), Some(&b""[..]), "read mode holds the empty string");
+    assert_eq!(w.try_acquire(None).unwrap(), None, "a writer waits for the readers");
+    assert!(r2.is_owned(Some(&t1[..])).unwrap(), "a reader's token is owned while its share lives");
+    assert_eq!(r1.fencing_token().unwrap(), None, "a read hold has no fencing token");
+    // The upgrade waits for the other reader; the downgrade is one step.
+    assert_eq!(r1.try_acquire(None).unwrap(), None);
+    assert!(r2.release(None).unwrap());
+    assert_eq!(r1.try_acquire(None).unwrap().as_deref(), Some(&t1[..]), "the sole reader upgrades, same token");
+    assert_eq!(get(&server, "core:shared").as_deref(), Some(&t1[..]));
+    assert_eq!(r1.acquire_read().unwrap().as_deref(), Some(&t1[..]), "the writer downgrades");
+    assert_eq!(get(&server, "core:shared").as_deref(), Some(&b""[..]));
+    assert!(r1.release(None).unwrap());
+    assert_eq!(server.cmd(&["EXISTS", "core:shared", "{core:shared}:readers"]).unwrap(), Value::Int(0));
+    w.try_acquire(None).unwrap().expect("free again");
+}
