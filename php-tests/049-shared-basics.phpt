@@ -40,6 +40,18 @@ echo "extendLock(INF): ", var_export($long->extendLock($tl, INF), true), ", PTTL
 $long->releaseLock();
 echo "all gone: ", rl_cmd($dsn, 'EXISTS', $key, "{{$key}}:readers"), " keys left\n";
 
+echo "== watchdog, auto-release and fork on read holds\n";
+$renewed = $mk(0, 0.3, ['auto_renew' => true]);
+$renewed->tryReadLock();
+usleep(1000000);
+echo "renewed past three leases: ", var_export($renewed->isOwned(), true), "\n";
+$pid = pcntl_fork();
+if ($pid === 0) { unset($renewed); exit(0); }                // a child's copy releases nothing
+pcntl_waitpid($pid, $st);
+echo "after a forked child's copy died: ", rl_cmd($dsn, 'ZCARD', "{{$key}}:readers"), " reader\n";
+unset($renewed);
+echo "after unset: ", rl_cmd($dsn, 'EXISTS', $key, "{{$key}}:readers"), " keys left\n";
+
 echo "== upgrade and downgrade\n";
 [$a, $b] = [$mk(), $mk()];
 $ta = $a->tryReadLock();
@@ -118,6 +130,10 @@ after the short lease: short owns false, long owns true, short's release false, 
 extendLock(2): true, PTTL now in (0, 2000]: true
 extendLock(INF): true, PTTL -1
 all gone: 0 keys left
+== watchdog, auto-release and fork on read holds
+renewed past three leases: true
+after a forked child's copy died: 1 reader
+after unset: 0 keys left
 == upgrade and downgrade
 upgrade with another reader: false; a still reads: true
 upgrade as the sole reader: true, key holds the token: true, readers: 0
