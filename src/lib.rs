@@ -1,6 +1,6 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
-//! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `lock`, `shared`,
+//! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `waiting`, `lock`, `shared`,
 //! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`
 //! and `pid` for the lean command path) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
@@ -23,6 +23,7 @@ pub mod shared;
 pub mod tls;
 pub mod token;
 pub mod wait;
+pub mod waiting;
 pub mod wake;
 pub mod watchdog;
 

@@ -12,16 +12,16 @@
 //! without a process switch, but only while the first waiter has waited less
 //! than `PATIENCE_MS`; after that, release hands over whatever the hold time.
 //!
-//! Lost signals cannot strand a waiter: it also wakes when the holder's lease
-//! runs out (a crashed holder never releases), or at its own deadline, and then
-//! asks again. Without a subscriber (an ACL that forbids pub/sub, a connection
-//! that keeps failing) it falls back to polling with jittered back-off.
+//! The wait itself (queue entry, private channel, timer, polling fallback) is
+//! `waiting`'s, shared with the other kinds of hold; this module supplies the
+//! scripts. Lost signals cannot strand a waiter: it also wakes when the holder's
+//! lease runs out (a crashed holder never releases), or at its own deadline.
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
 use crate::held::{self, Hold, HoldId, Kind, Renewal, Status};
 use crate::keys::LockKeys;
-use crate::pool::{self, Endpoint, Retry};
+use crate::pool::{self, Retry};
 use crate::route::Route;
 use crate::redlock::{Extended, Pooled, Quorum};
 use crate::pid;
@@ -30,19 +30,11 @@ use crate::scripts::{ACQUIRE, CANCEL, FENCE, RELEASE, RENEW, TAKE_FENCED};
 use crate::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
 use crate::token::{self, Token};
 use crate::wait::Backoff;
-use crate::wake;
+use crate::waiting::{self, Try, Waited, Waiter};
 use redis::{ErrorKind, RedisError, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Waiting past the holder's expiry by this much lets Redis see the key as expired.
-const EXPIRY_SLACK: Duration = Duration::from_millis(2);
-
-/// A queued waiter looks again at least this often, whatever the holder's lease: a
-/// safety net for signals that cannot arrive (a releaser whose ACL forbids PUBLISH,
-/// a subscriber connection that died without a word).
-const RECHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
 const SHORT_HOLD: Duration = Duration::from_micros(500);
@@ -126,24 +118,6 @@ impl Mode {
             _ => b'0',
         }
     }
-}
-
-/// What one try found.
-enum Try {
-    /// With the fencing token, when one was asked for.
-    Acquired(Option<i64>),
-    /// Someone else holds the lock for `pttl` more (None: no expiry); `queued`
-    /// tells whether this waiter is in the queue now.
-    Busy { pttl: Option<Duration>, queued: bool },
-}
-
-/// What listening on the subscriber brought.
-enum Heard {
-    /// With the fencing token, when the grant carries one.
-    Granted(Option<i64>),
-    /// Nothing came before the wake-up time (which a notice may have brought forward).
-    Nothing,
-    Broken,
 }
 
 impl Lock {
@@ -407,67 +381,11 @@ impl Lock {
     /// Waits for the lock (`obtain`, after a first try that found it busy).
     fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode) -> Result<Option<Token>> {
         let kind = mode.kind();
-        // In a cluster, the first try found the slot's master: grants are published there.
-        let mut lease = wake::Lease::take(self.node());
-        let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
-        // The entry this wait last queued with; it must not outlive the wait.
-        let mut queued_as: Option<Vec<u8>> = None;
-        loop {
-            if self.route.moves() {
-                // The slot moved, or its master failed over: listen where releases run now.
-                let node = self.node();
-                if node.id() != lease.endpoint().id() {
-                    lease = wake::Lease::take(node);
-                }
-            }
-            let entry = match lease.get() {
-                Some(sub) => queue_entry(&self.ttl_arg, mode.entry_flag(fence), sub.channel(), &token),
-                None => Vec::new(),
-            };
-            let may_be_queued = queued_as.is_some();
-            if !entry.is_empty() {
-                // Even if this try fails, it may have queued us: later tries and the
-                // cancel at the deadline must know.
-                queued_as = Some(entry.clone());
-            }
-            let (pttl, queued) = match self.attempt(&token, &entry, may_be_queued, Some(deadline), fence, mode) {
-                Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence, kind))),
-                Ok(Try::Busy { pttl, queued }) => (pttl, queued),
-                // Mid-wait, a restart or a dropped connection is waited out until the deadline.
-                Err(e) => {
-                    if !backoff.sleep_before(deadline) {
-                        return Err(self.maybe_taken(token, e, kind));
-                    }
-                    continue;
-                }
-            };
-            if Instant::now() >= deadline {
-                return self.give_up(token, queued_as.as_deref(), fence, kind);
-            }
-            // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
-            let timer = Instant::now()
-                + match pttl {
-                    Some(p) if queued => (p + EXPIRY_SLACK).min(RECHECK_EVERY),
-                    Some(p) => p + EXPIRY_SLACK,
-                    None => self.retry_delay_max,
-                };
-            let mut wake_at = timer.min(deadline);
-            if queued {
-                match listen(&mut lease, &token, &mut wake_at) {
-                    Heard::Granted(fence) if !self.route.moves() => return Ok(Some(self.took(token, fence, kind))),
-                    // Cluster PUBLISH reaches subscribers on every node, but the releaser's
-                    // script counts only its own node's: a grant heard here may have been
-                    // given to no one (the slot moved during the wait). The next try,
-                    // one round trip, confirms it.
-                    Heard::Granted(_) => {}
-                    Heard::Nothing => {}
-                    Heard::Broken => lease.discard(),
-                }
-            } else if !lease.ensure() {
-                // No way to be woken: poll, never past the holder's expiry or the deadline.
-                backoff.sleep_before(wake_at);
-            }
-            // With a subscriber now, the next try queues at once.
+        let outcome = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline);
+        match outcome {
+            Waited::Got(fence) => Ok(Some(self.took(token, fence, kind))),
+            Waited::TimedOut => Ok(None),
+            Waited::Failed(e) => Err(self.maybe_taken(token, e, kind)),
         }
     }
 
@@ -489,27 +407,6 @@ impl Lock {
             if !backoff.sleep_before(deadline) {
                 return Ok(None);
             }
-        }
-    }
-
-    /// The wait is over without a grant: leave the queue, unless the lock was handed
-    /// over in the last instant, in which case it is this caller's after all.
-    fn give_up(&mut self, token: Token, queued_as: Option<&[u8]>, fence: bool, kind: Kind) -> Result<Option<Token>> {
-        let Some(entry) = queued_as else {
-            return Ok(None);
-        };
-        let k = &self.keys;
-        let got: Vec<i64> = match self.run(Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers], &[&token, entry])
-        }) {
-            Ok(got) => got,
-            Err(e) => return Err(self.maybe_taken(token, e, kind)),
-        };
-        match got[..] {
-            [1, number] => Ok(Some(self.took(token, fence.then_some(number), Kind::Write))),
-            // A read share handed over; for an upgrade, the share it already had.
-            [2, _] if kind == Kind::Read => Ok(Some(self.took(token, None, Kind::Read))),
-            _ => Ok(None),
         }
     }
 
@@ -855,11 +752,6 @@ impl Lock {
         self.route.run(retry, op)
     }
 
-    /// The server that holds this lock's key, as far as this process knows.
-    fn node(&self) -> Arc<Endpoint> {
-        self.route.node()
-    }
-
     fn pick_token(&self, token: Option<&[u8]>) -> Option<Token> {
         match token {
             Some(t) => Some(t.to_vec()),
@@ -964,6 +856,51 @@ fn queue_entry(ttl_arg: &str, flag: u8, channel: &str, token: &[u8]) -> Vec<u8> 
     entry
 }
 
+/// One wait of a `Lock`, as `waiting` sees it.
+struct LockWait<'a> {
+    lock: &'a Lock,
+    token: &'a [u8],
+    fence: bool,
+    mode: Mode,
+}
+
+impl Waiter for LockWait<'_> {
+    fn route(&self) -> &Route {
+        &self.lock.route
+    }
+
+    fn token(&self) -> &[u8] {
+        self.token
+    }
+
+    fn entry(&self, channel: &str) -> Vec<u8> {
+        queue_entry(&self.lock.ttl_arg, self.mode.entry_flag(self.fence), channel, self.token)
+    }
+
+    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
+        self.lock.attempt(self.token, entry, again, Some(deadline), self.fence, self.mode)
+    }
+
+    /// `CANCEL`: a write lock handed over carries its fencing token (the counter's
+    /// value, when one was asked for); a read share none. For an upgrade, finding its
+    /// own read share is no grant.
+    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
+        let k = &self.lock.keys;
+        let got: Vec<i64> = self.lock.run(Retry::IfStale, |conn, _| {
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers], &[self.token, entry])
+        })?;
+        Ok(match got[..] {
+            [1, number] if self.mode != Mode::Read => Some(self.fence.then_some(number)),
+            [2, _] if self.mode == Mode::Read => Some(None),
+            _ => None,
+        })
+    }
+
+    fn backoff(&self) -> Backoff {
+        Backoff::new(self.lock.retry_delay, self.lock.retry_delay_max)
+    }
+}
+
 /// Redlock keeps no queue and no readers: shared holds need one server, Sentinel or Cluster.
 fn redlock_refuses(what: &str) -> LockError {
     LockError::InvalidValue(format!(
@@ -974,77 +911,4 @@ fn redlock_refuses(what: &str) -> LockError {
 /// A reply of a shape the script never gives: the server is not what it seems.
 fn unexpected(script: &str, reply: &Value) -> RedisError {
     RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{script} script: {reply:?}")))
-}
-
-/// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
-/// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
-/// forward.
-fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
-    loop {
-        let now = Instant::now();
-        if now >= *until {
-            return Heard::Nothing;
-        }
-        let Some(sub) = lease.get() else {
-            return Heard::Broken;
-        };
-        match sub.next_grant(*until - now) {
-            Ok(Some(msg)) => match parse_message(&msg, token) {
-                Some(Message::Grant(fence)) => return Heard::Granted(fence),
-                Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
-                // A message left over from an earlier wait that ended another way.
-                None => {}
-            },
-            Ok(None) => return Heard::Nothing,
-            Err(_) => return Heard::Broken,
-        }
-    }
-}
-
-/// A message on the wake channel, for this wait's token. The token comes last, after
-/// the first colon, so that any bytes a caller chose for it read unambiguously.
-#[derive(Debug, PartialEq)]
-enum Message {
-    /// `g:<token>` or `g<fencing token>:<token>`: the lock is this waiter's.
-    Grant(Option<i64>),
-    /// `n<ms>:<token>`: look again in `ms`.
-    Notice(Duration),
-}
-
-fn parse_message(msg: &[u8], token: &[u8]) -> Option<Message> {
-    let (&kind, rest) = msg.split_first()?;
-    let colon = rest.iter().position(|&b| b == b':')?;
-    if &rest[colon + 1..] != token {
-        return None;
-    }
-    let digits = &rest[..colon];
-    let number = || -> Option<u64> { std::str::from_utf8(digits).ok()?.parse().ok() };
-    match kind {
-        b'g' if digits.is_empty() => Some(Message::Grant(None)),
-        b'g' => Some(Message::Grant(Some(i64::try_from(number()?).ok()?))),
-        b'n' => Some(Message::Notice(Duration::from_millis(number()?))),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wake_messages_are_read_for_this_token_only() {
-        let t = b"0123abcd";
-        assert_eq!(parse_message(b"g:0123abcd", t), Some(Message::Grant(None)));
-        assert_eq!(parse_message(b"g42:0123abcd", t), Some(Message::Grant(Some(42))));
-        assert_eq!(parse_message(b"n5:0123abcd", t), Some(Message::Notice(Duration::from_millis(5))));
-        for other in [&b"g:ffff0000"[..], b"gx:0123abcd", b"n:0123abcd", b"g:0123abcdef", b"g:0123", b"0123abcd", b""] {
-            assert_eq!(parse_message(other, t), None, "{}", String::from_utf8_lossy(other));
-        }
-        // A chosen token may hold the separators: it is compared whole, after the first colon.
-        let odd = b"a:b=c\0";
-        assert_eq!(parse_message(b"g7:a:b=c\0", odd), Some(Message::Grant(Some(7))));
-        assert_eq!(parse_message(b"g:a:b=c", odd), None);
-        // An earlier wait's grant whose token starts like this one's is not this one's.
-        assert_eq!(parse_message(b"g:x=7", b"x"), None);
-    }
 }

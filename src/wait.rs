@@ -24,6 +24,11 @@ impl Backoff {
         Backoff { base, max: max.max(base), prev: base, rng: None }
     }
 
+    /// The longest pause.
+    pub fn max(&self) -> Duration {
+        self.max
+    }
+
     /// The next pause, before the deadline is applied.
     pub fn next_delay(&mut self) -> Duration {
         let rng = self.rng.get_or_insert_with(StdRng::from_os_rng);

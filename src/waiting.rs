@@ -1,0 +1,218 @@
+//! The one waiting mechanism every kind of hold uses: a mutex's writer, a reader of a
+//! shared lock, a semaphore's permits.
+//!
+//! A waiter tries once; when busy, it queues an entry naming its private wake
+//! channel (in the same script as the try), and sleeps on its subscriber until a
+//! release hands it the hold (`g…:<token>`), a notice brings its next look forward
+//! (`n<ms>:<token>`), the holder's lease runs out, or its deadline comes. At the
+//! deadline it leaves the queue, unless the hold was handed to it in the last
+//! instant. Without a subscriber (an ACL that forbids pub/sub, a connection that
+//! keeps failing) it polls with jittered back-off instead. Each kind supplies its
+//! scripts through `Waiter`; none of them knows how waiting works.
+
+use crate::error::LockError;
+use crate::error::Result;
+use crate::route::Route;
+use crate::wait::Backoff;
+use crate::wake;
+use std::time::{Duration, Instant};
+
+/// Waiting past the holder's expiry by this much lets Redis see the key as expired.
+const EXPIRY_SLACK: Duration = Duration::from_millis(2);
+
+/// A queued waiter looks again at least this often, whatever the holder's lease: a
+/// safety net for signals that cannot arrive (a releaser whose ACL forbids PUBLISH,
+/// a subscriber connection that died without a word).
+const RECHECK_EVERY: Duration = Duration::from_secs(1);
+
+/// What one try found.
+pub(crate) enum Try {
+    /// With the fencing token, when one was asked for.
+    Acquired(Option<i64>),
+    /// Someone else holds the lock for `pttl` more (None: no expiry); `queued`
+    /// tells whether this waiter is in the queue now.
+    Busy { pttl: Option<Duration>, queued: bool },
+}
+
+/// One kind of hold's side of a wait.
+pub(crate) trait Waiter {
+    /// Where the key's commands run: grants are published on its server.
+    fn route(&self) -> &Route;
+    /// The token the wait is for.
+    fn token(&self) -> &[u8];
+    /// This waiter's queue entry, naming its wake `channel` (see `scripts`).
+    fn entry(&self, channel: &str) -> Vec<u8>;
+    /// One try. A non-empty `entry` queues the waiter when busy; `again`: it may be
+    /// queued already, or hold it (an earlier try's reply was lost).
+    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try>;
+    /// Leaves the queue at the deadline. `Some(fencing token)` when the hold was
+    /// handed to this waiter meanwhile: it is the caller's after all.
+    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>>;
+    /// The pauses between polls, when no subscriber can wake the waiter.
+    fn backoff(&self) -> Backoff;
+}
+
+/// How a wait ended.
+pub(crate) enum Waited {
+    /// Handed over or taken, with the fencing token when one was issued.
+    Got(Option<i64>),
+    /// The deadline passed; nothing of the waiter is left queued.
+    TimedOut,
+    /// Redis trouble that lasted until the deadline (the hold may have been taken:
+    /// the caller keeps the token so that a release clears it).
+    Failed(LockError),
+}
+
+/// Waits for the hold until `deadline`, after a first try that found it busy.
+pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
+    let route = w.route();
+    // In a cluster, the first try found the slot's master: grants are published there.
+    let mut lease = wake::Lease::take(route.node());
+    let mut backoff = w.backoff();
+    // The entry this wait last queued with; it must not outlive the wait.
+    let mut queued_as: Option<Vec<u8>> = None;
+    loop {
+        if route.moves() {
+            // The slot moved, or its master failed over: listen where releases run now.
+            let node = route.node();
+            if node.id() != lease.endpoint().id() {
+                lease = wake::Lease::take(node);
+            }
+        }
+        let entry = match lease.get() {
+            Some(sub) => w.entry(sub.channel()),
+            None => Vec::new(),
+        };
+        let may_be_queued = queued_as.is_some();
+        if !entry.is_empty() {
+            // Even if this try fails, it may have queued us: later tries and the
+            // cancel at the deadline must know.
+            queued_as = Some(entry.clone());
+        }
+        let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
+            Ok(Try::Acquired(fence)) => return Waited::Got(fence),
+            Ok(Try::Busy { pttl, queued }) => (pttl, queued),
+            // Mid-wait, a restart or a dropped connection is waited out until the deadline.
+            Err(e) => {
+                if !backoff.sleep_before(deadline) {
+                    return Waited::Failed(e);
+                }
+                continue;
+            }
+        };
+        if Instant::now() >= deadline {
+            let Some(entry) = queued_as else { return Waited::TimedOut };
+            return match w.cancel(&entry) {
+                Ok(Some(fence)) => Waited::Got(fence),
+                Ok(None) => Waited::TimedOut,
+                Err(e) => Waited::Failed(e),
+            };
+        }
+        // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
+        let timer = Instant::now()
+            + match pttl {
+                Some(p) if queued => (p + EXPIRY_SLACK).min(RECHECK_EVERY),
+                Some(p) => p + EXPIRY_SLACK,
+                None => backoff.max(),
+            };
+        let mut wake_at = timer.min(deadline);
+        if queued {
+            match listen(&mut lease, w.token(), &mut wake_at) {
+                Heard::Granted(fence) if !route.moves() => return Waited::Got(fence),
+                // Cluster PUBLISH reaches subscribers on every node, but the releaser's
+                // script counts only its own node's: a grant heard here may have been
+                // given to no one (the slot moved during the wait). The next try,
+                // one round trip, confirms it.
+                Heard::Granted(_) => {}
+                Heard::Nothing => {}
+                Heard::Broken => lease.discard(),
+            }
+        } else if !lease.ensure() {
+            // No way to be woken: poll, never past the holder's expiry or the deadline.
+            backoff.sleep_before(wake_at);
+        }
+        // With a subscriber now, the next try queues at once.
+    }
+}
+
+/// What listening on the subscriber brought.
+enum Heard {
+    /// With the fencing token, when the grant carries one.
+    Granted(Option<i64>),
+    /// Nothing came before the wake-up time (which a notice may have brought forward).
+    Nothing,
+    Broken,
+}
+
+/// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
+/// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
+/// forward.
+fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
+    loop {
+        let now = Instant::now();
+        if now >= *until {
+            return Heard::Nothing;
+        }
+        let Some(sub) = lease.get() else {
+            return Heard::Broken;
+        };
+        match sub.next_grant(*until - now) {
+            Ok(Some(msg)) => match parse_message(&msg, token) {
+                Some(Message::Grant(fence)) => return Heard::Granted(fence),
+                Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
+                // A message left over from an earlier wait that ended another way.
+                None => {}
+            },
+            Ok(None) => return Heard::Nothing,
+            Err(_) => return Heard::Broken,
+        }
+    }
+}
+
+/// A message on the wake channel, for this wait's token. The token comes last, after
+/// the first colon, so that any bytes a caller chose for it read unambiguously.
+#[derive(Debug, PartialEq)]
+enum Message {
+    /// `g:<token>` or `g<fencing token>:<token>`: the lock is this waiter's.
+    Grant(Option<i64>),
+    /// `n<ms>:<token>`: look again in `ms`.
+    Notice(Duration),
+}
+
+fn parse_message(msg: &[u8], token: &[u8]) -> Option<Message> {
+    let (&kind, rest) = msg.split_first()?;
+    let colon = rest.iter().position(|&b| b == b':')?;
+    if &rest[colon + 1..] != token {
+        return None;
+    }
+    let digits = &rest[..colon];
+    let number = || -> Option<u64> { std::str::from_utf8(digits).ok()?.parse().ok() };
+    match kind {
+        b'g' if digits.is_empty() => Some(Message::Grant(None)),
+        b'g' => Some(Message::Grant(Some(i64::try_from(number()?).ok()?))),
+        b'n' => Some(Message::Notice(Duration::from_millis(number()?))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_messages_are_read_for_this_token_only() {
+        let t = b"0123abcd";
+        assert_eq!(parse_message(b"g:0123abcd", t), Some(Message::Grant(None)));
+        assert_eq!(parse_message(b"g42:0123abcd", t), Some(Message::Grant(Some(42))));
+        assert_eq!(parse_message(b"n5:0123abcd", t), Some(Message::Notice(Duration::from_millis(5))));
+        for other in [&b"g:ffff0000"[..], b"gx:0123abcd", b"n:0123abcd", b"g:0123abcdef", b"g:0123", b"0123abcd", b""] {
+            assert_eq!(parse_message(other, t), None, "{}", String::from_utf8_lossy(other));
+        }
+        // A chosen token may hold the separators: it is compared whole, after the first colon.
+        let odd = b"a:b=c\0";
+        assert_eq!(parse_message(b"g7:a:b=c\0", odd), Some(Message::Grant(Some(7))));
+        assert_eq!(parse_message(b"g:a:b=c", odd), None);
+        // An earlier wait's grant whose token starts like this one's is not this one's.
+        assert_eq!(parse_message(b"g:x=7", b"x"), None);
+    }
+}
