@@ -25,15 +25,20 @@ pub enum LockError {
     #[error("redis-lock: Redis at {addr} replied with an error: {cause}")]
     Server { addr: String, cause: String },
 
-    /// The lock could not be had within the wait (`synchronized()`); `key` is shown
-    /// as given, lossily decoded.
-    #[error("redis-lock: could not acquire the lock \"{key}\" within {waited} s")]
-    Timeout { key: String, waited: f64 },
+    /// The lock (or semaphore: `what`) could not be had within the wait
+    /// (`synchronized()`); `key` is shown as given, lossily decoded.
+    #[error("redis-lock: could not acquire the {what} \"{key}\" within {waited} s")]
+    Timeout { what: &'static str, key: String, waited: f64 },
 
-    /// A lock was found no longer held by the token that took it, when the work it
+    /// A hold was found no longer held by the token that took it, when the work it
     /// protected finished (`synchronized()`).
-    #[error("redis-lock: the lock \"{key}\" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected")]
-    Lost { key: String },
+    #[error("redis-lock: the {what} \"{key}\" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected")]
+    Lost { what: &'static str, key: String },
+
+    /// A semaphore was used with another number of permits than its current holders
+    /// agreed on: obeying either would break the other's limit.
+    #[error("redis-lock: the semaphore \"{key}\" is held with {stored} permits, not {given}: every user of a semaphore must give the same number")]
+    PermitsMismatch { key: String, stored: i64, given: u32 },
 
     /// A fencing token was asked of a lock that this object no longer holds, for an
     /// acquisition that issued none: a number taken now would not be its holder's.

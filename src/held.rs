@@ -32,6 +32,8 @@ pub enum Kind {
     Write,
     /// One reader's share of it.
     Read,
+    /// A semaphore's permits.
+    Permits,
 }
 
 /// One acquisition, from the moment it succeeded until it is released.

@@ -1,6 +1,6 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
-//! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `waiting`, `lock`, `shared`,
+//! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `waiting`, `lock`, `shared`, `semaphore`,
 //! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`
 //! and `pid` for the lean command path) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
@@ -18,6 +18,7 @@ pub mod resp;
 pub mod route;
 #[macro_use]
 pub mod scripts;
+pub mod semaphore;
 pub mod sentinel;
 pub mod shared;
 pub mod tls;

@@ -23,6 +23,7 @@ use crate::held::{self, Hold, HoldId, Kind, Renewal, Status};
 use crate::keys::LockKeys;
 use crate::pool::{self, Retry};
 use crate::route::Route;
+use crate::semaphore;
 use crate::redlock::{Extended, Pooled, Quorum};
 use crate::pid;
 use crate::resp;
@@ -274,8 +275,9 @@ impl Lock {
             (Kind::Read, Some(Kind::Read)) => return Ok(None),
             (Kind::Read, Some(Kind::Write)) => return self.downgrade(),
             (Kind::Write, Some(Kind::Read)) => Mode::Upgrade,
-            (Kind::Read, None) => Mode::Read,
-            (Kind::Write, _) => Mode::Write,
+            (Kind::Read, _) => Mode::Read,
+            // A Lock never holds permits: only a Semaphore does.
+            (Kind::Write | Kind::Permits, _) => Mode::Write,
         };
         if let Some(q) = self.quorum.clone() {
             if want == Kind::Read {
@@ -718,6 +720,7 @@ impl Lock {
     /// `LockError::Timeout`.
     pub fn acquire_or_fail(&mut self) -> Result<Token> {
         self.acquire(None)?.ok_or_else(|| LockError::Timeout {
+            what: "lock",
             key: String::from_utf8_lossy(&self.name).into_owned(),
             waited: self.wait.as_secs_f64(),
         })
@@ -729,7 +732,7 @@ impl Lock {
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
         let ours = self.is_own(token);
         if !self.release(Some(token))? && ours {
-            return Err(LockError::Lost { key: String::from_utf8_lossy(&self.name).into_owned() });
+            return Err(LockError::Lost { what: "lock", key: String::from_utf8_lossy(&self.name).into_owned() });
         }
         Ok(())
     }
@@ -781,9 +784,7 @@ impl Drop for Lock {
             return;
         }
         if let Some(hold) = held::take(id) {
-            if !hold.lost {
-                let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::of(&hold));
-            }
+            release_hold(&hold);
         }
     }
 }
@@ -793,10 +794,21 @@ impl Drop for Lock {
 pub fn release_all_held() {
     pid::refresh();
     for hold in held::take_auto_released() {
-        if !hold.lost {
-            let _ = release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::of(&hold));
-        }
+        release_hold(&hold);
     }
+}
+
+/// Releases a hold left at its object's end or the request's, whatever its kind.
+/// Errors are ignored: a hold that cannot be released now runs out with its lease.
+fn release_hold(hold: &Hold) {
+    if hold.lost {
+        return;
+    }
+    let _ = match hold.kind {
+        Kind::Write => release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false)),
+        Kind::Read => release_token(&hold.route, None, &hold.keys, Release::Read(&hold.token)),
+        Kind::Permits => semaphore::release(&hold.route, &hold.keys, &hold.token),
+    };
 }
 
 /// What a release removes.
@@ -810,15 +822,6 @@ enum Release<'a> {
     Any,
 }
 
-impl<'a> Release<'a> {
-    /// A hold left to release at its object's end or the request's.
-    fn of(hold: &'a Hold) -> Self {
-        match hold.kind {
-            Kind::Write => Release::Token(&hold.token, false),
-            Kind::Read => Release::Read(&hold.token),
-        }
-    }
-}
 
 /// Runs the release script: on every node of a Redlock, on the key's server otherwise.
 fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: Release) -> Result<bool> {

@@ -18,6 +18,7 @@ use crate::keys::LockKeys;
 use crate::pool::{self, Endpoint};
 use crate::redlock::{Extended, Links as LinkSource, Quorum};
 use crate::scripts::{Script, RENEW};
+use crate::semaphore;
 use crate::shared::READ_RENEW;
 use redis::{Connection, ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
@@ -63,6 +64,7 @@ pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
     // would leave the child's copy of its one-time initialisation stuck.
     std::sync::LazyLock::force(&RENEW);
     std::sync::LazyLock::force(&READ_RENEW);
+    std::sync::LazyLock::force(&semaphore::RENEW);
     // The new thread inherits the mask of the thread that creates it, so block
     // everything here for the instant of the spawn: no window where a signal could
     // land on the watchdog.
@@ -278,6 +280,7 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
         match due.kind {
             Kind::Write => (&RENEW, vec![&due.keys.lock[..]], argv),
             Kind::Read => (&READ_RENEW, vec![&due.keys.lock[..], &due.keys.readers[..]], argv),
+            Kind::Permits => (&*semaphore::RENEW, semaphore::script_keys(&due.keys).to_vec(), argv),
         }
     };
     let mut pipe = redis::pipe();

@@ -210,6 +210,120 @@ namespace {
          */
         public function tryReadLock(): string|false {}
     }
+
+    /**
+     * A counting semaphore on one Redis key: up to $permits units held at once.
+     *
+     * `new Semaphore($key, $permits, $timeOut, $lockOut, $options)`: `$timeOut` is how
+     * many seconds acquire() waits (0: one try), `$lockOut` each hold's lease (INF: none),
+     * `$options` the same settings as Lock's (Redlock's `servers` excepted).
+     *
+     * Each hold is a token with a weight and its own lease, judged on Redis's clock: a
+     * crashed holder's permits come back when its lease ends. A release hands the
+     * freed permits to the queued waiters that now fit, in queue order, each woken on
+     * its own channel. With 'fair' => true nobody overtakes the first waiter; without,
+     * a waiter that fits may pass a first waiter that does not, but only during that
+     * waiter's first 100 ms at the head of the queue, so a heavy waiter is never
+     * starved. A hold still held is released when its object is destroyed and at
+     * request end (unless 'auto_release' => false), never by a forked child's copy.
+     */
+    final class Semaphore {
+        /**
+         * Validates every argument and option; connects lazily, on first use.
+         *
+         * @throws ValueError for an empty key, $permits < 1, a negative or non-finite
+         *         $timeOut, a $lockOut that is not a positive number, an unknown option,
+         *         a malformed dsn, or Redlock ('servers')
+         * @throws TypeError for an option of the wrong type
+         *
+         * @param string $key
+         * @param int $permits
+         * @param float $timeOut
+         * @param float $lockOut
+         * @param array|null $options
+         */
+        public function __construct(string $key, int $permits, float $timeOut = 0.0, float $lockOut = 10.0, ?array $options = null) {}
+
+        /**
+         * Takes $weight permits, waiting up to $timeOut seconds; woken by the release that
+         * frees them.
+         *
+         * @return string|false the token of this hold, or false
+         * @throws ValueError for a $weight below 1 or above the permits
+         * @throws LockException when the semaphore's holders agreed on another number of permits
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @param int $weight
+         */
+        public function acquire(int $weight = 1): string|false {}
+
+        /**
+         * The permits free now (holds whose lease ended are reclaimed first).
+         *
+         * @throws LockException when the semaphore's holders agreed on another number of permits
+         *
+         * @return int
+         */
+        public function available(): int {}
+
+        /**
+         * Sets the lease of the hold of $token (default: this object's) to $lockOut
+         * seconds (default: the object's; INF: none), if it is still live.
+         *
+         * @return bool false when the hold is gone (released, or its lease ended)
+         * @throws ValueError for a $lockOut that is not a positive number
+         *
+         * @param string|null $token
+         * @param float|null $lockOut
+         * @return bool
+         */
+        public function extend(?string $token = null, ?float $lockOut = null): bool {}
+
+        /**
+         * Whether $token (default: this object's) holds permits right now.
+         *
+         * @param string|null $token
+         * @return bool
+         */
+        public function isOwned(?string $token = null): bool {}
+
+        /**
+         * Releases the hold of $token (default: this object's last) and hands its permits
+         * to the waiters that fit.
+         *
+         * @return bool true when this call released a live hold
+         *
+         * @param string|null $token
+         * @return bool
+         */
+        public function release(?string $token = null): bool {}
+
+        /**
+         * Takes $weight permits (waiting up to $timeOut), runs $fn, and releases them
+         * whatever happens: $fn's return value is returned, its exception rethrown, and
+         * even a fatal error inside $fn releases them.
+         *
+         * @throws LockTimeoutException when the permits cannot be had within $timeOut
+         * @throws LockException when $fn returned but the hold had been lost meanwhile
+         *
+         * @param callable $fn
+         * @param int $weight
+         * @return mixed
+         */
+        public function synchronized(callable $fn, int $weight = 1): mixed {}
+
+        /**
+         * Takes $weight permits with exactly one try.
+         *
+         * @return string|false the token of this hold, or false
+         * @throws ValueError for a $weight below 1 or above the permits
+         * @throws LockException when the semaphore's holders agreed on another number of permits
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @param int $weight
+         */
+        public function tryAcquire(int $weight = 1): string|false {}
+    }
     /**
      * Redis itself failed: the base of the extension's exceptions.
      */

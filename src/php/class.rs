@@ -5,7 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::ini;
-use crate::config::{OptValue, Source};
+use crate::config::{OptValue, Settings, Source};
 use crate::error::LockError;
 use crate::lock;
 use crate::token::{self, Token};
@@ -49,7 +49,7 @@ impl Lock {
     }
 }
 
-fn token_zval(token: Option<Token>) -> Zval {
+pub(super) fn token_zval(token: Option<Token>) -> Zval {
     let mut z = Zval::new();
     match token {
         // Binary-safe: a caller may have chosen any bytes.
@@ -68,6 +68,23 @@ fn chosen(label: &str, token: Option<BinarySlice<u8>>) -> PhpResult<Option<Token
         }
         None => Ok(None),
     }
+}
+
+/// The php.ini settings, overridden by an `$options` array (`label` names it in errors).
+pub(super) fn settings(options: Option<&ZendHashTable>, label: &str) -> PhpResult<Settings> {
+    let mut settings = ini::settings()?;
+    if let Some(options) = options {
+        for (name, value) in options.iter() {
+            let name = match &name {
+                ArrayKey::String(s) => s.as_str(),
+                ArrayKey::Str(s) => s,
+                ArrayKey::ZendString(s) => s.as_str().unwrap_or("\u{fffd}"),
+                ArrayKey::Long(i) => return Err(LockError::InvalidValue(format!("{label} must have string keys, {i} given")).into()),
+            };
+            settings.set(name, &option_value(value), Source::Option)?;
+        }
+    }
+    Ok(settings)
 }
 
 fn option_value(z: &Zval) -> OptValue {
@@ -111,23 +128,7 @@ impl Lock {
         lockOut: f64,
         options: Option<&ZendHashTable>,
     ) -> PhpResult<Self> {
-        let mut settings = ini::settings()?;
-        if let Some(options) = options {
-            for (name, value) in options.iter() {
-                let name = match &name {
-                    ArrayKey::String(s) => s.as_str(),
-                    ArrayKey::Str(s) => s,
-                    ArrayKey::ZendString(s) => s.as_str().unwrap_or("\u{fffd}"),
-                    ArrayKey::Long(i) => {
-                        return Err(LockError::InvalidValue(format!(
-                            "Lock::__construct(): Argument #4 ($options) must have string keys, {i} given"
-                        ))
-                        .into())
-                    }
-                };
-                settings.set(name, &option_value(value), Source::Option)?;
-            }
-        }
+        let settings = settings(options, "Lock::__construct(): Argument #4 ($options)")?;
         Ok(Lock { inner: RefCell::new(lock::Lock::new(&key, timeOut, lockOut, &settings)?) })
     }
 
@@ -271,38 +272,55 @@ impl Lock {
     ///         lease ran out, or someone else took it): the work ran partly unprotected
     pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail()?;
-        let ran = try_catch(AssertUnwindSafe(|| r#fn.try_call(vec![])));
-        // When $fn did not return normally, what it left (exception, fatal error) is
-        // what the caller must see; a failed release only leaves the lock to its lease.
-        let release_quietly = || {
-            let _ = self.core().map(|mut core| core.release(Some(&token)));
-        };
-        match ran {
-            Ok(Ok(value)) => {
-                self.core()?.finish(&token)?;
-                Ok(value)
-            }
-            // $fn threw (or called exit()): its exception stays pending.
-            Ok(Err(ext_php_rs::error::Error::ExceptionPending { .. })) => {
-                release_quietly();
-                Ok(Zval::new())
-            }
-            Err(CatchError::Bailout) => {
-                release_quietly();
-                drop(token);
-                // A fatal error: the engine goes on unwinding to its own handler.
-                // SAFETY: nothing owned by this frame is left to drop.
-                unsafe { bailout() }
-            }
-            // The call itself failed, with no exception of its own to show for it.
-            Ok(Err(e)) => {
-                release_quietly();
-                Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e}")))
-            }
-            Err(e) => {
-                release_quietly();
-                Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e:?}")))
-            }
+        run_held(
+            r#fn,
+            token,
+            |token| Ok(self.core()?.finish(token)?),
+            |token| {
+                let _ = self.core().map(|mut core| core.release(Some(token)));
+            },
+        )
+    }
+}
+
+/// Runs `callable` while a hold is held, then releases it whatever happens:
+/// `finish` after a normal return (its error, a hold lost meanwhile, is the caller's),
+/// `release_quietly` otherwise, so that the callable's own exception, `exit()` or
+/// fatal error is what the caller sees.
+pub(super) fn run_held(
+    callable: ZendCallable,
+    token: Token,
+    finish: impl FnOnce(&[u8]) -> PhpResult<()>,
+    release_quietly: impl FnOnce(&[u8]),
+) -> PhpResult<Zval> {
+    let ran = try_catch(AssertUnwindSafe(|| callable.try_call(vec![])));
+    let release_quietly = || release_quietly(&token);
+    match ran {
+        Ok(Ok(value)) => {
+            finish(&token)?;
+            Ok(value)
+        }
+        // It threw (or called exit()): its exception stays pending.
+        Ok(Err(ext_php_rs::error::Error::ExceptionPending { .. })) => {
+            release_quietly();
+            Ok(Zval::new())
+        }
+        Err(CatchError::Bailout) => {
+            release_quietly();
+            drop(token);
+            // A fatal error: the engine goes on unwinding to its own handler.
+            // SAFETY: nothing owned by this frame is left to drop (the caller's frame
+            // owns nothing either: the token was moved here).
+            unsafe { bailout() }
+        }
+        // The call itself failed, with no exception of its own to show for it.
+        Ok(Err(e)) => {
+            release_quietly();
+            Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e}")))
+        }
+        Err(e) => {
+            release_quietly();
+            Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e:?}")))
         }
     }
 }

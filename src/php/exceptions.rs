@@ -67,7 +67,11 @@ impl From<LockError> for PhpException {
             LockError::InvalidType(_) => ce::type_error(),
             LockError::Connection { .. } => connection_exception(),
             LockError::Timeout { .. } => timeout_exception(),
-            LockError::Server { .. } | LockError::Lost { .. } | LockError::Unfenced { .. } | LockError::Random(_) => {
+            LockError::Server { .. }
+            | LockError::Lost { .. }
+            | LockError::Unfenced { .. }
+            | LockError::PermitsMismatch { .. }
+            | LockError::Random(_) => {
                 lock_exception()
             }
         };

@@ -5,11 +5,13 @@ mod class;
 mod engine;
 mod exceptions;
 mod ini;
+mod semaphore;
 
 use ext_php_rs::prelude::*;
 use ext_php_rs::zend::ModuleEntry;
 
 pub use class::Lock;
+pub use semaphore::Semaphore;
 
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
@@ -47,6 +49,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .name("redis_lock")
         .version(env!("CARGO_PKG_VERSION"))
         .class::<Lock>()
+        .class::<Semaphore>()
         .request_shutdown_function(request_shutdown)
         .shutdown_function(shutdown)
         .info_function(info)

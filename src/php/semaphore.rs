@@ -1,0 +1,136 @@
+//! The PHP `Semaphore` class: argument conversion over `crate::semaphore::Semaphore`.
+
+// Parameter names are camelCase because PHP shows them and accepts them as named
+// arguments (`new Semaphore($k, 4, lockOut: 5)`).
+#![allow(non_snake_case)]
+
+use super::class::{run_held, settings, token_zval};
+use crate::semaphore;
+use ext_php_rs::binary_slice::BinarySlice;
+use ext_php_rs::exception::PhpException;
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
+use std::cell::{RefCell, RefMut};
+
+/// A counting semaphore on one Redis key: up to $permits units held at once.
+///
+/// `new Semaphore($key, $permits, $timeOut, $lockOut, $options)`: `$timeOut` is how
+/// many seconds acquire() waits (0: one try), `$lockOut` each hold's lease (INF: none),
+/// `$options` the same settings as Lock's (Redlock's `servers` excepted).
+///
+/// Each hold is a token with a weight and its own lease, judged on Redis's clock: a
+/// crashed holder's permits come back when its lease ends. A release hands the
+/// freed permits to the queued waiters that now fit, in queue order, each woken on
+/// its own channel. With 'fair' => true nobody overtakes the first waiter; without,
+/// a waiter that fits may pass a first waiter that does not, but only during that
+/// waiter's first 100 ms at the head of the queue, so a heavy waiter is never
+/// starved. A hold still held is released when its object is destroyed and at
+/// request end (unless 'auto_release' => false), never by a forked child's copy.
+#[php_class]
+#[php(flags = ClassFlags::Final)]
+pub struct Semaphore {
+    // A RefCell, and methods on &self: synchronized() runs PHP code that may call this
+    // very object again, so no borrow may be held across that call.
+    inner: RefCell<semaphore::Semaphore>,
+}
+
+impl Semaphore {
+    fn core(&self) -> PhpResult<RefMut<'_, semaphore::Semaphore>> {
+        self.inner
+            .try_borrow_mut()
+            .map_err(|_| PhpException::from_message("redis-lock: the Semaphore is busy".to_string()))
+    }
+}
+
+#[php_impl]
+impl Semaphore {
+    /// Validates every argument and option; connects lazily, on first use.
+    ///
+    /// @throws ValueError for an empty key, $permits < 1, a negative or non-finite
+    ///         $timeOut, a $lockOut that is not a positive number, an unknown option,
+    ///         a malformed dsn, or Redlock ('servers')
+    /// @throws TypeError for an option of the wrong type
+    #[php(defaults(timeOut = 0.0, lockOut = 10.0))]
+    pub fn __construct(
+        key: BinarySlice<u8>,
+        permits: i64,
+        timeOut: f64,
+        lockOut: f64,
+        options: Option<&ZendHashTable>,
+    ) -> PhpResult<Self> {
+        let settings = settings(options, "Semaphore::__construct(): Argument #5 ($options)")?;
+        Ok(Semaphore { inner: RefCell::new(semaphore::Semaphore::new(&key, permits, timeOut, lockOut, &settings)?) })
+    }
+
+    /// Takes $weight permits, waiting up to $timeOut seconds; woken by the release that
+    /// frees them.
+    ///
+    /// @return string|false the token of this hold, or false
+    /// @throws ValueError for a $weight below 1 or above the permits
+    /// @throws LockException when the semaphore's holders agreed on another number of permits
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    #[php(defaults(weight = 1))]
+    pub fn acquire(&self, weight: i64) -> PhpResult<Zval> {
+        Ok(token_zval(self.core()?.acquire(weight)?))
+    }
+
+    /// Takes $weight permits with exactly one try.
+    ///
+    /// @return string|false the token of this hold, or false
+    /// @throws ValueError for a $weight below 1 or above the permits
+    /// @throws LockException when the semaphore's holders agreed on another number of permits
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    #[php(defaults(weight = 1))]
+    pub fn try_acquire(&self, weight: i64) -> PhpResult<Zval> {
+        Ok(token_zval(self.core()?.try_acquire(weight)?))
+    }
+
+    /// Releases the hold of $token (default: this object's last) and hands its permits
+    /// to the waiters that fit.
+    ///
+    /// @return bool true when this call released a live hold
+    pub fn release(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+        Ok(self.core()?.release(token.as_deref().copied())?)
+    }
+
+    /// Sets the lease of the hold of $token (default: this object's) to $lockOut
+    /// seconds (default: the object's; INF: none), if it is still live.
+    ///
+    /// @return bool false when the hold is gone (released, or its lease ended)
+    /// @throws ValueError for a $lockOut that is not a positive number
+    pub fn extend(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
+        Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
+    }
+
+    /// Whether $token (default: this object's) holds permits right now.
+    pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+        Ok(self.core()?.is_owned(token.as_deref().copied())?)
+    }
+
+    /// The permits free now (holds whose lease ended are reclaimed first).
+    ///
+    /// @throws LockException when the semaphore's holders agreed on another number of permits
+    pub fn available(&self) -> PhpResult<i64> {
+        Ok(self.core()?.available()?)
+    }
+
+    /// Takes $weight permits (waiting up to $timeOut), runs $fn, and releases them
+    /// whatever happens: $fn's return value is returned, its exception rethrown, and
+    /// even a fatal error inside $fn releases them.
+    ///
+    /// @throws LockTimeoutException when the permits cannot be had within $timeOut
+    /// @throws LockException when $fn returned but the hold had been lost meanwhile
+    #[php(defaults(weight = 1))]
+    pub fn synchronized(&self, r#fn: ZendCallable, weight: i64) -> PhpResult<Zval> {
+        let token = self.core()?.acquire_or_fail(weight)?;
+        run_held(
+            r#fn,
+            token,
+            |token| Ok(self.core()?.finish(token)?),
+            |token| {
+                let _ = self.core().map(|mut core| core.release(Some(token)));
+            },
+        )
+    }
+}

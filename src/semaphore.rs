@@ -1,0 +1,602 @@
+//! Counting semaphores: up to `permits` units held at once, each hold a token with a
+//! weight and a lease of its own.
+//!
+//! Beside the semaphore's key (a hash: `permits`, `used`, and `w:<token>` for each
+//! holder's weight) the holders are a sorted set (`LockKeys::readers`) of tokens
+//! scored with the Redis time, in ms, at which their lease ends. Every script first
+//! reclaims the holds whose lease has ended, on Redis's clock, so a crashed holder's
+//! permits come back when its lease ends. The keys live as long as the longest
+//! lease.
+//!
+//! Hand-over: a release gives the freed permits to the queued waiters that now fit,
+//! in queue order, each woken on its own channel (`waiting`). With `fair`, nobody
+//! overtakes the first waiter. Without it, a waiter (or a newcomer) that fits may
+//! pass a first waiter that does not, but only during that waiter's first
+//! `PATIENCE_MS` at the head of the queue: after that, permits gather for it, so a
+//! heavy waiter is never starved by a stream of light ones.
+
+use crate::config::{self, Settings};
+use crate::error::{LockError, Result};
+use crate::held::{self, Hold, HoldId, Kind, Renewal, Status};
+use crate::keys::LockKeys;
+use crate::pid;
+use crate::pool::Retry;
+use crate::resp;
+use crate::route::Route;
+use crate::scripts::Script;
+use crate::token::{self, Token};
+use crate::wait::Backoff;
+use crate::waiting::{self, Try, Waited, Waiter};
+use redis::{ErrorKind, RedisError, Value};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+/// How long (ms) the first waiter lets lighter waiters that fit pass it.
+const PATIENCE_MS: &str = "100";
+
+/// The queue outlives the longest wait in it by this much.
+const QUEUE_SLACK: Duration = Duration::from_secs(5);
+
+/// Lua helpers of every semaphore script. KEYS[1] is the hash, KEYS[2] the queue,
+/// KEYS[3] the first waiter's patience (`<deadline ms>:<entry>`), KEYS[4] the holders.
+/// A queue entry is `<lease ms>:<weight>:<channel length>:<channel><token>`.
+macro_rules! lua_permits {
+    () => {
+        r"local sem, queue, patience, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local t0 = redis.call('time')
+local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
+local function drop(t)
+    local w = tonumber(redis.call('hget', sem, 'w:' .. t)) or 0
+    redis.call('hdel', sem, 'w:' .. t)
+    redis.call('hincrby', sem, 'used', -w)
+    redis.call('zrem', holders, t)
+end
+for _, t in ipairs(redis.call('zrangebyscore', holders, '-inf', now)) do drop(t) end
+local function used()
+    return tonumber(redis.call('hget', sem, 'used')) or 0
+end
+local function add(t, w, lease, permits, fair)
+    if lease == '0' then redis.call('zadd', holders, 'inf', t) else redis.call('zadd', holders, now + tonumber(lease), t) end
+    redis.call('hset', sem, 'permits', permits, 'fair', fair, 'w:' .. t, w)
+    redis.call('hincrby', sem, 'used', w)
+end
+local function keep()
+    local last = redis.call('zrange', holders, -1, -1, 'withscores')
+    if not last[2] then
+        redis.call('del', sem, holders)
+    elseif last[2] == 'inf' then
+        redis.call('persist', sem)
+        redis.call('persist', holders)
+    else
+        local px = math.max(1, math.ceil(tonumber(last[2]) - now))
+        redis.call('pexpire', sem, px)
+        redis.call('pexpire', holders, px)
+    end
+end
+local function parse(e)
+    local lease, w, n, rest = string.match(e, '^(%d+):(%d+):(%d+):(.*)$')
+    if not rest then return nil end
+    n = tonumber(n)
+    return string.sub(rest, n + 1), lease, tonumber(w), string.sub(rest, 1, n)
+end
+local function patient(head, ms)
+    if not head then return true end
+    local v = redis.call('get', patience)
+    local until_ms, who = nil, nil
+    if v then until_ms, who = string.match(v, '^(%d+):(.*)$') end
+    if who ~= head then
+        local life = redis.call('pttl', queue)
+        if life < 1 then life = 60000 end
+        redis.call('set', patience, (now + tonumber(ms)) .. ':' .. head, 'px', life)
+        return true
+    end
+    return now < tonumber(until_ms)
+end
+"
+    };
+}
+
+/// `hand_out(permits, fair, ms)` gives free permits to the queued waiters that fit,
+/// in queue order (the first 64), past a first waiter that does not fit only when
+/// not `fair` and while its patience (`ms`) lasts. Answers whether anyone got some.
+macro_rules! lua_hand_out {
+    () => {
+        r"local function tell(ch, msg)
+    local heard = redis.pcall('publish', ch, msg)
+    if type(heard) ~= 'number' then return 'denied' end
+    if heard == 0 then return 'no' end
+    return 'yes'
+end
+local function hand_out(permits, fair, ms)
+    local free = permits - used()
+    local given = false
+    for i, e in ipairs(redis.call('lrange', queue, 0, 63)) do
+        if free <= 0 then break end
+        local t, lease, w, ch = parse(e)
+        if not t then
+            redis.call('lrem', queue, 1, e)
+        elseif w <= free then
+            local answer = tell(ch, 'g:' .. t)
+            if answer == 'denied' then break end
+            redis.call('lrem', queue, 1, e)
+            if answer == 'yes' then
+                add(t, w, lease, permits, fair and '1' or '0')
+                free = free - w
+                given = true
+            end
+        elseif fair or not patient(e, ms) then
+            break
+        end
+    end
+    return given
+end
+"
+    };
+}
+
+/// Takes `ARGV[7]` permits of `ARGV[6]` for the token ARGV[1] with a lease of ARGV[2]
+/// ms (0: none), or queues with the entry ARGV[3] ("": one try). ARGV[4]: the queue's
+/// lifetime in ms; ARGV[5] "1" on any try after the first; ARGV[8] "1" in fair mode;
+/// ARGV[9] the first waiter's patience in ms.
+///
+/// Returns `{1, 0}` when the token holds its permits, `{0, ms}` busy and not queued,
+/// `{2, ms}` queued (ms: until the earliest lease ends, -1 if none does), `{-1,
+/// stored}` when the holders agreed on another number of permits.
+pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        lua_permits!(),
+        r"local token, lease, entry = ARGV[1], ARGV[2], ARGV[3]
+local permits, weight = tonumber(ARGV[6]), tonumber(ARGV[7])
+local stored = redis.call('hget', sem, 'permits')
+if stored and tonumber(stored) ~= permits and redis.call('zcard', holders) > 0 then return {-1, tonumber(stored)} end
+local queued = ARGV[5] == '1' and entry ~= '' and redis.call('lpos', queue, entry)
+-- Handed over while queued (the grant took the entry out), or a retried try.
+if ARGV[5] == '1' and not queued and redis.call('zscore', holders, token) then return {1, 0} end
+if not redis.call('zscore', holders, token) and permits - used() >= weight then
+    local head = redis.call('lindex', queue, 0)
+    if not head or head == entry or (ARGV[8] ~= '1' and patient(head, ARGV[9])) then
+        if queued then redis.call('lrem', queue, 0, entry) end
+        add(token, weight, lease, permits, ARGV[8])
+        keep()
+        return {1, 0}
+    end
+end
+local first = redis.call('zrange', holders, 0, 0, 'withscores')
+local ms = -1
+if first[2] and first[2] ~= 'inf' then ms = math.max(0, math.ceil(tonumber(first[2]) - now)) end
+if entry == '' then return {0, ms} end
+if not queued then
+    redis.call('rpush', queue, entry)
+    redis.call('pexpire', queue, ARGV[4], 'gt')
+    if redis.call('pttl', queue) < 0 then redis.call('pexpire', queue, ARGV[4]) end
+end
+return {2, ms}"
+    ))
+});
+
+/// Releases the hold of the token ARGV[1] and hands the freed permits out, fairly if
+/// the holders were taken in fair mode (ARGV[2]: the patience in ms). Returns 1 when the hold was released with its
+/// lease still running, 0 when the token held nothing (or its lease had ended).
+pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        lua_permits!(),
+        lua_hand_out!(),
+        r"local live = 0
+if redis.call('zscore', holders, ARGV[1]) then
+    live = 1
+    drop(ARGV[1])
+end
+local permits = tonumber(redis.call('hget', sem, 'permits'))
+if permits then hand_out(permits, redis.call('hget', sem, 'fair') == '1', ARGV[2]) end
+keep()
+return live"
+    ))
+});
+
+/// Sets the lease of the hold of the token ARGV[1] to ARGV[2] ms (0: none) if it is
+/// still live. Returns 1 when it did, 0 otherwise.
+pub static RENEW: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        lua_permits!(),
+        r"if not redis.call('zscore', holders, ARGV[1]) then return 0 end
+if ARGV[2] == '0' then
+    redis.call('zadd', holders, 'inf', ARGV[1])
+else
+    redis.call('zadd', holders, now + tonumber(ARGV[2]), ARGV[1])
+end
+keep()
+return 1"
+    ))
+});
+
+/// Leaves the queue (entry ARGV[2]) when a wait gives up. Returns 1 if permits were
+/// handed to the token ARGV[1] meanwhile, 0 otherwise.
+pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        lua_permits!(),
+        r"if redis.call('lrem', queue, 0, ARGV[2]) ~= 0 then return 0 end
+if redis.call('zscore', holders, ARGV[1]) then return 1 end
+return 0"
+    ))
+});
+
+/// The permits free now out of ARGV[1], and whether the token ARGV[2] holds some:
+/// `{free, held}`, or `{-1, stored}` when the holders agreed on another number.
+pub static STATE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        lua_permits!(),
+        r"local stored = redis.call('hget', sem, 'permits')
+if stored and tonumber(stored) ~= tonumber(ARGV[1]) and redis.call('zcard', holders) > 0 then return {-1, tonumber(stored)} end
+local held = 0
+if ARGV[2] ~= '' and redis.call('zscore', holders, ARGV[2]) then held = 1 end
+return {tonumber(ARGV[1]) - used(), held}"
+    ))
+});
+
+/// The keys of a semaphore, in the order its scripts take them.
+pub(crate) fn script_keys(k: &LockKeys) -> [&[u8]; 4] {
+    [&k.lock, &k.queue, &k.patience, &k.readers]
+}
+
+/// A counting semaphore on one Redis key.
+pub struct Semaphore {
+    name: Vec<u8>,
+    keys: Arc<LockKeys>,
+    permits: u32,
+    permits_arg: String,
+    ttl_arg: String,
+    lease: Option<Duration>,
+    wait: Duration,
+    retry_delay: Duration,
+    retry_delay_max: Duration,
+    fair: bool,
+    auto_renew: bool,
+    auto_release: bool,
+    max_hold: Option<Duration>,
+    route: Route,
+    /// The token of this object's last hold, while it believes it holds it.
+    token: Option<Token>,
+    /// The hold's entry in the table of holds, and the process that made it.
+    hold: Option<(HoldId, u32)>,
+}
+
+impl Semaphore {
+    /// Validates everything up front, so that a bad argument never reaches Redis.
+    pub fn new(name: &[u8], permits: i64, time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
+        if name.is_empty() {
+            return Err(LockError::InvalidValue("Semaphore::__construct(): Argument #1 ($key) must not be empty".to_string()));
+        }
+        let permits = u32::try_from(permits).ok().filter(|p| (1..=1_000_000).contains(p)).ok_or_else(|| {
+            LockError::InvalidValue(format!(
+                "Semaphore::__construct(): Argument #2 ($permits) must be between 1 and 1000000, {permits} given"
+            ))
+        })?;
+        let wait = config::time_out(time_out)?;
+        let ttl_ms = config::lease_ms("Semaphore::__construct(): Argument #4 ($lockOut)", lock_out)?;
+        settings.check()?;
+        if !settings.servers.is_empty() {
+            return Err(LockError::InvalidValue(
+                "Semaphore::__construct(): a semaphore needs one server, Sentinel or Cluster; Redlock (\"servers\") keeps no holders' leases on a majority".to_string(),
+            ));
+        }
+        let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
+        key.extend_from_slice(&settings.prefix);
+        key.extend_from_slice(name);
+        Ok(Semaphore {
+            name: name.to_vec(),
+            route: Route::for_key(settings, &key)?,
+            keys: Arc::new(LockKeys::new(key)),
+            permits,
+            permits_arg: permits.to_string(),
+            ttl_arg: ttl_ms.to_string(),
+            lease: (ttl_ms != config::NO_EXPIRY).then(|| Duration::from_millis(ttl_ms)),
+            wait,
+            retry_delay: settings.retry_delay,
+            retry_delay_max: settings.retry_delay_max,
+            fair: settings.fair,
+            auto_renew: settings.auto_renew,
+            auto_release: settings.auto_release,
+            max_hold: settings.max_hold,
+            token: None,
+            hold: None,
+        })
+    }
+
+    /// The key as given, without the prefix.
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// Takes `weight` permits with one try: the token of this hold, or `None` when
+    /// too few are free (or, see the module comment, when others wait first).
+    pub fn try_acquire(&mut self, weight: i64) -> Result<Option<Token>> {
+        self.obtain(weight, false, "tryAcquire")
+    }
+
+    /// Takes `weight` permits, waiting up to `$timeOut` (woken by the release that
+    /// frees them, never polling while a subscriber can be had).
+    pub fn acquire(&mut self, weight: i64) -> Result<Option<Token>> {
+        self.obtain(weight, !self.wait.is_zero(), "acquire")
+    }
+
+    fn obtain(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
+        pid::refresh();
+        let weight = self.check_weight(weight, method)?;
+        let start = Instant::now();
+        let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
+        let token = token::generate()?;
+        let w = PermitWait { sem: self, token: &token, weight };
+        match w.attempt(b"", false, deadline) {
+            Ok(Try::Acquired(_)) => return Ok(Some(self.took(token))),
+            Ok(Try::Busy { .. }) if !wait => return Ok(None),
+            Ok(Try::Busy { .. }) => {}
+            Err(e) => return Err(self.maybe_taken(token, e)),
+        }
+        match waiting::wait(&w, deadline) {
+            Waited::Got(_) => Ok(Some(self.took(token))),
+            Waited::TimedOut => Ok(None),
+            Waited::Failed(e) => Err(self.maybe_taken(token, e)),
+        }
+    }
+
+    fn check_weight(&self, weight: i64, method: &str) -> Result<u32> {
+        u32::try_from(weight).ok().filter(|w| (1..=self.permits).contains(w)).ok_or_else(|| {
+            LockError::InvalidValue(format!(
+                "Semaphore::{method}(): Argument #1 ($weight) must be between 1 and {} (the permits), {weight} given",
+                self.permits
+            ))
+        })
+    }
+
+    /// Releases the hold of `token` (default: this object's) and hands the freed
+    /// permits out. Returns whether this call released a live hold.
+    pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
+        pid::refresh();
+        let Some(token) = token.map(<[u8]>::to_vec).or_else(|| self.token.clone()) else { return Ok(false) };
+        let own = self.token.as_deref() == Some(&token[..]);
+        let hold = if own { self.own_hold().and_then(held::take) } else { None };
+        if own {
+            self.hold = None;
+        }
+        if hold.as_ref().is_some_and(|h| h.lost) {
+            self.token = None;
+            return Ok(false);
+        }
+        match release(&self.route, &self.keys, &token) {
+            Ok(released) => {
+                if own {
+                    self.token = None;
+                } else {
+                    held::forget(&self.keys, &token);
+                }
+                Ok(released)
+            }
+            Err(e) => {
+                // Still listed, unrenewed: the object's end or request end tries again.
+                if let Some(mut hold) = hold {
+                    hold.renew = None;
+                    self.hold = Some((held::add(hold), pid::current()));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Sets the lease of the hold of `token` (default: this object's) to `lock_out`
+    /// seconds (default: the object's `$lockOut`; `INF`: none) if it is still live.
+    pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
+        pid::refresh();
+        let ms = match lock_out {
+            Some(secs) => config::lease_ms("Semaphore::extend(): Argument #2 ($lockOut)", secs)?,
+            None => self.lease.map_or(config::NO_EXPIRY, |l| l.as_millis() as u64),
+        };
+        let Some(token) = token.map(<[u8]>::to_vec).or_else(|| self.token.clone()) else { return Ok(false) };
+        let own_hold = self.own_hold().filter(|_| self.token.as_deref() == Some(&token[..]));
+        if own_hold.is_some_and(|id| held::status(id) == Status::Lost) {
+            return Ok(false);
+        }
+        let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
+        let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
+        if let Some(id) = own_hold {
+            if renewed == 1 {
+                held::set_lease(id, (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms)), sent);
+            } else {
+                held::mark_lost(id);
+            }
+        }
+        Ok(renewed == 1)
+    }
+
+    /// Whether `token` (default: this object's) holds permits right now.
+    pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
+        pid::refresh();
+        let Some(token) = token.map(<[u8]>::to_vec).or_else(|| self.token.clone()) else { return Ok(false) };
+        if self.token.as_deref() == Some(&token[..]) && self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
+            return Ok(false);
+        }
+        Ok(self.state(&token)?.1)
+    }
+
+    /// The permits free now (expired holds reclaimed first).
+    pub fn available(&self) -> Result<i64> {
+        pid::refresh();
+        Ok(self.state(b"")?.0)
+    }
+
+    /// `(free permits, whether token holds some)`.
+    fn state(&self, token: &[u8]) -> Result<(i64, bool)> {
+        let k = &self.keys;
+        let reply = self.route.run(Retry::IfStale, |conn, _| STATE.run(conn, &script_keys(k), &[self.permits_arg.as_bytes(), token]))?;
+        match pair(&reply) {
+            Some((-1, stored)) => Err(self.mismatch(stored)),
+            Some((free, held)) => Ok((free, held == 1)),
+            None => Err(self.unexpected(&reply)),
+        }
+    }
+
+    /// Acquires like `acquire()`, but too few permits within the wait is a timeout error.
+    pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
+        self.obtain(weight, !self.wait.is_zero(), "synchronized")?.ok_or_else(|| LockError::Timeout {
+            what: "semaphore",
+            key: String::from_utf8_lossy(&self.name).into_owned(),
+            waited: self.wait.as_secs_f64(),
+        })
+    }
+
+    /// Releases `token` after the work it protected (`synchronized()`): an error when
+    /// the hold was this object's and was lost before the work finished.
+    pub fn finish(&mut self, token: &[u8]) -> Result<()> {
+        let ours = self.token.as_deref() == Some(token);
+        if !self.release(Some(token))? && ours {
+            return Err(LockError::Lost { what: "semaphore", key: String::from_utf8_lossy(&self.name).into_owned() });
+        }
+        Ok(())
+    }
+
+    fn took(&mut self, token: Token) -> Token {
+        let now = Instant::now();
+        let renew = self.lease.filter(|_| self.auto_renew).map(|lease| Renewal::new(lease, now, self.max_hold));
+        self.forget_hold();
+        let id = held::add(Hold {
+            kind: Kind::Permits,
+            route: self.route.clone(),
+            quorum: None,
+            keys: self.keys.clone(),
+            token: token.clone(),
+            renew,
+            lost: false,
+            auto_release: self.auto_release,
+            orphan: false,
+        });
+        self.hold = Some((id, pid::current()));
+        self.token = Some(token.clone());
+        token
+    }
+
+    /// After a failed try the permits may still have been taken (a lost reply): keep
+    /// the token, so that a release (or the object's end) clears them.
+    fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
+        if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
+            self.took(token);
+            if let Some(id) = self.own_hold() {
+                held::set_lease(id, None, Instant::now());
+            }
+        }
+        e
+    }
+
+    fn own_hold(&self) -> Option<HoldId> {
+        self.hold.filter(|&(_, pid)| pid == pid::current()).map(|(id, _)| id)
+    }
+
+    fn forget_hold(&mut self) {
+        if let Some(id) = self.own_hold() {
+            held::take(id);
+        }
+        self.hold = None;
+    }
+
+    fn mismatch(&self, stored: i64) -> LockError {
+        LockError::PermitsMismatch { key: String::from_utf8_lossy(&self.name).into_owned(), stored, given: self.permits }
+    }
+
+    fn unexpected(&self, reply: &Value) -> LockError {
+        let e = RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("semaphore script: {reply:?}")));
+        self.route.node().error(&e)
+    }
+}
+
+impl Drop for Semaphore {
+    /// A hold still held when its object goes away is released (unless
+    /// `auto_release` is off, or the object is a forked child's copy).
+    fn drop(&mut self) {
+        pid::refresh();
+        let Some(id) = self.own_hold() else { return };
+        if !self.auto_release {
+            held::orphan(id);
+            return;
+        }
+        if let Some(hold) = held::take(id) {
+            if !hold.lost {
+                let _ = release(&hold.route, &hold.keys, &hold.token);
+            }
+        }
+    }
+}
+
+/// Releases the hold of `token` on the semaphore `keys` and hands out its permits.
+pub(crate) fn release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<bool> {
+    let reply = route.run(Retry::IfStale, |conn, _| RELEASE.run(conn, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]))?;
+    Ok(resp::int(&reply) == Some(1))
+}
+
+/// A reply `{a, b}` of two integers.
+fn pair(reply: &Value) -> Option<(i64, i64)> {
+    match reply {
+        Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
+        _ => None,
+    }
+}
+
+/// One wait of a `Semaphore`, as `waiting` sees it.
+struct PermitWait<'a> {
+    sem: &'a Semaphore,
+    token: &'a [u8],
+    weight: u32,
+}
+
+impl Waiter for PermitWait<'_> {
+    fn route(&self) -> &Route {
+        &self.sem.route
+    }
+
+    fn token(&self) -> &[u8] {
+        self.token
+    }
+
+    fn entry(&self, channel: &str) -> Vec<u8> {
+        let mut entry = format!("{}:{}:{}:{channel}", self.sem.ttl_arg, self.weight, channel.len()).into_bytes();
+        entry.extend_from_slice(self.token);
+        entry
+    }
+
+    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
+        let s = self.sem;
+        let queue_ms = (deadline.saturating_duration_since(Instant::now()) + QUEUE_SLACK).as_millis().to_string();
+        let weight = self.weight.to_string();
+        let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
+        let reply = s.route.run(Retry::ToSettle, |conn, settling| {
+            ACQUIRE.run(
+                conn,
+                &script_keys(&s.keys),
+                &[
+                    self.token,
+                    s.ttl_arg.as_bytes(),
+                    entry,
+                    queue_ms.as_bytes(),
+                    flag(again || settling),
+                    s.permits_arg.as_bytes(),
+                    weight.as_bytes(),
+                    flag(s.fair),
+                    PATIENCE_MS.as_bytes(),
+                ],
+            )
+        })?;
+        match pair(&reply) {
+            Some((1, _)) => Ok(Try::Acquired(None)),
+            Some((-1, stored)) => Err(s.mismatch(stored)),
+            Some((status, ms)) => Ok(Try::Busy { pttl: u64::try_from(ms).ok().map(Duration::from_millis), queued: status == 2 }),
+            None => Err(s.unexpected(&reply)),
+        }
+    }
+
+    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
+        let k = &self.sem.keys;
+        let got: i64 = self.sem.route.run(Retry::IfStale, |conn, _| CANCEL.invoke(conn, &script_keys(k), &[self.token, entry]))?;
+        Ok((got == 1).then_some(None))
+    }
+
+    fn backoff(&self) -> Backoff {
+        Backoff::new(self.sem.retry_delay, self.sem.retry_delay_max)
+    }
+}
