@@ -38,6 +38,12 @@ try {
     echo "two readers on the master: ", var_export($both && rl_cmd($set['master']['dsn'], 'ZCARD', "{{$rk}}:readers") === 2, true),
         ", a writer refused: ", var_export((new Lock($rk, 0, 5, $opts))->tryLock(), true), "\n";
     var_dump($r1->releaseLock(), $r2->releaseLock());
+    $sk = rl_key('sentinel-sem');
+    $sem = [new Semaphore($sk, 2, 0, 30, $opts), new Semaphore($sk, 2, 0, 30, $opts), new Semaphore($sk, 2, 0, 30, $opts)];
+    echo "semaphore on the master: ", var_export(is_string($sem[0]->tryAcquire()) && is_string($sem[1]->tryAcquire()), true),
+        ", a third refused: ", var_export($sem[2]->tryAcquire(), true), ", holders there: ", rl_cmd($set['master']['dsn'], 'ZCARD', "{{$sk}}:readers"), "\n";
+    $sem[0]->release();
+    $sem[1]->release();
 
     rl_kill_redis($set['master']);
     $t0 = microtime(true);
@@ -64,6 +70,10 @@ try {
     $s1->releaseLock();
     $s2->releaseLock();
     echo ", then taken once they left: ", var_export(is_string((new Lock($rk, 0, 5, $opts))->tryLock()), true), "\n";
+    $sem = [new Semaphore($sk, 2, 0, 5, $opts), new Semaphore($sk, 2, 0, 5, $opts)];
+    echo "semaphore after the failover: ", var_export(is_string($sem[0]->tryAcquire(2)), true), ", full: ", var_export($sem[1]->tryAcquire(), true),
+        ", on the promoted master: ", rl_cmd($set['replica']['dsn'], 'ZCARD', "{{$sk}}:readers"), "\n";
+    $sem[0]->release();
 } finally {
     rl_stop_sentinel_set($set);
 }
@@ -76,6 +86,7 @@ replica frozen: acquired true after waiting for it: true
 two readers on the master: true, a writer refused: false
 bool(true)
 bool(true)
+semaphore on the master: true, a third refused: false, holders there: 2
 locking resumed after the failover: true, within 10 s: true
 on the promoted replica: master, key there: 1
 bool(false)
@@ -83,3 +94,4 @@ bool(true)
 bool(true)
 bool(true)
 after the failover: two readers true, a writer refused false, then taken once they left: true
+semaphore after the failover: true, full: false, on the promoted master: 1

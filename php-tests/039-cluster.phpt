@@ -103,6 +103,23 @@ try {
     pcntl_waitpid($pid, $st);
     echo "handed to the writer by the last release: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
 
+    // A semaphore on the slot's master: a waiter in another process is handed the
+    // permits by the release.
+    $sk = $wk . ':sem';
+    $smaster = rl_cluster_master_of($seeds[0], $sk);
+    $sem = new Semaphore($sk, 2, 0, 10, ['cluster' => $seeds]);
+    $sem->tryAcquire(2);
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $w = new Semaphore($sk, 2, 5, 10, ['cluster' => $seeds]);
+        $t = $w->acquire();
+        exit(is_string($t) && rl_cmd($smaster, 'ZSCORE', "{{$sk}}:readers", $t) !== null ? 0 : 1);
+    }
+    for ($i = 0; $i < 100 && !rl_cmd($smaster, 'LLEN', "{{$sk}}:queue"); $i++) { usleep(10000); }
+    $sem->release();
+    pcntl_waitpid($pid, $st);
+    echo "semaphore: permits handed over on the slot's master: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
+
     // PUBLISH reaches every node's subscribers: a grant heard is confirmed before
     // addLock() believes it. Here a forged one arrives while the lock is still held.
     $fk = rl_key('forged');
@@ -194,6 +211,7 @@ handed over by the release: true, waiter woken at once: true
 two readers on the slot's master: true
 the writer waits for the last reader: 1 queued
 handed to the writer by the last release: true
+semaphore: permits handed over on the slot's master: true
 forged grant ignored: true
 ASK followed: true
 LockConnectionException: names the migration: true

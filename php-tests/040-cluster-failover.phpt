@@ -91,6 +91,9 @@ try {
     $s1->releaseLock();
     $s2->releaseLock();
     echo ", then taken once they left: ", var_export(is_string((new Lock($k2, 0, 5, $opts))->tryLock()), true), "\n";
+    $sem = [new Semaphore("$k2:sem", 1, 0, 5, $opts), new Semaphore("$k2:sem", 1, 0, 5, $opts)];
+    echo "semaphore after the failover: ", var_export(is_string($sem[0]->tryAcquire()), true), ", full: ", var_export($sem[1]->tryAcquire(), true), "\n";
+    $sem[0]->release();
 
     // No lost update: 6 processes add 1 to a value 40 times each, read and written
     // separately, under the lock.
@@ -127,4 +130,5 @@ bool(true)
 bool(true)
 bool(true)
 after the failover: two readers true, a writer refused false, then taken once they left: true
+semaphore after the failover: true, full: false
 workers: 0,0,0,0,0,0; counter: 240
