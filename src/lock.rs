@@ -19,7 +19,7 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
-use crate::held::{self, Hold, HoldId, Kind, Renewal, Status};
+use crate::held::{self, Claim, Hold, Kind, Renewal, Status};
 use crate::keys::LockKeys;
 use crate::pool::{self, Retry};
 use crate::route::Route;
@@ -80,11 +80,10 @@ pub struct Lock {
     route: Route,
     /// The Redlock nodes, when `servers` is set; `route` is then the first of them.
     quorum: Option<Arc<Quorum>>,
-    token: Option<Token>,
-    /// When this object acquired `token`.
+    /// This object's last hold: its token and its entry in the table of holds.
+    claim: Claim,
+    /// When this object acquired its token.
     acquired_at: Option<Instant>,
-    /// The entry of `token` in the table of holds, and the process that made it.
-    hold: Option<(HoldId, u32)>,
     /// The fencing token of the last acquisition, once issued (at the acquisition, or
     /// when first asked for); kept after the release.
     fence: Option<i64>,
@@ -172,9 +171,8 @@ impl Lock {
             auto_release: settings.auto_release,
             route,
             quorum,
-            token: None,
+            claim: Claim::default(),
             acquired_at: None,
-            hold: None,
             fence: None,
             ever_held: false,
             kind: Kind::Write,
@@ -188,7 +186,7 @@ impl Lock {
 
     /// The token this object last acquired, if it still believes it holds one.
     pub fn token(&self) -> Option<&[u8]> {
-        self.token.as_deref()
+        self.claim.token.as_deref()
     }
 
     /// The fencing token of this object's last acquisition: `None` before the first,
@@ -202,7 +200,7 @@ impl Lock {
     /// that skips missing numbers would let the stale holder through.
     pub fn fencing_token(&mut self) -> Result<Option<i64>> {
         pid::refresh();
-        if !self.fencing || (self.kind == Kind::Read && self.token.is_some()) {
+        if !self.fencing || (self.kind == Kind::Read && self.claim.token.is_some()) {
             return Ok(None);
         }
         EAGER_FENCING.store(true, Ordering::Relaxed);
@@ -210,8 +208,8 @@ impl Lock {
             return Ok(self.fence);
         }
         let lost = || LockError::Unfenced { key: String::from_utf8_lossy(&self.name).into_owned() };
-        let Some(token) = self.token.clone() else { return Err(lost()) };
-        if self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
+        let Some(token) = self.claim.token.clone() else { return Err(lost()) };
+        if self.claim.own().is_some_and(|id| held::status(id) == Status::Lost) {
             return Err(lost());
         }
         let k = &self.keys;
@@ -293,12 +291,12 @@ impl Lock {
             return self.acquire_quorum(&q, token, deadline);
         }
         let token = match (mode, chosen) {
-            (Mode::Upgrade, Some(t)) if Some(&t) != self.token.as_ref() => {
+            (Mode::Upgrade, Some(t)) if Some(&t) != self.claim.token.as_ref() => {
                 return Err(LockError::InvalidValue(
                     "Lock::addLock(): Argument #1 ($token) must be this object's read token, or null: an upgrade keeps its token".to_string(),
                 ))
             }
-            (Mode::Upgrade, _) => self.token.clone().unwrap_or_default(),
+            (Mode::Upgrade, _) => self.claim.token.clone().unwrap_or_default(),
             (_, Some(t)) => t,
             (_, None) => token::generate()?,
         };
@@ -321,7 +319,7 @@ impl Lock {
 
     /// The write lock this object holds becomes a read share, in one step.
     fn downgrade(&mut self) -> Result<Option<Token>> {
-        let Some(token) = self.token.clone() else { return Ok(None) };
+        let Some(token) = self.claim.token.clone() else { return Ok(None) };
         let k = &self.keys;
         let done = self.run(Retry::IfStale, |conn, _| {
             let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.ttl_arg.as_bytes()])?;
@@ -329,7 +327,7 @@ impl Lock {
         })?;
         if done != 1 {
             // The write lock was lost meanwhile: nothing to downgrade.
-            self.clear();
+            self.claim.released(true, &self.keys, &token);
             return Ok(None);
         }
         Ok(Some(self.took(token, None, Kind::Read)))
@@ -338,7 +336,7 @@ impl Lock {
     /// What this object holds, as far as it knows: none, or a hold the watchdog
     /// has not found lost.
     fn live_hold(&self) -> Option<Kind> {
-        let id = self.own_hold()?;
+        let id = self.claim.own()?;
         (held::status(id) == Status::Held).then_some(self.kind)
     }
     /// The first try of an acquisition: a plain `SET NX PX`, the cheapest command
@@ -448,40 +446,18 @@ impl Lock {
     /// Makes `token` this object's, in the table of holds too. A hold the object had
     /// before is over: the key was free for this one to be taken.
     fn hold_token(&mut self, token: Token, renew: Option<Renewal>, kind: Kind) {
-        self.forget_hold();
         self.kind = kind;
-        let id = held::add(Hold {
+        self.claim.record(Hold {
             kind,
             route: self.route.clone(),
             quorum: self.quorum.clone(),
             keys: self.keys.clone(),
-            token: token.clone(),
+            token,
             renew,
             lost: false,
             auto_release: self.auto_release,
             orphan: false,
         });
-        self.hold = Some((id, pid::current()));
-        self.token = Some(token);
-    }
-
-    /// This object's hold, when this process made it (not a forked child's copy).
-    fn own_hold(&self) -> Option<HoldId> {
-        self.hold.filter(|&(_, pid)| pid == pid::current()).map(|(id, _)| id)
-    }
-
-    /// Drops this object's hold from the table, without touching Redis.
-    fn forget_hold(&mut self) {
-        if let Some(id) = self.own_hold() {
-            held::take(id);
-        }
-        self.hold = None;
-    }
-
-    fn clear(&mut self) {
-        self.forget_hold();
-        self.token = None;
-        self.acquired_at = None;
     }
 
     /// After a failed try the lock may still have been taken (a lost reply):
@@ -490,7 +466,7 @@ impl Lock {
     /// sent nothing, so there is nothing to clear (and no reason to connect again
     /// when the object goes away).
     fn maybe_taken(&mut self, token: Token, e: LockError, kind: Kind) -> LockError {
-        if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
+        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
             self.hold_token(token, None, kind);
             // Not known to be held: a fencing token, if asked for, is taken then, checked.
             self.fence = None;
@@ -572,15 +548,11 @@ impl Lock {
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = self.pick_token(token) else { return Ok(false) };
-        let own = self.is_own(&token);
+        let Some(token) = self.claim.pick(token) else { return Ok(false) };
         // Out of the table first, in one step: no renewal may race the release.
-        let hold = if own { self.own_hold().and_then(held::take) } else { None };
-        if own {
-            self.hold = None;
-        }
+        let (own, hold) = self.claim.take_for_release(&token);
         if hold.as_ref().is_some_and(|h| h.lost) {
-            self.clear();
+            self.claim.released(true, &self.keys, &token);
             return Ok(false);
         }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
@@ -588,21 +560,12 @@ impl Lock {
         let what = if own && self.kind == Kind::Read { Release::Read(&token) } else { Release::Token(&token, short) };
         match release_token(&self.route, self.quorum.as_deref(), &self.keys, what) {
             Ok(released) => {
-                if own {
-                    // Released now, or already gone: either way this object no longer holds it.
-                    self.clear();
-                } else {
-                    held::forget(&self.keys, &token);
-                }
+                // Released now, or already gone: either way the hold is over.
+                self.claim.released(own, &self.keys, &token);
                 Ok(released)
             }
             Err(e) => {
-                // Still listed, unrenewed, so that the object's end or request end tries
-                // again; otherwise the lease runs out.
-                if let Some(mut hold) = hold {
-                    hold.renew = None;
-                    self.hold = Some((held::add(hold), pid::current()));
-                }
+                self.claim.put_back(hold);
                 Err(e)
             }
         }
@@ -614,10 +577,9 @@ impl Lock {
     pub fn force_release(&mut self) -> Result<bool> {
         pid::refresh();
         let released = release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Any)?;
-        // Whatever this process held on the key is gone now.
-        if let Some(token) = self.token.clone() {
-            held::forget(&self.keys, &token);
-            self.clear();
+        // Whatever this object held on the key is gone now.
+        if let Some(token) = self.claim.token.clone() {
+            self.claim.released(true, &self.keys, &token);
         }
         Ok(released)
     }
@@ -636,11 +598,11 @@ impl Lock {
                 "Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
             ));
         }
-        let Some(token) = self.pick_token(token) else { return Ok(false) };
-        let own_hold = self.own_hold().filter(|_| self.is_own(&token));
-        if own_hold.is_some_and(|id| held::status(id) == Status::Lost) {
+        let Some(token) = self.claim.pick(token) else { return Ok(false) };
+        if self.claim.lost(&token) {
             return Ok(false);
         }
+        let own_hold = self.claim.own_for(&token);
         let key = &self.keys.lock[..];
         let ms_arg = ms.to_string();
         let sent = Instant::now();
@@ -664,21 +626,15 @@ impl Lock {
                 }
             }
         };
-        if let Some(id) = own_hold {
-            if extended == 1 {
-                held::set_lease(id, (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms)), sent);
-            } else {
-                held::mark_lost(id);
-            }
-        }
+        Claim::renewed(own_hold, extended == 1, (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms)), sent);
         Ok(extended == 1)
     }
 
     /// Whether the key holds `token` (default: this object's token) right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = self.pick_token(token) else { return Ok(false) };
-        if self.is_own(&token) && self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
+        let Some(token) = self.claim.pick(token) else { return Ok(false) };
+        if self.claim.lost(&token) {
             return Ok(false);
         }
         if let Some(q) = &self.quorum {
@@ -730,7 +686,7 @@ impl Lock {
     /// the token was still this object's but no longer held the key: the work
     /// outlived the lock. A token the work released itself is no error.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        let ours = self.is_own(token);
+        let ours = self.claim.is(token);
         if !self.release(Some(token))? && ours {
             return Err(LockError::Lost { what: "lock", key: String::from_utf8_lossy(&self.name).into_owned() });
         }
@@ -755,17 +711,6 @@ impl Lock {
         self.route.run(retry, op)
     }
 
-    fn pick_token(&self, token: Option<&[u8]>) -> Option<Token> {
-        match token {
-            Some(t) => Some(t.to_vec()),
-            None => self.token.clone(),
-        }
-    }
-
-    fn is_own(&self, token: &[u8]) -> bool {
-        self.token.as_deref() == Some(token)
-    }
-
     /// Redlock's lease: always finite (`new` and `extend` refuse `INF` with `servers`).
     fn redlock_lease(&self) -> Duration {
         self.lease.unwrap_or(Duration::from_secs(1))
@@ -777,13 +722,9 @@ impl Drop for Lock {
     /// a forked child's copy: the lock is its parent's then.
     fn drop(&mut self) {
         pid::refresh();
-        let Some(id) = self.own_hold() else { return };
-        if !self.auto_release {
-            // The lock outlives its object: only its lease or a release by token ends it.
-            held::orphan(id);
-            return;
-        }
-        if let Some(hold) = held::take(id) {
+        // With auto_release off the lock outlives its object: only its lease or a
+        // release by token ends it.
+        if let Some(hold) = self.claim.end(self.auto_release) {
             release_hold(&hold);
         }
     }

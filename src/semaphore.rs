@@ -17,7 +17,7 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
-use crate::held::{self, Hold, HoldId, Kind, Renewal, Status};
+use crate::held::{self, Claim, Hold, Kind, Renewal};
 use crate::keys::LockKeys;
 use crate::pid;
 use crate::pool::Retry;
@@ -254,10 +254,8 @@ pub struct Semaphore {
     auto_release: bool,
     max_hold: Option<Duration>,
     route: Route,
-    /// The token of this object's last hold, while it believes it holds it.
-    token: Option<Token>,
-    /// The hold's entry in the table of holds, and the process that made it.
-    hold: Option<(HoldId, u32)>,
+    /// This object's last hold.
+    claim: Claim,
 }
 
 impl Semaphore {
@@ -297,8 +295,7 @@ impl Semaphore {
             auto_renew: settings.auto_renew,
             auto_release: settings.auto_release,
             max_hold: settings.max_hold,
-            token: None,
-            hold: None,
+            claim: Claim::default(),
         })
     }
 
@@ -352,31 +349,19 @@ impl Semaphore {
     /// permits out. Returns whether this call released a live hold.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = token.map(<[u8]>::to_vec).or_else(|| self.token.clone()) else { return Ok(false) };
-        let own = self.token.as_deref() == Some(&token[..]);
-        let hold = if own { self.own_hold().and_then(held::take) } else { None };
-        if own {
-            self.hold = None;
-        }
+        let Some(token) = self.claim.pick(token) else { return Ok(false) };
+        let (own, hold) = self.claim.take_for_release(&token);
         if hold.as_ref().is_some_and(|h| h.lost) {
-            self.token = None;
+            self.claim.released(true, &self.keys, &token);
             return Ok(false);
         }
         match release(&self.route, &self.keys, &token) {
             Ok(released) => {
-                if own {
-                    self.token = None;
-                } else {
-                    held::forget(&self.keys, &token);
-                }
+                self.claim.released(own, &self.keys, &token);
                 Ok(released)
             }
             Err(e) => {
-                // Still listed, unrenewed: the object's end or request end tries again.
-                if let Some(mut hold) = hold {
-                    hold.renew = None;
-                    self.hold = Some((held::add(hold), pid::current()));
-                }
+                self.claim.put_back(hold);
                 Err(e)
             }
         }
@@ -390,28 +375,22 @@ impl Semaphore {
             Some(secs) => config::lease_ms("Semaphore::extend(): Argument #2 ($lockOut)", secs)?,
             None => self.lease.map_or(config::NO_EXPIRY, |l| l.as_millis() as u64),
         };
-        let Some(token) = token.map(<[u8]>::to_vec).or_else(|| self.token.clone()) else { return Ok(false) };
-        let own_hold = self.own_hold().filter(|_| self.token.as_deref() == Some(&token[..]));
-        if own_hold.is_some_and(|id| held::status(id) == Status::Lost) {
+        let Some(token) = self.claim.pick(token) else { return Ok(false) };
+        if self.claim.lost(&token) {
             return Ok(false);
         }
         let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
         let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
-        if let Some(id) = own_hold {
-            if renewed == 1 {
-                held::set_lease(id, (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms)), sent);
-            } else {
-                held::mark_lost(id);
-            }
-        }
+        let lease = (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms));
+        Claim::renewed(self.claim.own_for(&token), renewed == 1, lease, sent);
         Ok(renewed == 1)
     }
 
     /// Whether `token` (default: this object's) holds permits right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = token.map(<[u8]>::to_vec).or_else(|| self.token.clone()) else { return Ok(false) };
-        if self.token.as_deref() == Some(&token[..]) && self.own_hold().is_some_and(|id| held::status(id) == Status::Lost) {
+        let Some(token) = self.claim.pick(token) else { return Ok(false) };
+        if self.claim.lost(&token) {
             return Ok(false);
         }
         Ok(self.state(&token)?.1)
@@ -446,7 +425,7 @@ impl Semaphore {
     /// Releases `token` after the work it protected (`synchronized()`): an error when
     /// the hold was this object's and was lost before the work finished.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        let ours = self.token.as_deref() == Some(token);
+        let ours = self.claim.is(token);
         if !self.release(Some(token))? && ours {
             return Err(LockError::Lost { what: "semaphore", key: String::from_utf8_lossy(&self.name).into_owned() });
         }
@@ -456,8 +435,7 @@ impl Semaphore {
     fn took(&mut self, token: Token) -> Token {
         let now = Instant::now();
         let renew = self.lease.filter(|_| self.auto_renew).map(|lease| Renewal::new(lease, now, self.max_hold));
-        self.forget_hold();
-        let id = held::add(Hold {
+        self.claim.record(Hold {
             kind: Kind::Permits,
             route: self.route.clone(),
             quorum: None,
@@ -468,32 +446,20 @@ impl Semaphore {
             auto_release: self.auto_release,
             orphan: false,
         });
-        self.hold = Some((id, pid::current()));
-        self.token = Some(token.clone());
         token
     }
 
     /// After a failed try the permits may still have been taken (a lost reply): keep
     /// the token, so that a release (or the object's end) clears them.
     fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
-        if self.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
+        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
             self.took(token);
-            if let Some(id) = self.own_hold() {
+            // Not known to be held: nothing to renew.
+            if let Some(id) = self.claim.own() {
                 held::set_lease(id, None, Instant::now());
             }
         }
         e
-    }
-
-    fn own_hold(&self) -> Option<HoldId> {
-        self.hold.filter(|&(_, pid)| pid == pid::current()).map(|(id, _)| id)
-    }
-
-    fn forget_hold(&mut self) {
-        if let Some(id) = self.own_hold() {
-            held::take(id);
-        }
-        self.hold = None;
     }
 
     fn mismatch(&self, stored: i64) -> LockError {
@@ -511,15 +477,8 @@ impl Drop for Semaphore {
     /// `auto_release` is off, or the object is a forked child's copy).
     fn drop(&mut self) {
         pid::refresh();
-        let Some(id) = self.own_hold() else { return };
-        if !self.auto_release {
-            held::orphan(id);
-            return;
-        }
-        if let Some(hold) = held::take(id) {
-            if !hold.lost {
-                let _ = release(&hold.route, &hold.keys, &hold.token);
-            }
+        if let Some(hold) = self.claim.end(self.auto_release) {
+            let _ = release(&hold.route, &hold.keys, &hold.token);
         }
     }
 }
