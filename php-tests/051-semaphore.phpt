@@ -144,6 +144,17 @@ try {
     pcntl_waitpid($pid, $st);
     echo "the first waiter got all 3: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
 
+    echo "== synchronized\n";
+    $sy = new Semaphore($key, 3, 0, 10, $opts);
+    echo "returns: ", $sy->synchronized(fn() => "ran with " . $sy->available() . " free", 2), "; after: ", $sy->available(), " free\n";
+    try { $sy->synchronized(function () { throw new RuntimeException('boom'); }, 3); }
+    catch (RuntimeException $e) { echo "rethrown: ", $e->getMessage(), "; released: ", $sy->available(), " free\n"; }
+    $busy = new Semaphore($key, 3, 0, 10, $opts);
+    $busy->tryAcquire(3);
+    try { $sy->synchronized(fn() => 1); echo "ran\n"; }
+    catch (LockTimeoutException $e) { echo get_class($e), ': ', str_replace($key, 'KEY', $e->getMessage()), "\n"; }
+    $busy->release();
+
     echo "== bad input\n";
     $bad = [
         'permits 0' => fn() => new Semaphore($key, 0),
@@ -193,6 +204,10 @@ the heavy waiter got all 4: true, within a second: true
 == fair: nobody passes the first waiter
 a light newcomer that fits, fair: false; not fair, within the first waiter's patience: true
 the first waiter got all 3: true
+== synchronized
+returns: ran with 1 free; after: 3 free
+rethrown: boom; released: 3 free
+LockTimeoutException: redis-lock: could not acquire the semaphore "KEY" within 0 s
 == bad input
 permits 0: ValueError: Semaphore::__construct(): Argument #2 ($permits) must be between 1 and 1000000, 0 given
 weight 0: ValueError: Semaphore::tryAcquire(): Argument #1 ($weight) must be between 1 and 3 (the permits), 0 given

@@ -413,6 +413,15 @@ pub fn lease_ms(label: &str, lock_out: f64) -> Result<u64> {
     Ok(ms as u64)
 }
 
+/// The lease an extension sets: `lock_out` seconds (checked, `label` naming it), or
+/// by default the object's own `lease` (None: no expiry), in ms (`NO_EXPIRY` for none).
+pub fn extension_ms(label: &str, lock_out: Option<f64>, lease: Option<Duration>) -> Result<u64> {
+    match lock_out {
+        Some(secs) => lease_ms(label, secs),
+        None => Ok(lease.map_or(NO_EXPIRY, |l| l.as_millis() as u64)),
+    }
+}
+
 /// Validates `$timeOut` (seconds to keep retrying; 0 means one try).
 pub fn time_out(time_out: f64) -> Result<Duration> {
     if !time_out.is_finite() || time_out < 0.0 || time_out > MAX_SECONDS {

@@ -50,5 +50,17 @@ pub enum LockError {
     Random(String),
 }
 
+impl LockError {
+    /// `Timeout` for the `what` ("lock", "semaphore") named `name`.
+    pub(crate) fn timeout(what: &'static str, name: &[u8], waited: std::time::Duration) -> Self {
+        LockError::Timeout { what, key: String::from_utf8_lossy(name).into_owned(), waited: waited.as_secs_f64() }
+    }
+
+    /// `Lost` for the `what` named `name`.
+    pub(crate) fn lost(what: &'static str, name: &[u8]) -> Self {
+        LockError::Lost { what, key: String::from_utf8_lossy(name).into_owned() }
+    }
+}
+
 /// Shorthand used across the core.
 pub type Result<T> = std::result::Result<T, LockError>;

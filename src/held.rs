@@ -334,6 +334,12 @@ impl Claim {
         self.own_for(token).is_some_and(|id| status(id) == Status::Lost)
     }
 
+    /// `token` (default: this object's), unless the watchdog found it taken from this
+    /// object: then there is nothing to ask Redis (`None`).
+    pub fn live(&self, token: Option<&[u8]>) -> Option<Token> {
+        self.pick(token).filter(|t| !self.lost(t))
+    }
+
     /// Records a new hold (the one before it is over: forgotten, without Redis).
     pub fn record(&mut self, hold: Hold) {
         self.forget();
@@ -347,6 +353,36 @@ impl Claim {
             take(id);
         }
         self.entry = None;
+    }
+
+    /// Releases `token` (default: this object's) with `release(token, own)` (`own`:
+    /// the token is this object's), keeping the table right: the hold leaves it
+    /// first, in one step, so that no renewal races the release; it comes back,
+    /// unrenewed, if the release failed. A hold the watchdog found lost is not
+    /// released again: false at once.
+    pub fn release_with(
+        &mut self,
+        keys: &LockKeys,
+        token: Option<&[u8]>,
+        release: impl FnOnce(&[u8], bool) -> crate::error::Result<bool>,
+    ) -> crate::error::Result<bool> {
+        let Some(token) = self.pick(token) else { return Ok(false) };
+        let (own, hold) = self.take_for_release(&token);
+        if hold.as_ref().is_some_and(|h| h.lost) {
+            self.released(true, keys, &token);
+            return Ok(false);
+        }
+        match release(&token, own) {
+            Ok(released) => {
+                // Released now, or already gone: either way the hold is over.
+                self.released(own, keys, &token);
+                Ok(released)
+            }
+            Err(e) => {
+                self.put_back(hold);
+                Err(e)
+            }
+        }
     }
 
     /// Before releasing `token`: takes this object's hold of it out of the table, in

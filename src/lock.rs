@@ -548,27 +548,13 @@ impl Lock {
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = self.claim.pick(token) else { return Ok(false) };
-        // Out of the table first, in one step: no renewal may race the release.
-        let (own, hold) = self.claim.take_for_release(&token);
-        if hold.as_ref().is_some_and(|h| h.lost) {
-            self.claim.released(true, &self.keys, &token);
-            return Ok(false);
-        }
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
-        let short = !self.fair && own && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
-        let what = if own && self.kind == Kind::Read { Release::Read(&token) } else { Release::Token(&token, short) };
-        match release_token(&self.route, self.quorum.as_deref(), &self.keys, what) {
-            Ok(released) => {
-                // Released now, or already gone: either way the hold is over.
-                self.claim.released(own, &self.keys, &token);
-                Ok(released)
-            }
-            Err(e) => {
-                self.claim.put_back(hold);
-                Err(e)
-            }
-        }
+        let short = !self.fair && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
+        let (route, quorum, keys, reading) = (&self.route, self.quorum.as_deref(), &self.keys, self.kind == Kind::Read);
+        self.claim.release_with(keys, token, |token, own| {
+            let what = if own && reading { Release::Read(token) } else { Release::Token(token, short && own) };
+            release_token(route, quorum, keys, what)
+        })
     }
 
     /// Frees the key whoever holds it, handing it to the first waiter as a release
@@ -589,19 +575,13 @@ impl Lock {
     /// Returns false when the token no longer holds the key.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         pid::refresh();
-        let ms = match lock_out {
-            Some(secs) => config::lease_ms("Lock::extendLock(): Argument #2 ($lockOut)", secs)?,
-            None => self.lease.map_or(config::NO_EXPIRY, |l| l.as_millis() as u64),
-        };
+        let ms = config::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.lease)?;
         if ms == config::NO_EXPIRY && self.quorum.is_some() {
             return Err(LockError::InvalidValue(
                 "Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
             ));
         }
-        let Some(token) = self.claim.pick(token) else { return Ok(false) };
-        if self.claim.lost(&token) {
-            return Ok(false);
-        }
+        let Some(token) = self.claim.live(token) else { return Ok(false) };
         let own_hold = self.claim.own_for(&token);
         let key = &self.keys.lock[..];
         let ms_arg = ms.to_string();
@@ -633,10 +613,7 @@ impl Lock {
     /// Whether the key holds `token` (default: this object's token) right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = self.claim.pick(token) else { return Ok(false) };
-        if self.claim.lost(&token) {
-            return Ok(false);
-        }
+        let Some(token) = self.claim.live(token) else { return Ok(false) };
         if let Some(q) = &self.quorum {
             return q.is_owned(&self.keys, &token);
         }
@@ -675,11 +652,7 @@ impl Lock {
     /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
     /// `LockError::Timeout`.
     pub fn acquire_or_fail(&mut self) -> Result<Token> {
-        self.acquire(None)?.ok_or_else(|| LockError::Timeout {
-            what: "lock",
-            key: String::from_utf8_lossy(&self.name).into_owned(),
-            waited: self.wait.as_secs_f64(),
-        })
+        self.acquire(None)?.ok_or_else(|| LockError::timeout("lock", &self.name, self.wait))
     }
 
     /// Releases `token` after the work it protected (`synchronized()`). An error when
@@ -687,10 +660,10 @@ impl Lock {
     /// outlived the lock. A token the work released itself is no error.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
         let ours = self.claim.is(token);
-        if !self.release(Some(token))? && ours {
-            return Err(LockError::Lost { what: "lock", key: String::from_utf8_lossy(&self.name).into_owned() });
+        match self.release(Some(token))? {
+            false if ours => Err(LockError::lost("lock", &self.name)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether anyone holds the lock.

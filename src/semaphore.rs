@@ -349,36 +349,16 @@ impl Semaphore {
     /// permits out. Returns whether this call released a live hold.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = self.claim.pick(token) else { return Ok(false) };
-        let (own, hold) = self.claim.take_for_release(&token);
-        if hold.as_ref().is_some_and(|h| h.lost) {
-            self.claim.released(true, &self.keys, &token);
-            return Ok(false);
-        }
-        match release(&self.route, &self.keys, &token) {
-            Ok(released) => {
-                self.claim.released(own, &self.keys, &token);
-                Ok(released)
-            }
-            Err(e) => {
-                self.claim.put_back(hold);
-                Err(e)
-            }
-        }
+        let (route, keys) = (&self.route, &self.keys);
+        self.claim.release_with(keys, token, |token, _| release(route, keys, token))
     }
 
     /// Sets the lease of the hold of `token` (default: this object's) to `lock_out`
     /// seconds (default: the object's `$lockOut`; `INF`: none) if it is still live.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         pid::refresh();
-        let ms = match lock_out {
-            Some(secs) => config::lease_ms("Semaphore::extend(): Argument #2 ($lockOut)", secs)?,
-            None => self.lease.map_or(config::NO_EXPIRY, |l| l.as_millis() as u64),
-        };
-        let Some(token) = self.claim.pick(token) else { return Ok(false) };
-        if self.claim.lost(&token) {
-            return Ok(false);
-        }
+        let ms = config::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.lease)?;
+        let Some(token) = self.claim.live(token) else { return Ok(false) };
         let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
         let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
         let lease = (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms));
@@ -389,10 +369,7 @@ impl Semaphore {
     /// Whether `token` (default: this object's) holds permits right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
-        let Some(token) = self.claim.pick(token) else { return Ok(false) };
-        if self.claim.lost(&token) {
-            return Ok(false);
-        }
+        let Some(token) = self.claim.live(token) else { return Ok(false) };
         Ok(self.state(&token)?.1)
     }
 
@@ -415,21 +392,18 @@ impl Semaphore {
 
     /// Acquires like `acquire()`, but too few permits within the wait is a timeout error.
     pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
-        self.obtain(weight, !self.wait.is_zero(), "synchronized")?.ok_or_else(|| LockError::Timeout {
-            what: "semaphore",
-            key: String::from_utf8_lossy(&self.name).into_owned(),
-            waited: self.wait.as_secs_f64(),
-        })
+        self.obtain(weight, !self.wait.is_zero(), "synchronized")?
+            .ok_or_else(|| LockError::timeout("semaphore", &self.name, self.wait))
     }
 
     /// Releases `token` after the work it protected (`synchronized()`): an error when
     /// the hold was this object's and was lost before the work finished.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
         let ours = self.claim.is(token);
-        if !self.release(Some(token))? && ours {
-            return Err(LockError::Lost { what: "semaphore", key: String::from_utf8_lossy(&self.name).into_owned() });
+        match self.release(Some(token))? {
+            false if ours => Err(LockError::lost("semaphore", &self.name)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn took(&mut self, token: Token) -> Token {

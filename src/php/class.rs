@@ -272,27 +272,38 @@ impl Lock {
     ///         lease ran out, or someone else took it): the work ran partly unprotected
     pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail()?;
-        run_held(
-            r#fn,
-            token,
-            |token| Ok(self.core()?.finish(token)?),
-            |token| {
-                let _ = self.core().map(|mut core| core.release(Some(token)));
-            },
-        )
+        run_held(r#fn, token, &self.inner)
     }
 }
 
-/// Runs `callable` while a hold is held, then releases it whatever happens:
-/// `finish` after a normal return (its error, a hold lost meanwhile, is the caller's),
-/// `release_quietly` otherwise, so that the callable's own exception, `exit()` or
-/// fatal error is what the caller sees.
-pub(super) fn run_held(
-    callable: ZendCallable,
-    token: Token,
-    finish: impl FnOnce(&[u8]) -> PhpResult<()>,
-    release_quietly: impl FnOnce(&[u8]),
-) -> PhpResult<Zval> {
+/// What `synchronized()` needs of a core object once its callable has run.
+pub(super) trait Holder {
+    /// Releases after a normal return: an error when the hold was lost meanwhile.
+    fn finish(&mut self, token: &[u8]) -> crate::error::Result<()>;
+    /// Releases after anything else, ignoring errors (the lease ends it then).
+    fn release_quietly(&mut self, token: &[u8]);
+}
+
+impl Holder for lock::Lock {
+    fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
+        lock::Lock::finish(self, token)
+    }
+    fn release_quietly(&mut self, token: &[u8]) {
+        let _ = self.release(Some(token));
+    }
+}
+
+/// Runs `callable` while the hold `token` of `core` is held, then releases it
+/// whatever happens, so that the callable's own exception, `exit()` or fatal error
+/// is what the caller sees; after a normal return, a hold lost meanwhile is an error.
+pub(super) fn run_held<H: Holder>(callable: ZendCallable, token: Token, core: &RefCell<H>) -> PhpResult<Zval> {
+    let busy = || PhpException::from_message("redis-lock: the object is busy".to_string());
+    let finish = |token: &[u8]| -> PhpResult<()> { Ok(core.try_borrow_mut().map_err(|_| busy())?.finish(token)?) };
+    let release_quietly = |token: &[u8]| {
+        if let Ok(mut core) = core.try_borrow_mut() {
+            core.release_quietly(token);
+        }
+    };
     let ran = try_catch(AssertUnwindSafe(|| callable.try_call(vec![])));
     let release_quietly = || release_quietly(&token);
     match ran {

@@ -4,7 +4,7 @@
 // arguments (`new Semaphore($k, 4, lockOut: 5)`).
 #![allow(non_snake_case)]
 
-use super::class::{run_held, settings, token_zval};
+use super::class::{run_held, settings, token_zval, Holder};
 use crate::semaphore;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
@@ -124,13 +124,15 @@ impl Semaphore {
     #[php(defaults(weight = 1))]
     pub fn synchronized(&self, r#fn: ZendCallable, weight: i64) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail(weight)?;
-        run_held(
-            r#fn,
-            token,
-            |token| Ok(self.core()?.finish(token)?),
-            |token| {
-                let _ = self.core().map(|mut core| core.release(Some(token)));
-            },
-        )
+        run_held(r#fn, token, &self.inner)
+    }
+}
+
+impl Holder for semaphore::Semaphore {
+    fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
+        semaphore::Semaphore::finish(self, token)
+    }
+    fn release_quietly(&mut self, token: &[u8]) {
+        let _ = self.release(Some(token));
     }
 }
