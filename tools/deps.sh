@@ -9,7 +9,9 @@
 #     release ships them (Debian 13 does: `make test` then runs the suite on both);
 #   - cargo-php, for the stubs.
 # --install-tests adds what `make test-install` needs: php-fpm, cgi-fcgi and
-# composer. Prints nothing when everything is there already.
+# composer; --install-bench the framework packages `make bench` compares against
+# (php-symfony-lock, php-symfony-semaphore, php-laravel-framework). Prints nothing
+# when everything is there already.
 set -euo pipefail
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
@@ -41,6 +43,9 @@ ver=$(php_version)
 packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" redis-server redis-tools redis-sentinel)
 if [ "${1:-}" = "--install-tests" ]; then
     packages+=("php$ver-fpm" libfcgi-bin composer)
+fi
+if [ "${1:-}" = "--install-bench" ]; then
+    packages+=(php-symfony-lock php-symfony-semaphore php-laravel-framework)
 fi
 
 missing=()
