@@ -144,6 +144,26 @@ try {
     pcntl_waitpid($pid, $st);
     echo "the first waiter got all 3: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
 
+    echo "== shared with Lock: watchdog, max_hold, fork, auto_release\n";
+    $r = new Semaphore($key, 2, 0, 0.3, $opts + ['auto_renew' => true]);
+    $r->tryAcquire();
+    usleep(1000000);
+    echo "renewed past three leases: ", var_export($r->isOwned(), true), "\n";
+    $pid = pcntl_fork();
+    if ($pid === 0) { unset($r); exit(0); }            // a forked child's copy releases nothing
+    pcntl_waitpid($pid, $st);
+    echo "after a forked child's copy died: available ", $r->available(), "\n";
+    $r->release();
+    $cap = new Semaphore($key, 2, 0, 0.3, $opts + ['auto_renew' => true, 'max_hold' => 0.5]);
+    $cap->tryAcquire();
+    usleep(1200000);
+    echo "max_hold ends the renewals: ", var_export($cap->isOwned(), true), ", available ", $cap->available(), "\n";
+    $kept = new Semaphore($key, 2, 0, 30, $opts + ['auto_release' => false]);
+    $tk = $kept->tryAcquire(2);
+    unset($kept);
+    echo "auto_release off, after unset: available ", (new Semaphore($key, 2, 0, 30, $opts))->available(),
+        "; released by token elsewhere: ", var_export((new Semaphore($key, 2, 0, 30, $opts))->release($tk), true), "\n";
+
     echo "== synchronized\n";
     $sy = new Semaphore($key, 3, 0, 10, $opts);
     echo "returns: ", $sy->synchronized(fn() => "ran with " . $sy->available() . " free", 2), "; after: ", $sy->available(), " free\n";
@@ -204,6 +224,11 @@ the heavy waiter got all 4: true, within a second: true
 == fair: nobody passes the first waiter
 a light newcomer that fits, fair: false; not fair, within the first waiter's patience: true
 the first waiter got all 3: true
+== shared with Lock: watchdog, max_hold, fork, auto_release
+renewed past three leases: true
+after a forked child's copy died: available 1
+max_hold ends the renewals: false, available 2
+auto_release off, after unset: available 0; released by token elsewhere: true
 == synchronized
 returns: ran with 1 free; after: 3 free
 rethrown: boom; released: 3 free

@@ -390,3 +390,31 @@ fn shared_holds_exclude_writers_and_hand_over() {
     assert_eq!(server.cmd(&["EXISTS", "core:shared", "{core:shared}:readers"]).unwrap(), Value::Int(0));
     w.try_acquire(None).unwrap().expect("free again");
 }
+
+#[test]
+fn semaphore_counts_weights_and_hands_permits_over() {
+    use redis_lock::semaphore::Semaphore;
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut a = Semaphore::new(b"core:sem", 3, 0.0, 5.0, &s).unwrap();
+    let mut b = Semaphore::new(b"core:sem", 3, 0.0, 5.0, &s).unwrap();
+    let ta = a.try_acquire(2).unwrap().expect("3 permits free");
+    assert_eq!(b.try_acquire(2).unwrap(), None, "only 1 left");
+    assert_eq!(b.available().unwrap(), 1);
+    assert!(b.is_owned(Some(&ta[..])).unwrap());
+    assert!(b.try_acquire(4).is_err(), "a weight above the permits is refused");
+    let mut other = Semaphore::new(b"core:sem", 5, 0.0, 5.0, &s).unwrap();
+    assert!(matches!(other.try_acquire(1), Err(LockError::PermitsMismatch { stored: 3, given: 5, .. })));
+    // A waiter is handed the permits by the release, from another thread.
+    let mut w = Semaphore::new(b"core:sem", 3, 5.0, 5.0, &s).unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(a.release(None).unwrap());
+    });
+    let started = Instant::now();
+    w.acquire(3).unwrap().expect("handed over");
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    releaser.join().unwrap();
+    assert!(w.release(None).unwrap());
+    assert_eq!(server.cmd(&["EXISTS", "core:sem", "{core:sem}:readers"]).unwrap(), Value::Int(0));
+}
