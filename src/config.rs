@@ -390,6 +390,48 @@ pub fn lock_out_ms(lock_out: f64) -> Result<u64> {
     lease_ms("Lock::__construct(): Argument #3 ($lockOut)", lock_out)
 }
 
+/// What every kind of hold takes from its constructor and its settings: how long it
+/// waits, its lease, and how it is kept once held.
+#[derive(Debug, Clone)]
+pub struct Terms {
+    /// The wait of a blocking acquisition (`$timeOut`).
+    pub wait: Duration,
+    /// The lease in ms, as the scripts take it ("0": no expiry).
+    pub ttl_arg: String,
+    /// The lease; `None`: the key never expires (`$lockOut = INF`).
+    pub lease: Option<Duration>,
+    pub retry_delay: Duration,
+    pub retry_delay_max: Duration,
+    pub fair: bool,
+    pub auto_renew: bool,
+    pub max_hold: Option<Duration>,
+    /// Release when the object goes away or the request ends.
+    pub auto_release: bool,
+}
+
+impl Terms {
+    /// The terms of a hold with this wait and lease (`lease_ms` checked by the caller).
+    pub fn new(settings: &Settings, wait: Duration, lease_ms: u64) -> Self {
+        Terms {
+            wait,
+            ttl_arg: lease_ms.to_string(),
+            lease: (lease_ms != NO_EXPIRY).then(|| Duration::from_millis(lease_ms)),
+            retry_delay: settings.retry_delay,
+            retry_delay_max: settings.retry_delay_max,
+            fair: settings.fair,
+            auto_renew: settings.auto_renew,
+            max_hold: settings.max_hold,
+            auto_release: settings.auto_release,
+        }
+    }
+
+    /// When a wait that starts at `start` ends (about 31 years at most, never an
+    /// overflow).
+    pub fn deadline(&self, start: std::time::Instant) -> std::time::Instant {
+        start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365))
+    }
+}
+
 /// The lease, in ms, of a key that never expires (`$lockOut = INF`).
 pub const NO_EXPIRY: u64 = 0;
 

@@ -85,6 +85,14 @@ impl Renewal {
     }
 }
 
+impl Renewal {
+    /// The schedule of a hold taken at `now` on these terms: none without
+    /// `auto_renew`, or for a lease that never ends.
+    pub fn for_terms(terms: &crate::config::Terms, now: Instant) -> Option<Self> {
+        terms.lease.filter(|_| terms.auto_renew).map(|lease| Renewal::new(lease, now, terms.max_hold))
+    }
+}
+
 /// Time between two renewals of a lease.
 pub fn interval(lease: Duration) -> Duration {
     (lease / 3).max(Duration::from_millis(1))

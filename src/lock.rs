@@ -17,7 +17,7 @@
 //! scripts. Lost signals cannot strand a waiter: it also wakes when the holder's
 //! lease runs out (a crashed holder never releases), or at its own deadline.
 
-use crate::config::{self, Settings};
+use crate::config::{self, Settings, Terms};
 use crate::error::{LockError, Result};
 use crate::held::{self, Claim, Hold, Kind, Renewal, Status};
 use crate::keys::LockKeys;
@@ -61,21 +61,11 @@ const QUEUE_SLACK: Duration = Duration::from_secs(5);
 pub struct Lock {
     name: Vec<u8>,
     keys: Arc<LockKeys>,
-    /// The lease in milliseconds, as the scripts take it ("0": no expiry).
-    ttl_arg: String,
-    /// The lease; `None`: the key never expires (`$lockOut = INF`).
-    lease: Option<Duration>,
-    wait: Duration,
-    retry_delay: Duration,
-    retry_delay_max: Duration,
-    fair: bool,
+    /// Its wait, lease and keeping.
+    terms: Terms,
     fencing: bool,
     /// Replicas that must acknowledge an acquisition (`WAIT`), 0 for none.
     wait_replicas: u32,
-    auto_renew: bool,
-    max_hold: Option<Duration>,
-    /// Release when the object goes away or the request ends.
-    auto_release: bool,
     /// Where the key's commands run.
     route: Route,
     /// The Redlock nodes, when `servers` is set; `route` is then the first of them.
@@ -157,18 +147,10 @@ impl Lock {
         Ok(Lock {
             name: name.to_vec(),
             keys: Arc::new(LockKeys::new(key)),
-            ttl_arg: ttl_ms.to_string(),
-            lease: (ttl_ms != config::NO_EXPIRY).then(|| Duration::from_millis(ttl_ms)),
-            wait,
-            retry_delay: settings.retry_delay,
-            retry_delay_max: settings.retry_delay_max,
-            fair: settings.fair,
+            terms: Terms::new(settings, wait, ttl_ms),
             // Independent counters give no order across holders: see the README.
             fencing: settings.fencing && quorum.is_none(),
             wait_replicas: settings.wait_replicas,
-            auto_renew: settings.auto_renew,
-            max_hold: settings.max_hold,
-            auto_release: settings.auto_release,
             route,
             quorum,
             claim: Claim::default(),
@@ -247,7 +229,7 @@ impl Lock {
     /// writer (see `shared`). An object that holds the write lock downgrades it, in
     /// one step; one that holds a read share already gets `None`.
     pub fn acquire_read(&mut self) -> Result<Option<Token>> {
-        self.obtain(None, Kind::Read, !self.wait.is_zero())
+        self.obtain(None, Kind::Read, !self.terms.wait.is_zero())
     }
 
     /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
@@ -258,7 +240,7 @@ impl Lock {
     /// write lock once it is the only reader, waiting first in line meanwhile (two
     /// readers that both wait to upgrade wait for each other until their deadlines).
     pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.obtain(chosen, Kind::Write, !self.wait.is_zero())
+        self.obtain(chosen, Kind::Write, !self.terms.wait.is_zero())
     }
 
     /// The one way in for every acquisition: `want` a write lock or a read share,
@@ -266,8 +248,7 @@ impl Lock {
     fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool) -> Result<Option<Token>> {
         pid::refresh();
         let start = Instant::now();
-        // About 31 years at most (config::time_out), but never panic on overflow.
-        let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
+        let deadline = self.terms.deadline(start);
         let held = self.live_hold();
         let mode = match (want, held) {
             (Kind::Read, Some(Kind::Read)) => return Ok(None),
@@ -322,7 +303,7 @@ impl Lock {
         let Some(token) = self.claim.token.clone() else { return Ok(None) };
         let k = &self.keys;
         let done = self.run(Retry::IfStale, |conn, _| {
-            let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.ttl_arg.as_bytes()])?;
+            let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.terms.ttl_arg.as_bytes()])?;
             resp::int(&reply).ok_or_else(|| unexpected("downgrade", &reply))
         })?;
         if done != 1 {
@@ -343,7 +324,7 @@ impl Lock {
     /// there is; `SET NX PX` and the fencing `INCR` in one short script when `fence`;
     /// the acquire script in fair mode, which gives way to queued waiters.
     fn first_try(&self, token: &[u8], fence: bool) -> Result<Try> {
-        if self.fair {
+        if self.terms.fair {
             return self.attempt(token, b"", false, None, fence, Mode::Write);
         }
         let k = &self.keys;
@@ -351,7 +332,7 @@ impl Lock {
             // A second run settles a lost reply: it finds the key held by this token.
             return self.run(Retry::ToSettle, |conn, settling| {
                 let settle: &[u8] = if settling { b"1" } else { b"0" };
-                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token, self.ttl_arg.as_bytes(), settle])?;
+                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token, self.terms.ttl_arg.as_bytes(), settle])?;
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
                     Some(n) => Ok(Try::Acquired(Some(n))),
@@ -366,8 +347,8 @@ impl Lock {
                 // the counter, whose value is the previous holder's.
                 return self.run_acquire(conn, token, b"", true, None, false, Mode::Write);
             }
-            let reply = match self.lease {
-                Some(_) => resp::request(conn, &[b"SET", &k.lock, token, b"NX", b"PX", self.ttl_arg.as_bytes()])?,
+            let reply = match self.terms.lease {
+                Some(_) => resp::request(conn, &[b"SET", &k.lock, token, b"NX", b"PX", self.terms.ttl_arg.as_bytes()])?,
                 None => resp::request(conn, &[b"SET", &k.lock, token, b"NX"])?,
             };
             Ok(match reply {
@@ -393,7 +374,7 @@ impl Lock {
     /// trouble on the first try is reported at once; later, it is waited out until
     /// the deadline.
     fn acquire_quorum(&mut self, q: &Quorum, token: Token, deadline: Instant) -> Result<Option<Token>> {
-        let mut backoff = Backoff::new(self.retry_delay, self.retry_delay_max);
+        let mut backoff = Backoff::new(self.terms.retry_delay, self.terms.retry_delay_max);
         let mut first = true;
         loop {
             match q.try_acquire(&self.keys, &token, self.redlock_lease()) {
@@ -417,7 +398,7 @@ impl Lock {
             self.wait_for_replicas(&token);
         }
         let now = Instant::now();
-        let renew = self.lease.filter(|_| self.auto_renew).map(|lease| Renewal::new(lease, now, self.max_hold));
+        let renew = Renewal::for_terms(&self.terms, now);
         self.hold_token(token.clone(), renew, kind);
         self.acquired_at = Some(now);
         // A read share has no fencing token.
@@ -435,7 +416,7 @@ impl Lock {
         if self.wait_replicas == 0 || self.quorum.is_some() {
             return;
         }
-        let (key, ttl) = (&self.keys.lock[..], self.ttl_arg.as_bytes());
+        let (key, ttl) = (&self.keys.lock[..], self.terms.ttl_arg.as_bytes());
         let ms = (self.route.node().read_timeout() / 2).as_millis().max(1) as u64;
         let _ = self.run(Retry::IfStale, |conn, _| {
             let _: i64 = RENEW.invoke(conn, &[key], &[token, ttl])?;
@@ -455,7 +436,7 @@ impl Lock {
             token,
             renew,
             lost: false,
-            auto_release: self.auto_release,
+            auto_release: self.terms.auto_release,
             orphan: false,
         });
     }
@@ -509,7 +490,7 @@ impl Lock {
             .as_millis()
             .to_string();
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
-        let (ttl, queue_ms) = (self.ttl_arg.as_bytes(), queue_ms.as_bytes());
+        let (ttl, queue_ms) = (self.terms.ttl_arg.as_bytes(), queue_ms.as_bytes());
         let reply = match mode {
             Mode::Read => READ_ACQUIRE.run(conn, &self.keys.all(), &[token, ttl, entry, queue_ms, flag(again), PATIENCE_MS.as_bytes()])?,
             _ => ACQUIRE.run(
@@ -520,7 +501,7 @@ impl Lock {
                     ttl,
                     entry,
                     queue_ms,
-                    flag(self.fair),
+                    flag(self.terms.fair),
                     flag(again),
                     PATIENCE_MS.as_bytes(),
                     flag(fence),
@@ -549,7 +530,7 @@ impl Lock {
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
-        let short = !self.fair && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
+        let short = !self.terms.fair && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
         let (route, quorum, keys, reading) = (&self.route, self.quorum.as_deref(), &self.keys, self.kind == Kind::Read);
         self.claim.release_with(keys, token, |token, own| {
             let what = if own && reading { Release::Read(token) } else { Release::Token(token, short && own) };
@@ -575,7 +556,7 @@ impl Lock {
     /// Returns false when the token no longer holds the key.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         pid::refresh();
-        let ms = config::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.lease)?;
+        let ms = config::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
         if ms == config::NO_EXPIRY && self.quorum.is_some() {
             return Err(LockError::InvalidValue(
                 "Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
@@ -652,7 +633,7 @@ impl Lock {
     /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
     /// `LockError::Timeout`.
     pub fn acquire_or_fail(&mut self) -> Result<Token> {
-        self.acquire(None)?.ok_or_else(|| LockError::timeout("lock", &self.name, self.wait))
+        self.acquire(None)?.ok_or_else(|| LockError::timeout("lock", &self.name, self.terms.wait))
     }
 
     /// Releases `token` after the work it protected (`synchronized()`). An error when
@@ -686,7 +667,7 @@ impl Lock {
 
     /// Redlock's lease: always finite (`new` and `extend` refuse `INF` with `servers`).
     fn redlock_lease(&self) -> Duration {
-        self.lease.unwrap_or(Duration::from_secs(1))
+        self.terms.lease.unwrap_or(Duration::from_secs(1))
     }
 }
 
@@ -697,7 +678,7 @@ impl Drop for Lock {
         pid::refresh();
         // With auto_release off the lock outlives its object: only its lease or a
         // release by token ends it.
-        if let Some(hold) = self.claim.end(self.auto_release) {
+        if let Some(hold) = self.claim.end(self.terms.auto_release) {
             release_hold(&hold);
         }
     }
@@ -791,7 +772,7 @@ impl Waiter for LockWait<'_> {
     }
 
     fn entry(&self, channel: &str) -> Vec<u8> {
-        queue_entry(&self.lock.ttl_arg, self.mode.entry_flag(self.fence), channel, self.token)
+        queue_entry(&self.lock.terms.ttl_arg, self.mode.entry_flag(self.fence), channel, self.token)
     }
 
     fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
@@ -814,7 +795,7 @@ impl Waiter for LockWait<'_> {
     }
 
     fn backoff(&self) -> Backoff {
-        Backoff::new(self.lock.retry_delay, self.lock.retry_delay_max)
+        Backoff::new(self.lock.terms.retry_delay, self.lock.terms.retry_delay_max)
     }
 }
 

@@ -15,7 +15,7 @@
 //! `PATIENCE_MS` at the head of the queue: after that, permits gather for it, so a
 //! heavy waiter is never starved by a stream of light ones.
 
-use crate::config::{self, Settings};
+use crate::config::{self, Settings, Terms};
 use crate::error::{LockError, Result};
 use crate::held::{self, Claim, Hold, Kind, Renewal};
 use crate::keys::LockKeys;
@@ -244,15 +244,8 @@ pub struct Semaphore {
     keys: Arc<LockKeys>,
     permits: u32,
     permits_arg: String,
-    ttl_arg: String,
-    lease: Option<Duration>,
-    wait: Duration,
-    retry_delay: Duration,
-    retry_delay_max: Duration,
-    fair: bool,
-    auto_renew: bool,
-    auto_release: bool,
-    max_hold: Option<Duration>,
+    /// Its wait, lease and keeping.
+    terms: Terms,
     route: Route,
     /// This object's last hold.
     claim: Claim,
@@ -286,15 +279,7 @@ impl Semaphore {
             keys: Arc::new(LockKeys::new(key)),
             permits,
             permits_arg: permits.to_string(),
-            ttl_arg: ttl_ms.to_string(),
-            lease: (ttl_ms != config::NO_EXPIRY).then(|| Duration::from_millis(ttl_ms)),
-            wait,
-            retry_delay: settings.retry_delay,
-            retry_delay_max: settings.retry_delay_max,
-            fair: settings.fair,
-            auto_renew: settings.auto_renew,
-            auto_release: settings.auto_release,
-            max_hold: settings.max_hold,
+            terms: Terms::new(settings, wait, ttl_ms),
             claim: Claim::default(),
         })
     }
@@ -313,14 +298,14 @@ impl Semaphore {
     /// Takes `weight` permits, waiting up to `$timeOut` (woken by the release that
     /// frees them, never polling while a subscriber can be had).
     pub fn acquire(&mut self, weight: i64) -> Result<Option<Token>> {
-        self.obtain(weight, !self.wait.is_zero(), "acquire")
+        self.obtain(weight, !self.terms.wait.is_zero(), "acquire")
     }
 
     fn obtain(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
         pid::refresh();
         let weight = self.check_weight(weight, method)?;
         let start = Instant::now();
-        let deadline = start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365));
+        let deadline = self.terms.deadline(start);
         let token = token::generate()?;
         let w = PermitWait { sem: self, token: &token, weight };
         match w.attempt(b"", false, deadline) {
@@ -357,7 +342,7 @@ impl Semaphore {
     /// seconds (default: the object's `$lockOut`; `INF`: none) if it is still live.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         pid::refresh();
-        let ms = config::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.lease)?;
+        let ms = config::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
         let Some(token) = self.claim.live(token) else { return Ok(false) };
         let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
         let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
@@ -392,8 +377,8 @@ impl Semaphore {
 
     /// Acquires like `acquire()`, but too few permits within the wait is a timeout error.
     pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
-        self.obtain(weight, !self.wait.is_zero(), "synchronized")?
-            .ok_or_else(|| LockError::timeout("semaphore", &self.name, self.wait))
+        self.obtain(weight, !self.terms.wait.is_zero(), "synchronized")?
+            .ok_or_else(|| LockError::timeout("semaphore", &self.name, self.terms.wait))
     }
 
     /// Releases `token` after the work it protected (`synchronized()`): an error when
@@ -408,7 +393,7 @@ impl Semaphore {
 
     fn took(&mut self, token: Token) -> Token {
         let now = Instant::now();
-        let renew = self.lease.filter(|_| self.auto_renew).map(|lease| Renewal::new(lease, now, self.max_hold));
+        let renew = Renewal::for_terms(&self.terms, now);
         self.claim.record(Hold {
             kind: Kind::Permits,
             route: self.route.clone(),
@@ -417,7 +402,7 @@ impl Semaphore {
             token: token.clone(),
             renew,
             lost: false,
-            auto_release: self.auto_release,
+            auto_release: self.terms.auto_release,
             orphan: false,
         });
         token
@@ -451,7 +436,7 @@ impl Drop for Semaphore {
     /// `auto_release` is off, or the object is a forked child's copy).
     fn drop(&mut self) {
         pid::refresh();
-        if let Some(hold) = self.claim.end(self.auto_release) {
+        if let Some(hold) = self.claim.end(self.terms.auto_release) {
             let _ = release(&hold.route, &hold.keys, &hold.token);
         }
     }
@@ -488,7 +473,7 @@ impl Waiter for PermitWait<'_> {
     }
 
     fn entry(&self, channel: &str) -> Vec<u8> {
-        let mut entry = format!("{}:{}:{}:{channel}", self.sem.ttl_arg, self.weight, channel.len()).into_bytes();
+        let mut entry = format!("{}:{}:{}:{channel}", self.sem.terms.ttl_arg, self.weight, channel.len()).into_bytes();
         entry.extend_from_slice(self.token);
         entry
     }
@@ -504,13 +489,13 @@ impl Waiter for PermitWait<'_> {
                 &script_keys(&s.keys),
                 &[
                     self.token,
-                    s.ttl_arg.as_bytes(),
+                    s.terms.ttl_arg.as_bytes(),
                     entry,
                     queue_ms.as_bytes(),
                     flag(again || settling),
                     s.permits_arg.as_bytes(),
                     weight.as_bytes(),
-                    flag(s.fair),
+                    flag(s.terms.fair),
                     PATIENCE_MS.as_bytes(),
                 ],
             )
@@ -530,6 +515,6 @@ impl Waiter for PermitWait<'_> {
     }
 
     fn backoff(&self) -> Backoff {
-        Backoff::new(self.sem.retry_delay, self.sem.retry_delay_max)
+        Backoff::new(self.sem.terms.retry_delay, self.sem.terms.retry_delay_max)
     }
 }
