@@ -103,9 +103,22 @@ pcntl_waitpid($pid, $st);
 echo "the writer got it: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
 $late->releaseLock();
 
+echo "== forceReleaseLock in read mode\n";
+[$f1, $f2] = [$mk(), $mk()];
+$f1->tryReadLock();
+$f2->tryReadLock();
+echo "removed: ", var_export($mk()->forceReleaseLock(), true), ", keys left: ", rl_cmd($dsn, 'EXISTS', $key, "{{$key}}:readers"),
+    ", the readers own it: ", var_export($f1->isOwned() || $f2->isOwned(), true), "\n";
+
 echo "== bad uses\n";
 try { (new Lock($key, 0, 1, ['servers' => [$dsn, $dsn, $dsn]]))->tryReadLock(); echo "no error\n"; }
 catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+// Not even as a downgrade of a Redlock writer.
+$rl = new Lock(rl_key('rw-redlock'), 0, 5, ['servers' => [$dsn]]);
+$rl->tryLock();
+try { $rl->addReadLock(); echo "no error\n"; }
+catch (ValueError $e) { echo get_class($e), "; the write lock kept: ", var_export($rl->isOwned(), true), "\n"; }
+$rl->releaseLock();
 echo "left: ", rl_cmd($dsn, 'EXISTS', $key, "{{$key}}:readers", "{{$key}}:queue"), " keys\n";
 ?>
 --EXPECT--
@@ -145,6 +158,9 @@ left: 0 keys
 tryReadLock with a writer waiting: false
 the late reader waited for the writer: true
 the writer got it: true
+== forceReleaseLock in read mode
+removed: true, keys left: 0, the readers own it: false
 == bad uses
 ValueError: Lock::addReadLock(): shared locks need one server, Sentinel or Cluster; Redlock ("servers") keeps no readers' leases on a majority
+ValueError; the write lock kept: true
 left: 0 keys

@@ -249,6 +249,9 @@ impl Lock {
         pid::refresh();
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
+        if want == Kind::Read && self.quorum.is_some() {
+            return Err(redlock_refuses("Lock::addReadLock()"));
+        }
         let held = self.live_hold();
         let mode = match (want, held) {
             (Kind::Read, Some(Kind::Read)) => return Ok(None),
@@ -259,9 +262,6 @@ impl Lock {
             (Kind::Write | Kind::Permits, _) => Mode::Write,
         };
         if let Some(q) = self.quorum.clone() {
-            if want == Kind::Read {
-                return Err(redlock_refuses("Lock::addReadLock()"));
-            }
             let token = match chosen {
                 Some(t) => t,
                 None => token::generate()?,
