@@ -57,6 +57,7 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("redis_lock support", "enabled");
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
     info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over");
+    info_table_row!("kinds", "Lock (exclusive, shared read locks), Semaphore (weighted permits)");
     info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
     info_table_row!("tokens", "128-bit, OS CSPRNG, or chosen by the caller (1 to 256 bytes)");
     info_table_row!("fencing tokens", "per-key counter, incremented only for holders that ask");
