@@ -114,11 +114,21 @@ echo "== bad uses\n";
 try { (new Lock($key, 0, 1, ['servers' => [$dsn, $dsn, $dsn]]))->tryReadLock(); echo "no error\n"; }
 catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
 // Not even as a downgrade of a Redlock writer.
-$rl = new Lock(rl_key('rw-redlock'), 0, 5, ['servers' => [$dsn]]);
+$rk = rl_key('rw-redlock');
+$rl = new Lock($rk, 0, 5, ['servers' => [$dsn]]);
 $rl->tryLock();
 try { $rl->addReadLock(); echo "no error\n"; }
 catch (ValueError $e) { echo get_class($e), "; the write lock kept: ", var_export($rl->isOwned(), true), "\n"; }
-$rl->releaseLock();
+try { $rl->extendLock(null, INF); echo "no error\n"; }
+catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+echo "Redlock forceReleaseLock: ", var_export($mk()->forceReleaseLock() === false && (new Lock($rk, 0, 5, ['servers' => [$dsn]]))->forceReleaseLock(), true),
+    ", key left: ", rl_cmd($dsn, 'EXISTS', $rk), "; its holder: ", var_export($rl->releaseLock(), true), "\n";
+// An upgrade keeps the reader's token: another one is refused, and nothing changes.
+$u = $mk();
+$tu = $u->tryReadLock();
+try { $u->tryLock('another'); echo "no error\n"; }
+catch (ValueError $e) { echo get_class($e), ': ', $e->getMessage(), "; still reading: ", var_export($u->isOwned($tu) && rl_cmd($dsn, 'GET', $key) === '', true), "\n"; }
+$u->releaseLock();
 echo "left: ", rl_cmd($dsn, 'EXISTS', $key, "{{$key}}:readers", "{{$key}}:queue"), " keys\n";
 ?>
 --EXPECT--
@@ -161,6 +171,9 @@ the writer got it: true
 == forceReleaseLock in read mode
 removed: true, keys left: 0, the readers own it: false
 == bad uses
-ValueError: Lock::addReadLock(): shared locks need one server, Sentinel or Cluster; Redlock ("servers") keeps no readers' leases on a majority
+ValueError: Lock::tryReadLock(): shared locks need one server, Sentinel or Cluster; Redlock ("servers") keeps no readers' leases on a majority
 ValueError; the write lock kept: true
+ValueError: Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock ("servers"): its safety rests on the lease
+Redlock forceReleaseLock: true, key left: 0; its holder: false
+ValueError: Lock::tryLock(): Argument #1 ($token) must be this object's read token, or null: an upgrade keeps its token; still reading: true
 left: 0 keys

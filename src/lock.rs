@@ -216,12 +216,12 @@ impl Lock {
     /// taking is never re-entry) or, in fair mode, when others already wait for it.
     /// An object that holds a read share upgrades it (see `acquire`).
     pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.obtain(chosen, Kind::Write, false)
+        self.obtain(chosen, Kind::Write, false, "Lock::tryLock()")
     }
 
     /// One try for a read share (see `acquire_read`).
     pub fn try_acquire_read(&mut self) -> Result<Option<Token>> {
-        self.obtain(None, Kind::Read, false)
+        self.obtain(None, Kind::Read, false, "Lock::tryReadLock()")
     }
 
     /// Waits up to the object's `$timeOut` for a read share: many readers hold the
@@ -229,7 +229,7 @@ impl Lock {
     /// writer (see `shared`). An object that holds the write lock downgrades it, in
     /// one step; one that holds a read share already gets `None`.
     pub fn acquire_read(&mut self) -> Result<Option<Token>> {
-        self.obtain(None, Kind::Read, !self.terms.wait.is_zero())
+        self.obtain(None, Kind::Read, !self.terms.wait.is_zero(), "Lock::addReadLock()")
     }
 
     /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
@@ -240,17 +240,17 @@ impl Lock {
     /// write lock once it is the only reader, waiting first in line meanwhile (two
     /// readers that both wait to upgrade wait for each other until their deadlines).
     pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.obtain(chosen, Kind::Write, !self.terms.wait.is_zero())
+        self.obtain(chosen, Kind::Write, !self.terms.wait.is_zero(), "Lock::addLock()")
     }
 
     /// The one way in for every acquisition: `want` a write lock or a read share,
-    /// with one try or (`wait`) until the deadline.
-    fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool) -> Result<Option<Token>> {
+    /// with one try or (`wait`) until the deadline. `method` names the PHP method in errors.
+    fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool, method: &str) -> Result<Option<Token>> {
         pid::refresh();
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
         if want == Kind::Read && self.quorum.is_some() {
-            return Err(redlock_refuses("Lock::addReadLock()"));
+            return Err(redlock_refuses(method));
         }
         let held = self.live_hold();
         let mode = match (want, held) {
@@ -273,9 +273,9 @@ impl Lock {
         }
         let token = match (mode, chosen) {
             (Mode::Upgrade, Some(t)) if Some(&t) != self.claim.token.as_ref() => {
-                return Err(LockError::InvalidValue(
-                    "Lock::addLock(): Argument #1 ($token) must be this object's read token, or null: an upgrade keeps its token".to_string(),
-                ))
+                return Err(LockError::InvalidValue(format!(
+                    "{method}: Argument #1 ($token) must be this object's read token, or null: an upgrade keeps its token"
+                )))
             }
             (Mode::Upgrade, _) => self.claim.token.clone().unwrap_or_default(),
             (_, Some(t)) => t,

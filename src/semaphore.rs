@@ -17,7 +17,7 @@
 
 use crate::config::{self, Settings, Terms};
 use crate::error::{LockError, Result};
-use crate::held::{self, Claim, Hold, Kind, Renewal};
+use crate::held::{Claim, Hold, Kind, Renewal};
 use crate::keys::LockKeys;
 use crate::pid;
 use crate::pool::Retry;
@@ -392,31 +392,31 @@ impl Semaphore {
     }
 
     fn took(&mut self, token: Token) -> Token {
-        let now = Instant::now();
-        let renew = Renewal::for_terms(&self.terms, now);
+        self.record(token.clone(), Renewal::for_terms(&self.terms, Instant::now()));
+        token
+    }
+
+    /// Makes `token` this object's hold, in the table of holds too.
+    fn record(&mut self, token: Token, renew: Option<Renewal>) {
         self.claim.record(Hold {
             kind: Kind::Permits,
             route: self.route.clone(),
             quorum: None,
             keys: self.keys.clone(),
-            token: token.clone(),
+            token,
             renew,
             lost: false,
             auto_release: self.terms.auto_release,
             orphan: false,
         });
-        token
     }
 
     /// After a failed try the permits may still have been taken (a lost reply): keep
     /// the token, so that a release (or the object's end) clears them.
     fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
         if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
-            self.took(token);
-            // Not known to be held: nothing to renew.
-            if let Some(id) = self.claim.own() {
-                held::set_lease(id, None, Instant::now());
-            }
+            // Not known to be held: nothing to renew (and no watchdog started for it).
+            self.record(token, None);
         }
         e
     }
