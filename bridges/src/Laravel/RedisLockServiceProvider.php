@@ -1,0 +1,32 @@
+<?php
+
+namespace RedisLock\Bridge\Laravel;
+
+use Illuminate\Support\ServiceProvider;
+
+/**
+ * Registers the cache driver `redis_lock`: Laravel's Redis cache store whose locks
+ * run on the redis_lock extension. In config/cache.php:
+ *
+ *     'stores' => ['redis_lock' => [
+ *         'driver' => 'redis_lock',
+ *         'connection' => 'cache',          // where cached values go, as for 'redis'
+ *         'lock_connection' => 'default',   // where locks go (default: 'connection')
+ *         'lock_options' => [],             // the extension's options, over the connection's
+ *     ]],
+ */
+class RedisLockServiceProvider extends ServiceProvider
+{
+    public function register()
+    {
+        $this->app->booting(function (): void {
+            $this->app->make('cache')->extend('redis_lock', function ($app, array $config) {  // not static: the manager binds it
+                $connection = $config['connection'] ?? 'default';
+                $store = new RedisStore($app['redis'], $config['prefix'] ?? $app['config']['cache.prefix'], $connection);
+                $store->setLockConnection($config['lock_connection'] ?? $connection);
+                $store->setLockOptions($config['lock_options'] ?? []);
+                return $app['cache']->repository($store);
+            });
+        });
+    }
+}

@@ -1,0 +1,57 @@
+<?php
+
+namespace RedisLock\Bridge\Tests;
+
+/** The test server, a raw client to look at it, and child PHP processes. */
+final class Support
+{
+    public static function dsn(): string
+    {
+        return (string) getenv('REDIS_LOCK_TEST_DSN');
+    }
+
+    public static function port(): int
+    {
+        return (int) parse_url(self::dsn(), PHP_URL_PORT);
+    }
+
+    /** A phpredis client on the test server, to check what the bridges wrote. */
+    public static function redis(): \Redis
+    {
+        $r = new \Redis();
+        $r->connect('127.0.0.1', self::port());
+        return $r;
+    }
+
+    /** A unique name per test and run. */
+    public static function name(string $what): string
+    {
+        return 'bridge-test:' . $what . ':' . bin2hex(random_bytes(6));
+    }
+
+    /**
+     * Starts `php` on $code (with the same extension and bootstrap), stdin/stdout as pipes.
+     * $code sees $argv[1..] = $args.
+     *
+     * @return array{0: resource, 1: array<int, resource>}
+     */
+    public static function start(string $code, array $args = []): array
+    {
+        $file = tempnam(sys_get_temp_dir(), 'bridge-child');
+        file_put_contents($file, "<?php\nrequire " . var_export(__DIR__ . '/bootstrap.php', true) . ";\n" . $code);
+        $cmd = array_merge([PHP_BINARY, '-d', 'extension=' . getenv('REDIS_LOCK_EXT'), '-d', 'display_errors=stderr', $file], $args);
+        $proc = proc_open($cmd, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        register_shutdown_function('unlink', $file);
+        return [$proc, $pipes];
+    }
+
+    /** Runs $code to its end: [exit code, stdout, stderr]. */
+    public static function run(string $code, array $args = []): array
+    {
+        [$proc, $pipes] = self::start($code, $args);
+        fclose($pipes[0]);
+        $out = stream_get_contents($pipes[1]);
+        $err = stream_get_contents($pipes[2]);
+        return [proc_close($proc), $out, $err];
+    }
+}
