@@ -26,8 +26,9 @@ final class Options
      * @param string|array<string, mixed> $connection a dsn, or the extension's options
      * @param callable(string): \Throwable $invalid makes the framework's own exception
      *        for bad input, from a message
+     * @param bool $semaphore for the extension's Semaphore (which refuses Redlock), not Lock
      */
-    public function __construct(string|array $connection, callable $invalid)
+    public function __construct(string|array $connection, callable $invalid, bool $semaphore = false)
     {
         $options = \is_string($connection) ? ['dsn' => $connection] : $connection;
         $release = $options['auto_release'] ?? (bool) \ini_get('redis_lock.auto_release');
@@ -39,7 +40,9 @@ final class Options
         // The extension checks every option as an object is made, without connecting:
         // a mistake shows at construction, not at the first lock.
         try {
-            new \Lock('redis-lock-bridge', 0, 1, $this->native);
+            $semaphore
+                ? new \Semaphore('redis-lock-bridge', 1, 0, 1, $this->native)
+                : new \Lock('redis-lock-bridge', 0, 1, $this->native);
         } catch (\ValueError|\TypeError $e) {
             throw $invalid($e->getMessage(), $e);
         }

@@ -54,4 +54,41 @@ final class Support
         $err = stream_get_contents($pipes[2]);
         return [proc_close($proc), $out, $err];
     }
+
+    /**
+     * A minimal Laravel application on the test server: Redis connections "default"
+     * (database 0) and "cache" (database 1) with a connection prefix, a cache prefix,
+     * Laravel's own "redis" store and the bridge's "redis_lock" store (the default).
+     */
+    public static function laravel(array $lockOptions = []): \Illuminate\Foundation\Application
+    {
+        $server = ['host' => '127.0.0.1', 'port' => self::port()];
+        $app = new \Illuminate\Foundation\Application(sys_get_temp_dir());
+        $app->instance('config', new \Illuminate\Config\Repository([
+            'database' => ['redis' => [
+                'client' => 'phpredis',
+                'options' => ['prefix' => 'app_database_'],
+                'default' => $server + ['database' => 0],
+                'cache' => $server + ['database' => 1],
+            ]],
+            'cache' => ['default' => 'redis_lock', 'prefix' => 'app_cache', 'stores' => [
+                'redis' => ['driver' => 'redis', 'connection' => 'cache', 'lock_connection' => 'default'],
+                'redis_lock' => ['driver' => 'redis_lock', 'connection' => 'cache', 'lock_connection' => 'default',
+                    'lock_options' => $lockOptions],
+            ]],
+        ]));
+        $app->register(\Illuminate\Redis\RedisServiceProvider::class);
+        $app->register(\Illuminate\Cache\CacheServiceProvider::class);
+        $app->register(\RedisLock\Bridge\Laravel\RedisLockServiceProvider::class);
+        $app->boot();
+        \Illuminate\Support\Facades\Facade::clearResolvedInstances();
+        \Illuminate\Support\Facades\Facade::setFacadeApplication($app);
+        return $app;
+    }
+
+    /** The key Laravel's RedisLock writes for lock $name in that application. */
+    public static function laravelKey(string $name): string
+    {
+        return 'app_database_app_cache:' . $name;
+    }
 }

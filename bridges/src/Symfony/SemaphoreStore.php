@@ -30,7 +30,7 @@ final class SemaphoreStore implements PersistingStoreInterface
      */
     public function __construct(string|array $connection = [])
     {
-        $this->options = new Options($connection, static fn(string $m, ?\Throwable $e = null) => new InvalidArgumentException($m, 0, $e));
+        $this->options = new Options($connection, static fn(string $m, ?\Throwable $e = null) => new InvalidArgumentException($m, 0, $e), true);
     }
 
     /**
