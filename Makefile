@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-one test-rust test-php stubs stubs-check demo bench \
+.PHONY: all deps build test test-one test-rust test-php test-bridges stubs stubs-check demo bench \
 	install uninstall deb test-install clean
 
 all: build
@@ -36,7 +36,7 @@ test: build
 	@$(MAKE) --no-print-directory stubs-check
 
 ## The suite on one server: make test-one SERVER=valkey
-test-one: test-rust test-php
+test-one: test-rust test-php test-bridges
 
 test-rust: deps
 	tools/with-redis.sh $(CARGO) test --no-default-features
@@ -44,6 +44,12 @@ test-rust: deps
 test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \
 	tools/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
+
+## The framework bridges' phpunit tests (bridges/tests), against Debian's framework
+## packages. Debian's php.ini and conf.d are read: phpunit and the frameworks need
+## the shared modules (dom, mbstring, …) that -n would leave out.
+test-bridges: build
+	REDIS_LOCK_EXT=$(EXT) tools/with-redis.sh $(PHP) -d extension=$(EXT) $$(command -v phpunit) -c bridges/phpunit.xml
 
 ## Regenerates stubs/redis_lock.stubs.php from the code.
 stubs: deps
@@ -68,7 +74,6 @@ bench: build
 	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
-	tools/deps.sh --install-bench
 	$(PHP) $(PHP_BENCH_ARGS) bench/peers.php
 
 ## As root: the module into PHP's extension dir, its ini into mods-available,

@@ -7,11 +7,12 @@
 #     its -cli, -dev and -redis packages;
 #   - redis-server, redis-tools and redis-sentinel, and Valkey's three where the
 #     release ships them (Debian 13 does: `make test` then runs the suite on both);
-#   - cargo-php, for the stubs.
+#   - cargo-php, for the stubs;
+#   - phpunit and the framework packages the bridges are tested against and
+#     `make bench` compares with (php-symfony-lock, php-symfony-semaphore,
+#     php-laravel-framework: whichever versions the release ships).
 # --install-tests adds what `make test-install` needs: php-fpm, cgi-fcgi and
-# composer; --install-bench the framework packages `make bench` compares against
-# (php-symfony-lock, php-symfony-semaphore, php-laravel-framework). Prints nothing
-# when everything is there already.
+# composer. Prints nothing when everything is there already.
 set -euo pipefail
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
@@ -40,12 +41,10 @@ php_version() {
 }
 
 ver=$(php_version)
-packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" redis-server redis-tools redis-sentinel)
+packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" redis-server redis-tools redis-sentinel
+          phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
 if [ "${1:-}" = "--install-tests" ]; then
     packages+=("php$ver-fpm" libfcgi-bin composer)
-fi
-if [ "${1:-}" = "--install-bench" ]; then
-    packages+=(php-symfony-lock php-symfony-semaphore php-laravel-framework)
 fi
 
 missing=()

@@ -19,6 +19,7 @@ final class LaravelLockTest extends TestCase
         $name = Support::name('acquire');
         $lock = Cache::lock($name, 10);
         $this->assertInstanceOf(RedisLock::class, $lock);
+        $this->assertSame('default', $lock->getConnectionName(), 'the store\'s lock_connection');
         $this->assertTrue($lock->get());
         $this->assertFalse(Cache::lock($name, 10)->get());
         $this->assertFalse($lock->get(), 'held, by this owner too: false, as Laravel\'s');
