@@ -69,12 +69,14 @@ demo: build
 
 ## This extension against the article's class on phpredis: uncontended cost, then
 ## contention (writes bench/results/contention.{md,svg}); then Redlock against one server;
-## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg}).
+## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
+## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg}).
 bench: build
 	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/peers.php
+	$(PHP) -d extension=$(EXT) bench/bridges.php
 
 ## As root: the module into PHP's extension dir, its ini into mods-available,
 ## enabled for every SAPI (phpenmod). `make uninstall` undoes it.

@@ -16,6 +16,7 @@
 //
 // Usage: BENCH_ROUNDS=3 php -d extension=redis -d extension=redis_lock bench/peers.php
 require __DIR__ . '/../php-tests/_helper.inc';
+require __DIR__ . '/lib.php';
 foreach (['/usr/share/php/Symfony/Component/Semaphore/autoload.php', '/usr/share/php/Symfony/Component/Lock/autoload.php',
           '/usr/share/php/Illuminate/Redis/autoload.php'] as $autoload) {
     if (!is_file($autoload)) {
@@ -72,7 +73,7 @@ foreach ($results as $name => $acc) {
 echo $md;
 @mkdir(__DIR__ . '/results');
 file_put_contents(__DIR__ . '/results/peers.md', $md);
-file_put_contents(__DIR__ . '/results/peers.svg', svg($results));
+file_put_contents(__DIR__ . '/results/peers.svg', svg($results, 'label'));
 fwrite(STDERR, "wrote bench/results/peers.md and bench/results/peers.svg\n");
 
 function label(string $impl): string
@@ -176,46 +177,4 @@ function worker(string $kind, string $impl, int $w, int $sections, array $srv, f
     }
     file_put_contents("$tmp/$w.json", json_encode(['waits' => $waits, 'end' => microtime(true), 'writer' => $writer]));
     return 0;
-}
-
-function pct(array $xs, float $p): float
-{
-    if (!$xs) { return NAN; }
-    sort($xs);
-    return $xs[min(count($xs) - 1, (int) floor($p / 100 * count($xs)))];
-}
-
-/** Wait p50 and p99 per implementation, one panel per scenario, log scale. */
-function svg(array $results): string
-{
-    [$pw, $ml, $mt] = [380, 230, 30];
-    $rows = 0;
-    foreach ($results as $acc) { foreach ($acc as $a) { $rows += $a['writer_waits'] ? 2 : 1; } }
-    $h = $rows * 40 + count($results) * 50 + 20;
-    $colors = ['redis_lock' => '#1b9e77', 'symfony' => '#d95f02', 'laravel' => '#7570b3'];
-    $out = "<svg xmlns='http://www.w3.org/2000/svg' width='" . ($ml + $pw + 40) . "' height='$h' font-family='sans-serif' font-size='12'>\n";
-    $out .= "<rect width='100%' height='100%' fill='white'/>\n";
-    $x = fn(float $ms) => $ml + $pw * (log10(max($ms, 0.1)) + 1) / 5;   // 0.1 ms .. 10 s
-    $y0 = $mt;
-    foreach ($results as $name => $acc) {
-        $out .= "<text x='10' y='" . ($y0 - 8) . "' font-weight='bold'>" . htmlspecialchars($name) . ": wait p50 (bar) and p99 (tick), ms, log scale</text>\n";
-        $row = 0;
-        foreach ($acc as $impl => $a) {
-            $series = ['' => $a['waits']] + ($a['writer_waits'] ? [', writers' => $a['writer_waits']] : []);
-            foreach ($series as $suffix => $waits) {
-                $yy = $y0 + $row * 40;
-                [$p50, $p99] = [pct($waits, 50), pct($waits, 99)];
-                $out .= "<text x='10' y='" . ($yy + 18) . "'>" . htmlspecialchars(label($impl) . $suffix) . "</text>\n";
-                $out .= sprintf("<rect x='%d' y='%d' width='%.1f' height='20' fill='%s'/>\n", $ml, $yy + 4, max(1, $x($p50) - $ml), $colors[$impl]);
-                $out .= sprintf("<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='black' stroke-width='2'/>\n", $x($p99), $x($p99), $yy, $yy + 28);
-                $out .= sprintf("<text x='%.1f' y='%d' font-size='10'>%.1f / %.1f</text>\n", $x($p99) + 4, $yy + 18, $p50, $p99);
-                $row++;
-            }
-        }
-        foreach ([0.1, 1, 10, 100, 1000, 10000] as $t) {
-            $out .= sprintf("<text x='%.1f' y='%d' font-size='10' fill='#666'>%s</text>\n", $x($t) - 6, $y0 + $row * 40 + 12, $t >= 1 ? (string) $t : '0.1');
-        }
-        $y0 += $row * 40 + 50;
-    }
-    return $out . "</svg>\n";
 }

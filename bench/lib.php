@@ -1,0 +1,46 @@
+<?php
+// What the framework benches share: percentiles and the wait picture.
+
+function pct(array $xs, float $p): float
+{
+    if (!$xs) { return NAN; }
+    sort($xs);
+    return $xs[min(count($xs) - 1, (int) floor($p / 100 * count($xs)))];
+}
+
+/** Wait p50 and p99 per implementation, one panel per scenario, log scale. */
+/** @param callable(string): string $label an implementation's name in the picture */
+function svg(array $results, callable $label): string
+{
+    [$pw, $ml, $mt] = [380, 230, 30];
+    $rows = 0;
+    foreach ($results as $acc) { foreach ($acc as $a) { $rows += $a['writer_waits'] ? 2 : 1; } }
+    $h = $rows * 40 + count($results) * 50 + 20;
+    $palette = ['#1b9e77', '#d95f02', '#7570b3', '#e7298a'];
+    $out = "<svg xmlns='http://www.w3.org/2000/svg' width='" . ($ml + $pw + 40) . "' height='$h' font-family='sans-serif' font-size='12'>\n";
+    $out .= "<rect width='100%' height='100%' fill='white'/>\n";
+    $x = fn(float $ms) => $ml + $pw * (log10(max($ms, 0.1)) + 1) / 5;   // 0.1 ms .. 10 s
+    $y0 = $mt;
+    foreach ($results as $name => $acc) {
+        $out .= "<text x='10' y='" . ($y0 - 8) . "' font-weight='bold'>" . htmlspecialchars($name) . ": wait p50 (bar) and p99 (tick), ms, log scale</text>\n";
+        $row = 0;
+        foreach (array_keys($acc) as $k => $impl) {
+            $a = $acc[$impl];
+            $series = ['' => $a['waits']] + ($a['writer_waits'] ? [', writers' => $a['writer_waits']] : []);
+            foreach ($series as $suffix => $waits) {
+                $yy = $y0 + $row * 40;
+                [$p50, $p99] = [pct($waits, 50), pct($waits, 99)];
+                $out .= "<text x='10' y='" . ($yy + 18) . "'>" . htmlspecialchars($label($impl) . $suffix) . "</text>\n";
+                $out .= sprintf("<rect x='%d' y='%d' width='%.1f' height='20' fill='%s'/>\n", $ml, $yy + 4, max(1, $x($p50) - $ml), $palette[$k % 4]);
+                $out .= sprintf("<line x1='%.1f' x2='%.1f' y1='%d' y2='%d' stroke='black' stroke-width='2'/>\n", $x($p99), $x($p99), $yy, $yy + 28);
+                $out .= sprintf("<text x='%.1f' y='%d' font-size='10'>%.1f / %.1f</text>\n", $x($p99) + 4, $yy + 18, $p50, $p99);
+                $row++;
+            }
+        }
+        foreach ([0.1, 1, 10, 100, 1000, 10000] as $t) {
+            $out .= sprintf("<text x='%.1f' y='%d' font-size='10' fill='#666'>%s</text>\n", $x($t) - 6, $y0 + $row * 40 + 12, $t >= 1 ? (string) $t : '0.1');
+        }
+        $y0 += $row * 40 + 50;
+    }
+    return $out . "</svg>\n";
+}
