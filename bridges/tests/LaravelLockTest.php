@@ -214,6 +214,14 @@ final class LaravelLockTest extends TestCase
                 $this->assertStringContainsString('owner', $e->getMessage());
             }
         }
+        try {
+            Cache::lock(Support::name('bad'), 10 ** 15)->get();
+            $this->fail('a lease of 10^15 s accepted');
+        } catch (\InvalidArgumentException $e) {
+            $this->assertStringContainsString('lockOut', $e->getMessage());
+        }
+        $this->assertTrue(Cache::lock($name = Support::name('long'), 10)->block(PHP_INT_MAX), 'any wait is allowed');
+        Cache::lock($name)->forceRelease();
         Support::laravel(['no_such_option' => 1]);
         try {
             Cache::lock(Support::name('bad'), 10);

@@ -335,6 +335,15 @@ final class SymfonyLockStoreTest extends TestCase
                 $this->assertNotSame('', $e->getMessage());
             }
         }
+        $lock = (new LockFactory($this->store()))->createLock(Support::name('ttl'), 10);
+        $this->assertTrue($lock->acquire());
+        try {
+            $lock->refresh(1e15);
+            $this->fail('a TTL of 10^15 s accepted');
+        } catch (LockAcquiringException $e) {
+            $this->assertInstanceOf(InvalidArgumentException::class, $e->getPrevious());
+        }
+        $lock->release();
         // Redis unreachable: Symfony's storage exception, wrapped by the Lock as Symfony does.
         $store = new LockStore(['dsn' => 'redis://127.0.0.1:1', 'connect_timeout' => 0.2]);
         try {

@@ -168,6 +168,11 @@ final class SymfonySemaphoreStoreTest extends TestCase
         } catch (InvalidArgumentException) {
         }
         try {
+            $store->save(new Key(Support::name('ttl'), 1), 1e15);
+            $this->fail('a TTL of 10^15 s accepted');
+        } catch (InvalidArgumentException) {
+        }
+        try {
             new SemaphoreStore(['servers' => [Support::dsn(), Support::dsn(), Support::dsn()]]);
             $this->fail('Redlock accepted');
         } catch (InvalidArgumentException) {

@@ -59,7 +59,8 @@ class RedisLock extends Lock
      */
     public function block($seconds, $callback = null)
     {
-        $native = $this->native(\max(0.0, (float) $seconds));
+        // Laravel allows any number of seconds; the extension's waits end within a year.
+        $native = $this->native(\min(\max(0.0, (float) $seconds), 31536000.0));
         if (!$this->took($native, $native->addLock($this->owner))) {
             throw new LockTimeoutException();
         }
@@ -135,7 +136,11 @@ class RedisLock extends Lock
 
     private function native(float $wait): \Lock
     {
-        return $this->natives[(string) $wait] ??= new \Lock($this->name, $wait, $this->lease(), $this->options->native);
+        try {
+            return $this->natives[(string) $wait] ??= new \Lock($this->name, $wait, $this->lease(), $this->options->native);
+        } catch (\ValueError $e) {
+            throw new \InvalidArgumentException($e->getMessage(), 0, $e);   // a lease the extension refuses
+        }
     }
 
     private function lease(): float

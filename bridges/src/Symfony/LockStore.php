@@ -212,13 +212,18 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
         return 'symfony-lock' . "\0" . $key . "\0" . $token;
     }
 
-    /** Runs an extension call; Redis failures become Symfony's LockStorageException. */
+    /**
+     * Runs an extension call: Redis failures become Symfony's LockStorageException, a
+     * value the extension refuses (a TTL beyond its range) its InvalidArgumentException.
+     */
     private function call(\Closure $fn): mixed
     {
         try {
             return $fn();
         } catch (\LockException $e) {
             throw new LockStorageException($e->getMessage(), 0, $e);
+        } catch (\ValueError $e) {
+            throw new InvalidArgumentException($e->getMessage(), 0, $e);
         }
     }
 

@@ -89,7 +89,11 @@ final class SemaphoreStore implements PersistingStoreInterface
 
     private function native(Key $key, float $ttl): \Semaphore
     {
-        return new \Semaphore((string) $key, $key->getLimit(), 0.0, self::lease($ttl), $this->options->native);
+        try {
+            return new \Semaphore((string) $key, $key->getLimit(), 0.0, self::lease($ttl), $this->options->native);
+        } catch (\ValueError $e) {
+            throw new InvalidArgumentException($e->getMessage(), 0, $e);   // a TTL the extension refuses
+        }
     }
 
     /** Symfony allows 0; the extension's leases are at least 1 ms. */
