@@ -26,6 +26,8 @@ final class Holds
     /** @var array<string, array{\Closure(): mixed, float}> release and lease end, by hold id */
     private static array $holds = [];
     private static ?int $pid = null;
+    /** The next sweep's size: twice what the last one left, so sweeps stay amortised. */
+    private static int $sweepAt = self::SWEEP_AT;
 
     /** Records a hold; $lease in seconds (INF: none). */
     public static function add(string $id, float $lease, \Closure $release): void
@@ -33,14 +35,16 @@ final class Holds
         if (self::$pid !== \getmypid()) {
             // First hold of this request, or of this forked child: its own table.
             self::$holds = [];
+            self::$sweepAt = self::SWEEP_AT;
             self::$pid = \getmypid();
             \register_shutdown_function([self::class, 'atShutdown']);
         }
         unset(self::$holds[$id]);
         self::$holds[$id] = [$release, \microtime(true) + $lease];
-        if (\count(self::$holds) > self::SWEEP_AT) {
+        if (\count(self::$holds) > self::$sweepAt) {
             $now = \microtime(true);
             self::$holds = \array_filter(self::$holds, static fn(array $h): bool => $h[1] > $now);
+            self::$sweepAt = \max(self::SWEEP_AT, 2 * \count(self::$holds));
         }
     }
 
