@@ -97,9 +97,35 @@ fpm_stop() {
     wait "$fpm_pid" 2>/dev/null
     fpm_pid=
 }
+# The framework bridges in php-fpm: a request that dies of a fatal error releases the
+# Symfony lock it held (per-request state, a shutdown function); one that ends
+# normally leaves a lock without autoRelease to its lease, as Symfony documents.
+cp -r bridges "$work/bridges"
+chmod -R a+rX "$work/bridges"
+cat >"$work/bridge.php" <<'EOF'
+<?php
+require '/usr/share/php/Symfony/Component/Lock/autoload.php';
+require __DIR__ . '/bridges/autoload.php';
+$factory = new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($_GET['dsn']));
+$name = $_GET['name'];
+switch ($_GET['step']) {
+    case 'fatal':
+        $factory->createLock($name, 30, false)->acquire() or exit("FAILED to take it\n");
+        echo "took $name\n";
+        flush();
+        ini_set('memory_limit', '16M');
+        $waste = str_repeat('x', 64 << 20);
+    case 'end':
+        $factory->createLock($name, 30, false)->acquire() or exit("FAILED to take it\n");
+        exit("took $name\n");
+    case 'look':
+        echo $name, ' is ', (new Lock($name, 0, 1, ['dsn' => $_GET['dsn']]))->isLocked() ? 'held' : 'free', "\n";
+}
+EOF
+# fpm_get [SCRIPT [QUERY]]: a GET request to the pool (default: lock.php).
 fpm_get() {
-    SCRIPT_FILENAME=$work/lock.php SCRIPT_NAME=/lock.php REQUEST_METHOD=GET \
-        QUERY_STRING="dsn=$REDIS_LOCK_TEST_DSN" cgi-fcgi -bind -connect "127.0.0.1:$fpm_port" </dev/null
+    SCRIPT_FILENAME=$work/${1:-lock.php} SCRIPT_NAME=/${1:-lock.php} REQUEST_METHOD=GET \
+        QUERY_STRING="dsn=$REDIS_LOCK_TEST_DSN${2:+&$2}" cgi-fcgi -bind -connect "127.0.0.1:$fpm_port" </dev/null
 }
 cleanup() { fpm_stop; rm -rf "$work"; }
 trap cleanup EXIT
@@ -141,6 +167,19 @@ expect_output "as another user it refuses, and says why" "cannot write to $ext_d
 check "the module is in the extension dir" test -f "$ext_dir/redis_lock.so"
 expect_output "the ini is in mods-available, with its priority" "^; priority=20" cat "/etc/php/$ver/mods-available/redis_lock.ini"
 expect_enabled "make install"
+if fpm_start; then
+    expect_output "php-fpm: a request takes a Symfony lock through the bridge, then dies of a fatal error" \
+        "took fpm-fatal" fpm_get bridge.php "step=fatal&name=fpm-fatal"
+    expect_output "php-fpm: a request that dies of a fatal error releases the Symfony lock it held" \
+        "fpm-fatal is free" fpm_get bridge.php "step=look&name=fpm-fatal"
+    expect_output "php-fpm: a request that ends normally takes a lock without autoRelease" \
+        "took fpm-end" fpm_get bridge.php "step=end&name=fpm-end"
+    expect_output "php-fpm: which outlives the request, as Symfony documents" \
+        "fpm-end is held" fpm_get bridge.php "step=look&name=fpm-end"
+    fpm_stop
+else
+    not_ok "php-fpm $ver starts"
+fi
 check "make uninstall" make uninstall
 check "the module is gone from the extension dir" test ! -e "$ext_dir/redis_lock.so"
 check "the ini is gone from mods-available" test ! -e "/etc/php/$ver/mods-available/redis_lock.ini"
