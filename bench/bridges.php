@@ -83,42 +83,13 @@ function bridge_label(string $impl): string
 /** One run: forked workers, each doing $sections sections under the lock. */
 function run_once(string $impl, int $workers, int $sections): array
 {
-    $srv = rl_start_redis();
-    $tmp = sys_get_temp_dir() . '/redis-lock-bridges-' . bin2hex(random_bytes(4));
-    mkdir($tmp);
-    $start = microtime(true) + 0.5 + $workers * 0.05;
-    $pids = [];
-    try {
-        for ($w = 0; $w < $workers; $w++) {
-            $pid = pcntl_fork();
-            if ($pid === 0) {
-                $rc = 1;
-                try { $rc = bridge_worker($impl, $w, $sections, $srv, $start, $tmp); }
-                catch (Throwable $e) { fwrite(STDERR, "worker $w: $e\n"); }
-                exit($rc);
-            }
-            $pids[] = $pid;
-        }
-        foreach ($pids as $pid) { pcntl_waitpid($pid, $st); if (pcntl_wexitstatus($st) !== 0) { throw new RuntimeException("a $impl worker failed"); } }
-        $waits = [];
-        $end = $start;
-        $timeouts = 0;
-        for ($w = 0; $w < $workers; $w++) {
-            $d = json_decode(file_get_contents("$tmp/$w.json"), true);
-            $waits = array_merge($waits, $d['waits']);
-            $timeouts += $d['timeouts'];
-            $end = max($end, $d['end']);
-            unlink("$tmp/$w.json");
-        }
-        $bad = (int) rl_cmd($srv['dsn'], 'GET', 'bad');
-        return ['sections' => $workers * $sections, 'seconds' => $end - $start, 'waits' => $waits, 'timeouts' => $timeouts, 'bad' => $bad];
-    } finally {
-        @rmdir($tmp);
-        rl_stop_redis($srv);
-    }
+    $run = run_workers($workers, 0.5 + $workers * 0.05, fn(int $w, array $srv, float $start) => bridge_worker($impl, $sections, $srv, $start));
+    return ['sections' => $workers * $sections, 'seconds' => $run['seconds'], 'bad' => $run['bad'],
+            'waits' => array_merge(...array_column($run['results'], 'waits')),
+            'timeouts' => array_sum(array_column($run['results'], 'timeouts'))];
 }
 
-function bridge_worker(string $impl, int $w, int $sections, array $srv, float $start, string $tmp): int
+function bridge_worker(string $impl, int $sections, array $srv, float $start): array
 {
     $gauge = new Redis();                               // the overlap check, on a connection of its own
     $gauge->connect('127.0.0.1', $srv['port']);
@@ -162,6 +133,5 @@ function bridge_worker(string $impl, int $w, int $sections, array $srv, float $s
         $gauge->decr('in');
         $held->release();
     }
-    file_put_contents("$tmp/$w.json", json_encode(['waits' => $waits, 'end' => microtime(true), 'timeouts' => $timeouts]));
-    return 0;
+    return ['waits' => $waits, 'end' => microtime(true), 'timeouts' => $timeouts];
 }

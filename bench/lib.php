@@ -1,6 +1,52 @@
 <?php
 // What the framework benches share: percentiles and the wait picture.
 
+/**
+ * One run on a throwaway server: $workers forked processes, each calling
+ * $work($w, $srv, $start) from $start on, which returns what it measured (an array,
+ * 'end' its finishing time). Returns the workers' results, the run's length from
+ * $start to the last worker's end, and the server's "bad" counter (sections that saw
+ * the limit broken).
+ *
+ * @return array{results: list<array>, seconds: float, bad: int}
+ */
+function run_workers(int $workers, float $lead, callable $work): array
+{
+    $srv = rl_start_redis();
+    $tmp = sys_get_temp_dir() . '/redis-lock-bench-' . bin2hex(random_bytes(4));
+    mkdir($tmp);
+    $start = microtime(true) + $lead;
+    $pids = [];
+    try {
+        for ($w = 0; $w < $workers; $w++) {
+            $pid = pcntl_fork();
+            if ($pid === 0) {
+                $rc = 1;
+                try {
+                    file_put_contents("$tmp/$w.json", json_encode($work($w, $srv, $start)));
+                    $rc = 0;
+                } catch (Throwable $e) {
+                    fwrite(STDERR, "worker $w: $e\n");
+                }
+                exit($rc);
+            }
+            $pids[] = $pid;
+        }
+        foreach ($pids as $pid) { pcntl_waitpid($pid, $st); if (pcntl_wexitstatus($st) !== 0) { throw new RuntimeException('a worker failed'); } }
+        $results = [];
+        $end = $start;
+        for ($w = 0; $w < $workers; $w++) {
+            $results[] = $d = json_decode(file_get_contents("$tmp/$w.json"), true);
+            $end = max($end, $d['end']);
+            unlink("$tmp/$w.json");
+        }
+        return ['results' => $results, 'seconds' => $end - $start, 'bad' => (int) rl_cmd($srv['dsn'], 'GET', 'bad')];
+    } finally {
+        @rmdir($tmp);
+        rl_stop_redis($srv);
+    }
+}
+
 function pct(array $xs, float $p): float
 {
     if (!$xs) { return NAN; }

@@ -87,41 +87,16 @@ function label(string $impl): string
  */
 function run_once(string $kind, string $impl, int $workers, int $sections): array
 {
-    $srv = rl_start_redis();
-    $tmp = sys_get_temp_dir() . '/redis-lock-peers-' . bin2hex(random_bytes(4));
-    mkdir($tmp);
-    $start = microtime(true) + 0.3 + $workers * 0.01;
-    $pids = [];
-    try {
-        for ($w = 0; $w < $workers; $w++) {
-            $pid = pcntl_fork();
-            if ($pid === 0) {
-                $rc = 1;
-                try { $rc = worker($kind, $impl, $w, $sections, $srv, $start, $tmp); }
-                catch (Throwable $e) { fwrite(STDERR, "worker $w: $e\n"); }
-                exit($rc);
-            }
-            $pids[] = $pid;
-        }
-        foreach ($pids as $pid) { pcntl_waitpid($pid, $st); if (pcntl_wexitstatus($st) !== 0) { throw new RuntimeException("a $impl worker failed"); } }
-        $waits = $writerWaits = [];
-        $end = $start;
-        for ($w = 0; $w < $workers; $w++) {
-            $d = json_decode(file_get_contents("$tmp/$w.json"), true);
-            $waits = array_merge($waits, $d['waits']);
-            if ($d['writer']) { $writerWaits = array_merge($writerWaits, $d['waits']); }
-            $end = max($end, $d['end']);
-            unlink("$tmp/$w.json");
-        }
-        $bad = (int) rl_cmd($srv['dsn'], 'GET', 'bad');
-        return ['sections' => $workers * $sections, 'seconds' => $end - $start, 'waits' => $waits, 'writer_waits' => $writerWaits, 'bad' => $bad];
-    } finally {
-        @rmdir($tmp);
-        rl_stop_redis($srv);
+    $run = run_workers($workers, 0.3 + $workers * 0.01, fn(int $w, array $srv, float $start) => worker($kind, $impl, $w, $sections, $srv, $start));
+    $waits = $writerWaits = [];
+    foreach ($run['results'] as $d) {
+        $waits = array_merge($waits, $d['waits']);
+        if ($d['writer']) { $writerWaits = array_merge($writerWaits, $d['waits']); }
     }
+    return ['sections' => $workers * $sections, 'seconds' => $run['seconds'], 'waits' => $waits, 'writer_waits' => $writerWaits, 'bad' => $run['bad']];
 }
 
-function worker(string $kind, string $impl, int $w, int $sections, array $srv, float $start, string $tmp): int
+function worker(string $kind, string $impl, int $w, int $sections, array $srv, float $start): array
 {
     $redis = new Redis();
     $redis->connect('127.0.0.1', $srv['port']);
@@ -170,11 +145,10 @@ function worker(string $kind, string $impl, int $w, int $sections, array $srv, f
             $limiter->block(60, function () use (&$waits, $t0, $section) { $waits[] = (hrtime(true) - $t0) / 1e6; $section(); });
             continue;
         }
-        if (!$take()) { return 2; }
+        if (!$take()) { throw new RuntimeException("$impl: no hold within 60 s"); }
         $waits[] = (hrtime(true) - $t0) / 1e6;
         $section();
         $give();
     }
-    file_put_contents("$tmp/$w.json", json_encode(['waits' => $waits, 'end' => microtime(true), 'writer' => $writer]));
-    return 0;
+    return ['waits' => $waits, 'end' => microtime(true), 'writer' => $writer];
 }

@@ -45,6 +45,25 @@ final class Support
         return [$proc, $pipes];
     }
 
+    /**
+     * How long after a release $wait() returned, in seconds. $code holds the lock, prints
+     * "held", later releases it and prints the release's microtime(); $wait runs once
+     * "held" arrives and returns when the waiter has the lock.
+     */
+    public static function wakeLag(string $code, array $args, \Closure $wait): float
+    {
+        [$proc, $pipes] = self::start($code, $args);
+        $ready = fgets($pipes[1]);
+        if ($ready !== "held\n") {
+            throw new \RuntimeException('the holder did not start: ' . $ready . stream_get_contents($pipes[2]));
+        }
+        $wait();
+        $woke = microtime(true);
+        $released = (float) fgets($pipes[1]);
+        proc_close($proc);
+        return $woke - $released;
+    }
+
     /** Runs $code to its end: [exit code, stdout, stderr]. */
     public static function run(string $code, array $args = []): array
     {

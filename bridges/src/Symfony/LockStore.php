@@ -57,30 +57,22 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
 
     public function save(Key $key): void
     {
-        $key->reduceLifetime($this->initialTtl);
-        $this->take($key, false, false);
-        $this->checkNotExpired($key);
+        $this->store($key, false, false);
     }
 
     public function waitAndSave(Key $key): void
     {
-        $key->reduceLifetime($this->initialTtl);
-        $this->take($key, false, true);
-        $this->checkNotExpired($key);
+        $this->store($key, false, true);
     }
 
     public function saveRead(Key $key): void
     {
-        $key->reduceLifetime($this->initialTtl);
-        $this->take($key, true, false);
-        $this->checkNotExpired($key);
+        $this->store($key, true, false);
     }
 
     public function waitAndSaveRead(Key $key): void
     {
-        $key->reduceLifetime($this->initialTtl);
-        $this->take($key, true, true);
-        $this->checkNotExpired($key);
+        $this->store($key, true, true);
     }
 
     /**
@@ -135,6 +127,14 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
     {
         $native = $this->natives[$key] ?? null;
         return $native === null ? null : $this->call(fn() => $native->getFencingToken());
+    }
+
+    /** What every save does: the key's lifetime, the hold, then the expiry check. */
+    private function store(Key $key, bool $read, bool $wait): void
+    {
+        $key->reduceLifetime($this->initialTtl);
+        $this->take($key, $read, $wait);
+        $this->checkNotExpired($key);
     }
 
     /** Takes, renews, upgrades or downgrades $key's hold, or throws LockConflictedException. */
