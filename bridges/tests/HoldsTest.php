@@ -8,7 +8,7 @@ use RedisLock\Bridge\Holds;
 /** The table of holds a fatal error releases: bounded, and never a parent's in a child. */
 final class HoldsTest extends TestCase
 {
-    private static function size(): int
+    private static function tableSize(): int
     {
         return \count((new \ReflectionClass(Holds::class))->getStaticPropertyValue('holds'));
     }
@@ -22,7 +22,7 @@ final class HoldsTest extends TestCase
                 usleep(2000);
             }
         }
-        $this->assertLessThan(2100, self::size(), 'ended leases are dropped, not kept for a fatal error');
+        $this->assertLessThan(2100, self::tableSize(), 'ended leases are dropped, not kept for a fatal error');
         for ($i = 0; $i < 5000; $i++) {
             Holds::forget("test:short:$i");
         }
