@@ -32,8 +32,8 @@ $rounds = (int) (getenv('BENCH_ROUNDS') ?: 3);
 $workers = 8;
 $sections = (int) (getenv('BENCH_SECTIONS') ?: 40);
 $scenarios = [
-    "Laravel Cache::lock()->block(5), $workers workers, 1 ms" => ['bridge-laravel', 'laravel'],
-    "Symfony LockFactory acquire(true), $workers workers, 1 ms" => ['bridge-symfony', 'symfony'],
+    "Laravel lock()->block(5), $workers workers × 1 ms" => ['bridge-laravel', 'laravel'],
+    "Symfony acquire(true), $workers workers × 1 ms" => ['bridge-symfony', 'symfony'],
 ];
 $results = [];
 foreach ($scenarios as $name => $impls) {
