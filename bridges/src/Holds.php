@@ -48,6 +48,14 @@ final class Holds
         }
     }
 
+    /** A recorded hold's new lease, in seconds from now (a hold not recorded stays so). */
+    public static function extend(string $id, float $lease): void
+    {
+        if (isset(self::$holds[$id])) {
+            self::$holds[$id][1] = \microtime(true) + $lease;
+        }
+    }
+
     /** Forgets a hold: released, or handed to another process. */
     public static function forget(string $id): void
     {

@@ -201,6 +201,7 @@ final class SymfonyLockStoreTest extends TestCase
             $handed = $factory->createLockFromKey($key, 30, false);
             $handed->acquire() or exit(1);
             $serialised = serialize($key);          // handed to another process
+            $handed->refresh(40);                   // put off here: still not this process's to free
             $lock = $factory->createLock($argv[2], 30, false);
             $lock->acquire() or exit(1);
             if ($argv[4] === 'exception') {

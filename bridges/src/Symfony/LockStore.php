@@ -36,7 +36,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
     private const FOREVER = 31536000.0;
 
     private readonly Options $options;
-    /** @var \WeakMap<Key, \Lock> the extension's object that took each key's hold */
+    /** @var \WeakMap<Key, array{lock: \Lock, read: bool}> the extension's object that took each key's hold, and its kind */
     private \WeakMap $natives;
 
     /**
@@ -94,6 +94,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
             }
             throw new LockExpiredException(\sprintf('Failed to put off the expiration of the "%s" lock: its lease ran out.', $key));
         }
+        Holds::extend(self::holdId($key, $token->value), $ttl);
         $this->checkNotExpired($key);
     }
 
@@ -125,7 +126,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
      */
     public function getFencingToken(Key $key): ?int
     {
-        $native = $this->natives[$key] ?? null;
+        $native = $this->natives[$key]['lock'] ?? null;
         return $native === null ? null : $this->call(fn() => $native->getFencingToken());
     }
 
@@ -141,13 +142,14 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
     private function take(Key $key, bool $read, bool $wait): void
     {
         $token = $this->token($key);
-        $native = $this->natives[$key] ?? null;
+        $native = $this->natives[$key]['lock'] ?? null;
+        $held = $this->natives[$key]['read'] ?? false;
         if ($token !== null && $native !== null && $this->call(fn() => $native->isOwned($token->value))) {
             // Held already: a second save renews; a change of mode upgrades or downgrades,
             // on the object that holds it (the extension knows which kind it holds).
             $got = match (true) {
-                !$read && $this->isRead($key) => $this->call(fn() => $wait ? $native->addLock() : $native->tryLock()),
-                $read && !$this->isRead($key) => $this->call(fn() => $native->addReadLock()),
+                !$read && $held => $this->call(fn() => $wait ? $native->addLock() : $native->tryLock()),
+                $read && !$held => $this->call(fn() => $native->addReadLock()),
                 default => $this->call(fn() => $native->extendLock($token->value, $this->initialTtl)) ? $token->value : false,
             };
             if ($got === false) {
@@ -172,7 +174,6 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
         if ($got === false) {
             throw new LockConflictedException();
         }
-        $this->natives[$key] = $native;
         $this->record($key, $native, $got, $read);
     }
 
@@ -184,15 +185,10 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
         }
         $id = self::holdId($key, $token);
         $key->setState(self::class, new Token($token, $this->options->releaseOnFatal ? $id : null));
-        $key->setState(self::class . ':read', $read);
+        $this->natives[$key] = ['lock' => $native, 'read' => $read];
         if ($this->options->releaseOnFatal) {
             Holds::add($id, $this->initialTtl, static fn() => $native->releaseLock($token));
         }
-    }
-
-    private function isRead(Key $key): bool
-    {
-        return $key->hasState(self::class . ':read') && $key->getState(self::class . ':read');
     }
 
     private function token(Key $key): ?Token
@@ -204,7 +200,7 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
     /** The object that took the key's hold, or a new one for a key from elsewhere. */
     private function native(Key $key): \Lock
     {
-        return $this->natives[$key] ?? new \Lock((string) $key, 0.0, $this->initialTtl, $this->options->native);
+        return $this->natives[$key]['lock'] ?? new \Lock((string) $key, 0.0, $this->initialTtl, $this->options->native);
     }
 
     private static function holdId(Key $key, string $token): string

@@ -47,6 +47,7 @@ final class SemaphoreStore implements PersistingStoreInterface
         $token = self::token($key);
         if ($token !== null && $native->isOwned($token->value)) {
             $native->extend($token->value, self::lease($ttlInSecond));
+            Holds::extend(self::holdId($key, $token->value), self::lease($ttlInSecond));
             return;
         }
         $got = $native->tryAcquire($key->getWeight());
@@ -71,6 +72,7 @@ final class SemaphoreStore implements PersistingStoreInterface
         if ($token === null || !$this->native($key, $ttlInSecond)->extend($token->value, self::lease($ttlInSecond))) {
             throw new SemaphoreExpiredException($key, 'the script returns a positive number');
         }
+        Holds::extend(self::holdId($key, $token->value), self::lease($ttlInSecond));
     }
 
     public function delete(Key $key): void
