@@ -7,10 +7,14 @@
 //! and each release wakes at most one process.
 //!
 //! Fairness: in fair mode the queue order is strict. By default one exception
-//! keeps very short critical sections fast: a lock held for less than
-//! `SHORT_HOLD` is only freed on release, so that its releaser may take it again
-//! without a process switch, but only while the first waiter has waited less
-//! than `PATIENCE_MS`; after that, release hands over whatever the hold time.
+//! keeps tight loops of very short critical sections fast: a lock held for less
+//! than `SHORT_HOLD`, by a process that came back for it within `QUICK_RETURN` of
+//! its previous release, is only freed on release, so that its releaser may take
+//! it again without a process switch, but only while the first waiter has waited
+//! less than `PATIENCE_MS`; after that, release hands over whatever the hold time.
+//! A holder that is not in such a loop hands over at once: a lock left free while
+//! others wait would sit idle until their timers. So does a loop that ends: the
+//! object's end hands a lock it left free to the queue (`KICK`).
 //!
 //! The wait itself (queue entry, private channel, timer, polling fallback) is
 //! `waiting`'s, shared with the other kinds of hold; this module supplies the
@@ -27,18 +31,37 @@ use crate::semaphore;
 use crate::redlock::{Extended, Pooled, Quorum};
 use crate::pid;
 use crate::resp;
-use crate::scripts::{ACQUIRE, CANCEL, FENCE, RELEASE, RENEW, TAKE_FENCED};
+use crate::scripts::{ACQUIRE, CANCEL, FENCE, KICK, RELEASE, RENEW, TAKE_FENCED};
 use crate::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
 use crate::token::{self, Token};
 use crate::wait::Backoff;
 use crate::waiting::{self, Try, Waited, Waiter};
 use redis::{ErrorKind, RedisError, Value};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
 const SHORT_HOLD: Duration = Duration::from_micros(500);
+
+/// A process that comes back for a lock within this long of releasing it is in a
+/// tight loop: its next short hold may be re-taken ahead of the queue. About the time
+/// a hand-over takes (a grant, and the waiter's wake-up).
+const QUICK_RETURN: Duration = Duration::from_micros(200);
+
+/// What this thread (the PHP process) last did with lock names, for the re-take
+/// heuristics: which lock (`LockKeys::id`) it last released and when, and which one
+/// it last made a `Lock` object for and when.
+#[derive(Clone, Copy)]
+struct Recent {
+    released: (u64, Option<Instant>),
+    made: (u64, Option<Instant>),
+}
+
+thread_local! {
+    static RECENT: Cell<Recent> = const { Cell::new(Recent { released: (0, None), made: (0, None) }) };
+}
 
 /// How long (ms, as the scripts take it) the first waiter lets short holds pass it
 /// over before release must hand over.
@@ -81,6 +104,12 @@ pub struct Lock {
     ever_held: bool,
     /// What `token` holds: the write lock or a read share.
     kind: Kind,
+    /// Whether this process came back for the lock within `QUICK_RETURN` of its last
+    /// release (set by each acquisition): only then may a short hold be re-taken.
+    quick: bool,
+    /// When (and in which process) this object's last release freed the lock for a
+    /// re-take while waiters were queued; its end hands the lock to them.
+    left_free: Option<(Instant, u32)>,
 }
 
 /// How an acquisition takes the lock.
@@ -129,8 +158,10 @@ impl Lock {
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
+        let keys = Arc::new(LockKeys::new(key));
+        let key = &keys.lock;
         let (route, quorum) = if settings.servers.is_empty() {
-            (Route::for_key(settings, &key)?, None)
+            (Route::for_key(settings, key)?, None)
         } else {
             if settings.fair {
                 return Err(LockError::InvalidValue(
@@ -144,9 +175,10 @@ impl Lock {
                 .collect::<Result<Vec<_>>>()?;
             (Route::Node(nodes[0].clone()), Some(Arc::new(Quorum::new(nodes))))
         };
+        RECENT.with(|r| r.set(Recent { made: (keys.id, Some(Instant::now())), ..r.get() }));
         Ok(Lock {
             name: name.to_vec(),
-            keys: Arc::new(LockKeys::new(key)),
+            keys,
             terms: Terms::new(settings, wait, ttl_ms),
             // Independent counters give no order across holders: see the README.
             fencing: settings.fencing && quorum.is_none(),
@@ -158,6 +190,8 @@ impl Lock {
             fence: None,
             ever_held: false,
             kind: Kind::Write,
+            quick: false,
+            left_free: None,
         })
     }
 
@@ -249,6 +283,10 @@ impl Lock {
         pid::refresh();
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
+        let (last, at) = RECENT.with(|r| r.get().released);
+        self.quick = last == self.keys.id && at.is_some_and(|at| start.saturating_duration_since(at) < QUICK_RETURN);
+        // Back for it: the lock it left free is its own business again.
+        self.left_free = None;
         if want == Kind::Read && self.quorum.is_some() {
             return Err(redlock_refuses(method));
         }
@@ -530,12 +568,20 @@ impl Lock {
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         pid::refresh();
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
-        let short = !self.terms.fair && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
+        let short = !self.terms.fair && self.quick && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
         let (route, quorum, keys, reading) = (&self.route, self.quorum.as_deref(), &self.keys, self.kind == Kind::Read);
-        self.claim.release_with(keys, token, |token, own| {
+        let mut outcome = (Released::No, false);
+        let released = self.claim.release_with(keys, token, |token, own| {
             let what = if own && reading { Release::Read(token) } else { Release::Token(token, short && own) };
-            release_token(route, quorum, keys, what)
-        })
+            outcome = (release_token(route, quorum, keys, what)?, own);
+            Ok(outcome.0 != Released::No)
+        })?;
+        if let (done, true) = outcome {
+            let now = Instant::now();
+            RECENT.with(|r| r.set(Recent { released: (keys.id, Some(now)), ..r.get() }));
+            self.left_free = (done == Released::LeftFree).then(|| (now, pid::current()));
+        }
+        Ok(released)
     }
 
     /// Frees the key whoever holds it, handing it to the first waiter as a release
@@ -543,7 +589,7 @@ impl Lock {
     /// removes is over for the object too.
     pub fn force_release(&mut self) -> Result<bool> {
         pid::refresh();
-        let released = release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Any)?;
+        let released = release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Any)? != Released::No;
         // Whatever this object held on the key is gone now.
         if let Some(token) = self.claim.token.clone() {
             self.claim.released(true, &self.keys, &token);
@@ -680,6 +726,16 @@ impl Drop for Lock {
         // release by token ends it.
         if let Some(hold) = self.claim.end(self.terms.auto_release) {
             release_hold(&hold);
+        } else if let Some((at, pid)) = self.left_free {
+            // A lock this object left free for its own re-take goes to the waiters now,
+            // unless a new object for the same lock was made since (`$lock = new
+            // Lock(...)` in a loop): that one is about to take it again.
+            let (id, made) = RECENT.with(|r| r.get().made);
+            let remade = id == self.keys.id && made.is_some_and(|made| made > at);
+            if pid == pid::current() && !remade {
+                let k = &self.keys;
+                let _ = self.run(Retry::IfStale, |conn, _| KICK.run(conn, &k.all(), &[PATIENCE_MS.as_bytes()]));
+            }
         }
     }
 }
@@ -700,9 +756,9 @@ fn release_hold(hold: &Hold) {
         return;
     }
     let _ = match hold.kind {
-        Kind::Write => release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false)),
-        Kind::Read => release_token(&hold.route, None, &hold.keys, Release::Read(&hold.token)),
-        Kind::Permits => semaphore::release(&hold.route, &hold.keys, &hold.token),
+        Kind::Write => release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false)).map(drop),
+        Kind::Read => release_token(&hold.route, None, &hold.keys, Release::Read(&hold.token)).map(drop),
+        Kind::Permits => semaphore::release(&hold.route, &hold.keys, &hold.token).map(drop),
     };
 }
 
@@ -718,19 +774,31 @@ enum Release<'a> {
 }
 
 
+/// What a release did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Released {
+    /// The token did not hold the key.
+    No,
+    /// Deleted, or handed to a waiter.
+    Yes,
+    /// Only freed, for the releaser's re-take, while waiters are queued.
+    LeftFree,
+}
+
 /// Runs the release script: on every node of a Redlock, on the key's server otherwise.
-fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: Release) -> Result<bool> {
+fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: Release) -> Result<Released> {
+    let yes = |done: bool| if done { Released::Yes } else { Released::No };
     let (token, short, force): (&[u8], bool, &[u8]) = match what {
         Release::Token(t, short) => (t, short, b"0"),
         Release::Read(t) => (t, false, b"0"),
         Release::Any => (b"", false, b"1"),
     };
     if let Some(q) = quorum {
-        return q.release(keys, token, force == b"1");
+        return q.release(keys, token, force == b"1").map(yes);
     }
-    let read_release = || -> Result<bool> {
+    let read_release = || -> Result<Released> {
         let released = route.run(Retry::IfStale, |conn, _| READ_RELEASE.run(conn, &keys.all(), &[token, PATIENCE_MS.as_bytes()]))?;
-        Ok(resp::int(&released) == Some(1))
+        Ok(yes(resp::int(&released) == Some(1)))
     };
     if matches!(what, Release::Read(_)) {
         return read_release();
@@ -740,10 +808,11 @@ fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: 
         RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes(), force])
     })?;
     match resp::int(&released) {
-        Some(1) => Ok(true),
+        Some(1) => Ok(Released::Yes),
+        Some(2) => Ok(Released::LeftFree),
         // Held by readers: the token may be one of them.
         Some(-1) => read_release(),
-        _ => Ok(false),
+        _ => Ok(Released::No),
     }
 }
 

@@ -370,7 +370,8 @@ if upgrading then push = 'lpush' end
 });
 
 /// Releases KEYS[1] if it holds the token ARGV[1], or whoever holds it with ARGV[4] =
-/// "1" (a forced release, readers included). Returns 1 when released, 0 otherwise,
+/// "1" (a forced release, readers included). Returns 1 when released, 2 when released
+/// but only freed while waiters are queued (the short-hold case below), 0 otherwise,
 /// -1 when the lock is held by readers (a reader's share is released by
 /// `shared::READ_RELEASE`).
 ///
@@ -416,7 +417,7 @@ if ARGV[2] == '1' then
             end
             redis.call('set', patience, '2', 'keepttl')
         end
-        return 1
+        return 2
     end
 end
 ",
@@ -427,6 +428,24 @@ end
 end
 redis.call('del', lock)
 return 1"
+    ))
+});
+
+/// Hands the lock KEYS[1], if it is free, to the head of its queue KEYS[2] as a
+/// release does, and starts the next waiter's patience (KEYS[3], ARGV[1] ms); KEYS[4]
+/// and KEYS[5] as in `RELEASE`. Run by a process that freed the lock for its own
+/// re-take (a short hold) and will not take it again after all, so that the waiters
+/// need not wait for their timers. Returns 1 when someone got the lock, 0 otherwise.
+pub static KICK: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        r"if redis.call('exists', KEYS[2]) == 0 or redis.call('exists', KEYS[1]) == 1 then return 0 end
+",
+        lua_grant!(),
+        r"if hand_over(KEYS[1], KEYS[2], KEYS[5], KEYS[4], nil) then
+    redis.call('set', KEYS[3], '1', 'px', ARGV[1])
+    return 1
+end
+return 0"
     ))
 });
 
