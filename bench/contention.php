@@ -1,7 +1,7 @@
 <?php
 // Contention: W worker processes (pcntl_fork) share one lock; each does its rounds
 // of addLock(), a deliberately non-atomic GET/SET increment held for H µs, and
-// releaseLock(). Both implementations run in the same invocation, in rounds of one
+// releaseLock(), then, with +O, O µs of work outside the lock before the next round. Both implementations run in the same invocation, in rounds of one
 // run each (article then native, native then article, alternately), so that drift
 // on a noisy machine hits both; "vs article" is the median over the rounds of each
 // round's throughput ratio.
@@ -11,24 +11,24 @@
 // commands run inside scripts included (commandstats does not tell those apart
 // from the ones clients send).
 //
-// Usage: BENCH_ROUNDS=10 php ... bench/contention.php [WORKERSxHOLD_US[:SECTIONS] ...]
-//        default: 8x1000:1600 32x1000:1600 8x0:4000, 10 rounds
+// Usage: BENCH_ROUNDS=10 php ... bench/contention.php [WORKERSxHOLD_US[+OUTSIDE_US][:SECTIONS] ...]
+//        default: 8x1000:1600 32x1000:1600 8x0:4000 8x0+1000:2000, 10 rounds
 // Prints a Markdown table and writes bench/results/contention.{md,svg}.
 require __DIR__ . '/ArticleLock.php';
 require __DIR__ . '/../php-tests/_helper.inc';
 
 
-$scenarios = array_slice($argv, 1) ?: ['8x1000:1600', '32x1000:1600', '8x0:4000'];
+$scenarios = array_slice($argv, 1) ?: ['8x1000:1600', '32x1000:1600', '8x0:4000', '8x0+1000:2000'];
 $lockSrv = rl_start_redis();
 $dataSrv = rl_start_redis();
 $results = [];
 try {
     foreach ($scenarios as $spec) {
-        if (!preg_match('/^(\d+)x(\d+)(?::(\d+))?$/', $spec, $m)) {
-            fwrite(STDERR, "bad scenario $spec: want WORKERSxHOLD_US[:SECTIONS]\n");
+        if (!preg_match('/^(\d+)x(\d+)(?:\+(\d+))?(?::(\d+))?$/', $spec, $m)) {
+            fwrite(STDERR, "bad scenario $spec: want WORKERSxHOLD_US[+OUTSIDE_US][:SECTIONS]\n");
             exit(2);
         }
-        [$workers, $holdUs, $sections] = [(int) $m[1], (int) $m[2], (int) ($m[3] ?? 1600)];
+        [$workers, $holdUs, $outUs, $sections] = [(int) $m[1], (int) $m[2], (int) ($m[3] ?? 0), (int) (($m[4] ?? '') ?: 1600)];
         $rounds = max(1, intdiv($sections, $workers));
         $acc = [];
         $ratios = [];
@@ -38,7 +38,7 @@ try {
         }
         $tput = [];
         foreach ($order as $i => $impl) {
-            $r = run_once($impl, $workers, $holdUs, $rounds, $lockSrv, $dataSrv);
+            $r = run_once($impl, $workers, $holdUs, $outUs, $rounds, $lockSrv, $dataSrv);
             $tput[$impl] = $r['sections'] / $r['seconds'];
             if ($i % 2) { $ratios[] = $tput['native'] / $tput['article']; }
             $a = &$acc[$impl];
@@ -49,11 +49,11 @@ try {
             $a['server'] = ($a['server'] ?? 0) + $r['server'];
             $a['waits'] = array_merge($a['waits'] ?? [], $r['waits']);
             unset($a);
-            fprintf(STDERR, "  %-8s %3d x %5d us: %6.0f sections/s, wait p99 %7.1f ms\n",
-                $impl, $workers, $holdUs, $r['sections'] / $r['seconds'], pct($r['waits'], 99));
+            fprintf(STDERR, "  %-8s %3d x %5d us +%5d us: %6.0f sections/s, wait p99 %7.1f ms\n",
+                $impl, $workers, $holdUs, $outUs, $r['sections'] / $r['seconds'], pct($r['waits'], 99));
         }
         sort($ratios);
-        $results["$workers x $holdUs"] = ['workers' => $workers, 'hold' => $holdUs, 'impls' => $acc, 'ratio' => $ratios[intdiv(count($ratios), 2)], 'rounds' => count($ratios)];
+        $results[$spec] = ['workers' => $workers, 'hold' => $holdUs, 'outside' => $outUs, 'impls' => $acc, 'ratio' => $ratios[intdiv(count($ratios), 2)], 'rounds' => count($ratios)];
     }
 } finally {
     rl_stop_redis($lockSrv);
@@ -68,7 +68,7 @@ file_put_contents(__DIR__ . '/results/contention.svg', svg($results));
 fwrite(STDERR, "wrote bench/results/contention.md and bench/results/contention.svg\n");
 
 /** One run of one implementation; returns its totals and every wait in ms. */
-function run_once(string $impl, int $workers, int $holdUs, int $rounds, array $lockSrv, array $dataSrv): array
+function run_once(string $impl, int $workers, int $holdUs, int $outUs, int $rounds, array $lockSrv, array $dataSrv): array
 {
     $run = bin2hex(random_bytes(4));
     $lockKey = "bench:$run:lock";
@@ -85,7 +85,7 @@ function run_once(string $impl, int $workers, int $holdUs, int $rounds, array $l
         if ($pid === 0) {
             pcntl_sigprocmask(SIG_BLOCK, [SIGUSR1]);
             $rc = 1;
-            try { $rc = worker($impl, $w, $rounds, $holdUs, $lockKey, $counterKey, $lockSrv, $dataSrv, $start, $tmp); }
+            try { $rc = worker($impl, $w, $rounds, $holdUs, $outUs, $lockKey, $counterKey, $lockSrv, $dataSrv, $start, $tmp); }
             catch (Throwable $e) { fwrite(STDERR, "worker $w: $e\n"); touch("$tmp/$w.failed"); }
             pcntl_sigwaitinfo([SIGUSR1]);
             exit($rc);
@@ -124,7 +124,7 @@ function run_once(string $impl, int $workers, int $holdUs, int $rounds, array $l
     ];
 }
 
-function worker(string $impl, int $w, int $rounds, int $holdUs, string $lockKey, string $counterKey,
+function worker(string $impl, int $w, int $rounds, int $holdUs, int $outUs, string $lockKey, string $counterKey,
                 array $lockSrv, array $dataSrv, float $start, string $tmp): int
 {
     $data = new Redis();
@@ -145,6 +145,7 @@ function worker(string $impl, int $w, int $rounds, int $holdUs, string $lockKey,
         if ($holdUs > 0) { usleep($holdUs); }
         $data->set($counterKey, $v + 1);
         $lock->$release($token);
+        if ($outUs > 0) { usleep($outUs); }
     }
     // Written under another name and renamed, so the parent never reads half a file.
     file_put_contents("$tmp/$w.tmp", json_encode(['waits' => $waits, 'end' => microtime(true), 'gave_up' => $gaveUp]));
@@ -179,8 +180,8 @@ function report(array $results): string
         foreach (['article', 'native'] as $impl) {
             $a = $res['impls'][$impl];
             $tput = $a['sections'] / $a['seconds'];
-            $out .= sprintf("| %d × %s | %s | %.0f | %.2f× | %d%s | %.2f | %.1f ms | %.1f ms | %.1f ms |\n",
-                $res['workers'], $res['hold'] ? ($res['hold'] / 1000) . ' ms' : '0',
+            $out .= sprintf("| %s | %s | %.0f | %.2f× | %d%s | %.2f | %.1f ms | %.1f ms | %.1f ms |\n",
+                scenario($res),
                 $impl === 'article' ? 'article class (phpredis)' : 'redis_lock',
                 $tput, $impl === 'article' ? 1.0 : $res['ratio'], $a['lost'], $a['gave_up'] ? " ({$a['gave_up']} gave up)" : '',
                 $a['server'] / $a['sections'],
@@ -188,6 +189,14 @@ function report(array $results): string
         }
     }
     return $out;
+}
+
+/** A scenario's name: "8 × 1 ms", "8 × 0, 1 ms outside"; `$long`: the picture's panel titles. */
+function scenario(array $res, bool $long = false): string
+{
+    $ms = fn(int $us) => $us ? ($us / 1000) . ' ms' : '0';
+    $name = $long ? "{$res['workers']} workers × {$ms($res['hold'])} hold" : "{$res['workers']} × {$ms($res['hold'])}";
+    return $res['outside'] ? "$name, {$ms($res['outside'])} outside" : $name;
 }
 
 /** The distribution of waits, one panel per scenario: share of waits ≤ x, x on a log scale. */
@@ -209,8 +218,7 @@ function svg(array $results): string
         $x0 = $i * $pw + $ml; $x1 = ($i + 1) * $pw - $mr; $y0 = $mt; $y1 = $ph - $mb + $mt;
         $sx = fn(float $ms) => $x0 + ($x1 - $x0) * (log10(max($ms, 10 ** $lo)) - $lo) / ($hi - $lo);
         $sy = fn(float $q) => $y1 - ($y1 - $y0) * $q;
-        $hold = $res['hold'] ? ($res['hold'] / 1000) . ' ms' : '0';
-        $s .= sprintf("<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-weight=\"bold\">%d workers × %s hold</text>\n", ($x0 + $x1) / 2, $res['workers'], $hold);
+        $s .= sprintf("<text x=\"%.1f\" y=\"18\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n", ($x0 + $x1) / 2, scenario($res, true));
         for ($d = $lo; $d <= $hi; $d++) {
             $x = $sx(10 ** $d);
             $s .= sprintf("<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", $x, $y0, $x, $y1);

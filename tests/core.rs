@@ -418,3 +418,91 @@ fn semaphore_counts_weights_and_hands_permits_over() {
     assert!(w.release(None).unwrap());
     assert_eq!(server.cmd(&["EXISTS", "core:sem", "{core:sem}:readers"]).unwrap(), Value::Int(0));
 }
+
+/// A waiter queued by hand (an entry naming a channel this test listens on), so that
+/// it is queued in the middle of a hold of microseconds.
+struct HandWaiter<'a> {
+    side: redis::Connection,
+    sub: redis::PubSub<'a>,
+}
+
+impl<'a> HandWaiter<'a> {
+    const ENTRY: &'static str = "60000:0:11:core-waiterWAITER";
+
+    /// Listens on `conn`, a connection to `server` (a `PubSub` unsubscribes when dropped).
+    fn new(server: &RedisServer, conn: &'a mut redis::Connection) -> Self {
+        let mut sub = conn.as_pubsub();
+        sub.subscribe("core-waiter").unwrap();
+        sub.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        let side = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+        HandWaiter { side, sub }
+    }
+
+    /// Queues the entry with its patience started, as the acquire script does.
+    fn queue(&mut self, key: &str) {
+        redis::pipe()
+            .cmd("RPUSH").arg(format!("{{{key}}}:queue")).arg(Self::ENTRY)
+            .cmd("SET").arg(format!("{{{key}}}:patience")).arg("1").arg("PX").arg(60000)
+            .exec(&mut self.side)
+            .unwrap();
+    }
+
+    /// The next message on the waiter's channel ("n…" with its number dropped), if one comes within 0.3 s.
+    fn heard(&mut self) -> Option<String> {
+        let msg: String = self.sub.get_message().ok()?.get_payload().unwrap();
+        Some(if msg.starts_with('n') { format!("n:{}", msg.split_once(':').unwrap().1) } else { msg })
+    }
+}
+
+#[test]
+fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+    let mut waiter = HandWaiter::new(&server, &mut conn);
+    let key = "core:loop";
+    let reset = || drop(server.cmd(&["DEL", key, "{core:loop}:queue", "{core:loop}:patience"]));
+    // A cycle with nobody waiting, then (back within microseconds) a hold during which
+    // the waiter queues.
+    let step = |l: &mut Lock, waiter: &mut HandWaiter, pause: Duration| {
+        let t = l.acquire(None).unwrap().unwrap();
+        assert!(l.release(Some(&t)).unwrap());
+        std::thread::sleep(pause);
+        let t = l.acquire(None).unwrap().expect("free lock");
+        waiter.queue(key);
+        assert!(l.release(Some(&t)).unwrap());
+    };
+
+    // In a loop: the lock is only freed, and the waiter told once when to look again.
+    let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    step(&mut l, &mut waiter, Duration::ZERO);
+    let t = l.acquire(None).unwrap().expect("taken back");
+    assert!(l.release(Some(&t)).unwrap());
+    assert_eq!(get(&server, key), None);
+    assert_eq!(waiter.heard().as_deref(), Some("n:WAITER"));
+    assert_eq!(waiter.heard(), None);
+    // The loop's end: the object hands the lock it left free to the waiter.
+    drop(l);
+    assert_eq!(get(&server, key).as_deref(), Some(&b"WAITER"[..]));
+    assert_eq!(waiter.heard().as_deref(), Some("g:WAITER"));
+
+    // Back only after 5 ms: not a tight loop, so even a short hold hands over.
+    reset();
+    let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    step(&mut l, &mut waiter, Duration::from_millis(5));
+    assert_eq!(get(&server, key).as_deref(), Some(&b"WAITER"[..]));
+    assert_eq!(waiter.heard().as_deref(), Some("g:WAITER"));
+
+    // A new object for the same lock made after the release is about to take it again:
+    // the old object's end hands nothing over.
+    reset();
+    let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    step(&mut l, &mut waiter, Duration::ZERO);
+    let next = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    drop(l);
+    assert_eq!(get(&server, key), None);
+    assert_eq!(waiter.heard().as_deref(), Some("n:WAITER"));
+    assert_eq!(waiter.heard(), None);
+    drop(next);
+    reset();
+}
