@@ -31,8 +31,9 @@ fn symbols() -> &'static Symbols {
 type IniStringFn = unsafe extern "C" fn(*const c_char, usize, c_int, *mut bool) -> *mut c_char;
 type DisplayIniFn = unsafe extern "C" fn(*mut ModuleEntry);
 
-/// The current value of a php.ini directive, copied out; `None` when it does not exist.
-pub fn ini_string(name: &str) -> Option<Vec<u8>> {
+/// `read` applied to the current value of a php.ini directive (borrowed from the
+/// engine, so nothing is copied unless `read` copies it); `None` when it does not exist.
+pub fn ini_string<T>(name: &str, read: impl FnOnce(&[u8]) -> T) -> Option<T> {
     let f = symbols().ini_string;
     if f == 0 {
         return None;
@@ -44,8 +45,8 @@ pub fn ini_string(name: &str) -> Option<Vec<u8>> {
     if !exists || ptr.is_null() {
         return None;
     }
-    // SAFETY: a NUL-terminated string owned by the engine, copied before any ini change.
-    Some(unsafe { CStr::from_ptr(ptr) }.to_bytes().to_vec())
+    // SAFETY: a NUL-terminated string owned by the engine, read before any ini change.
+    Some(read(unsafe { CStr::from_ptr(ptr) }.to_bytes()))
 }
 
 /// Prints the module's directives in phpinfo().

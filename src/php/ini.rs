@@ -6,6 +6,7 @@ use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{IniEntryDef, IniEntryDefs, ModuleEntry};
 use ext_php_rs::{info_table_end, info_table_row, info_table_start};
 use super::engine;
+use std::sync::LazyLock;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
@@ -39,13 +40,16 @@ pub fn register(module_number: i32) {
 }
 
 /// The settings as php.ini (and ini_set) currently give them.
+/// Every `new Lock` reads them all: only a value that differs from its default is
+/// copied and parsed.
 pub fn settings() -> Result<Settings> {
+    // The directives' full names, made once rather than on every read.
+    static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| DIRECTIVES.iter().map(|(name, _)| format!("redis_lock.{name}")).collect());
     let mut s = Settings::default();
-    for (name, default) in DIRECTIVES {
-        if let Some(v) = engine::ini_string(&format!("redis_lock.{name}")) {
-            if v != default.as_bytes() {
-                s.set(name, &OptValue::Str(v), Source::Ini)?;
-            }
+    for ((name, default), full) in DIRECTIVES.iter().zip(NAMES.iter()) {
+        let changed = engine::ini_string(full, |v| (v != default.as_bytes()).then(|| v.to_vec()));
+        if let Some(Some(v)) = changed {
+            s.set(name, &OptValue::Str(v), Source::Ini)?;
         }
     }
     Ok(s)
