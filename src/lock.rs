@@ -45,9 +45,10 @@ use std::time::{Duration, Instant};
 /// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
 const SHORT_HOLD: Duration = Duration::from_micros(500);
 
-/// A process that comes back for a lock within this long of releasing it is in a
-/// tight loop: its next short hold may be re-taken ahead of the queue. About the time
-/// a hand-over takes (a grant, and the waiter's wake-up).
+/// A process that comes back for a lock within this long of releasing it, with no
+/// other release between, is in a tight loop: its next short hold may be re-taken
+/// ahead of the queue. About the time a hand-over takes (a grant, and the waiter's
+/// wake-up). Only the last release is remembered, so loops over several locks hand over.
 const QUICK_RETURN: Duration = Duration::from_micros(200);
 
 /// What this thread (the PHP process) last did with lock names, for the re-take
