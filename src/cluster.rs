@@ -22,7 +22,8 @@
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
 use crate::pool::{self, Endpoint, Retry};
-use redis::{Connection, ConnectionInfo, ErrorKind, RedisError, RedisResult, ServerErrorKind, Value};
+use crate::wire::Connection;
+use redis::{ConnectionInfo, ErrorKind, RedisError, RedisResult, ServerErrorKind, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `waiting`, `lock`, `shared`, `semaphore`,
-//! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`
-//! and `pid` for the lean command path) knows nothing of
+//! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`,
+//! `wire` and `pid` for the lean command path) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
 
 pub mod cluster;
@@ -27,6 +27,7 @@ pub mod wait;
 pub mod waiting;
 pub mod wake;
 pub mod watchdog;
+pub mod wire;
 
 #[cfg(feature = "php")]
 mod php;

@@ -515,7 +515,7 @@ impl Lock {
 
     fn run_acquire(
         &self,
-        conn: &mut redis::Connection,
+        conn: &mut crate::wire::Connection,
         token: &[u8],
         entry: &[u8],
         again: bool,
@@ -708,7 +708,7 @@ impl Lock {
     }
 
     /// Runs `op` on the server that holds this lock's key (`Route::run`).
-    fn run<T>(&self, retry: Retry, op: impl FnMut(&mut redis::Connection, bool) -> redis::RedisResult<T>) -> Result<T> {
+    fn run<T>(&self, retry: Retry, op: impl FnMut(&mut crate::wire::Connection, bool) -> redis::RedisResult<T>) -> Result<T> {
         self.route.run(retry, op)
     }
 

@@ -17,7 +17,8 @@ use crate::pid;
 use crate::sentinel::Sentinels;
 use crate::tls;
 use crate::wake::Subscriber;
-use redis::{Connection, ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult};
+use crate::wire::{Connection, Plain};
+use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -284,32 +285,55 @@ fn register(
 
 /// A new connection to `ep`, with its timeouts set.
 pub(crate) fn connect(ep: &Endpoint) -> Result<Connection> {
-    connect_within(ep, ep.connect_timeout, ep.read_timeout)
+    connect_within(ep, ep.connect_timeout, ep.read_timeout, Use::Commands)
+}
+
+/// A new connection to `ep` for the wake subscriber: redis-rs's, whose pub/sub
+/// reading the subscriber uses.
+pub(crate) fn connect_subscriber(ep: &Endpoint) -> Result<redis::Connection> {
+    match connect_within(ep, ep.connect_timeout, ep.read_timeout, Use::PubSub)? {
+        Connection::Redis(conn) => Ok(conn),
+        Connection::Plain(_) => Err(LockError::Connection { addr: ep.addr.clone(), cause: "no pub/sub connection".to_string(), sent: false }),
+    }
+}
+
+/// What a new connection is for: commands go over a plain connection of our own
+/// where there is no TLS (`wire`), pub/sub always over redis-rs's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// Lock commands and scripts.
+    Commands,
+    /// The wake subscriber.
+    PubSub,
 }
 
 /// A new connection to `ep` (through its sentinels, if any). A failure here comes
 /// before any command of the caller's was sent.
-fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection> {
+fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection> {
     let failed = |cause| LockError::Connection { addr: ep.addr.clone(), cause, sent: false };
     if let Some(sentinels) = &ep.sentinels {
-        return sentinels.connect_master(&ep.info, connect_timeout, read_timeout).map_err(failed);
+        return sentinels.connect_master(&ep.info, connect_timeout, read_timeout, use_).map_err(failed);
     }
-    open(&ep.info, &ep.tls, connect_timeout, read_timeout).map_err(|e| failed(describe(&e, ep)))
+    open(&ep.info, &ep.tls, connect_timeout, read_timeout, use_).map_err(|e| failed(describe(&e, ep)))
 }
 
 /// A new connection to `info`, with its timeouts set, checked with a `PING` within
 /// `connect_timeout`: TLS finishes its handshake on the first exchange, and a server
 /// that speaks another protocol shows it there, before any command that matters.
-pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration) -> RedisResult<Connection> {
-    let client = match info.addr() {
-        ConnectionAddr::TcpTls { .. } => {
-            let certificates = tls.certificates().map_err(|why| RedisError::from((ErrorKind::InvalidClientConfig, "TLS", why)))?;
-            redis::Client::build_with_tls(info.clone(), certificates)?
-        }
-        _ => redis::Client::open(info.clone())?,
-    };
+pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> RedisResult<Connection> {
     let started = Instant::now();
-    let mut conn = client.get_connection_with_timeout(connect_timeout)?;
+    let mut conn = if use_ == Use::Commands && Connection::plain_for(info) {
+        Connection::Plain(Plain::connect(info, connect_timeout)?)
+    } else {
+        let client = match info.addr() {
+            ConnectionAddr::TcpTls { .. } => {
+                let certificates = tls.certificates().map_err(|why| RedisError::from((ErrorKind::InvalidClientConfig, "TLS", why)))?;
+                redis::Client::build_with_tls(info.clone(), certificates)?
+            }
+            _ => redis::Client::open(info.clone())?,
+        };
+        Connection::Redis(client.get_connection_with_timeout(connect_timeout)?)
+    };
     let left = connect_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     conn.set_read_timeout(Some(left))?;
     conn.set_write_timeout(Some(left))?;
@@ -426,7 +450,7 @@ pub fn run<T>(
     let started = std::time::Instant::now();
     let reconnected = if timed_out {
         let budget = settle_budget(ep);
-        connect_within(ep, ep.connect_timeout.min(budget), budget)
+        connect_within(ep, ep.connect_timeout.min(budget), budget, Use::Commands)
     } else {
         connect(ep)
     };
@@ -472,7 +496,7 @@ pub(crate) fn check_out(ep: &Endpoint, budget: Duration) -> Result<Connection> {
     };
     match pooled {
         Some(conn) => Ok(conn),
-        None => connect_within(ep, ep.connect_timeout.min(budget).max(Duration::from_millis(1)), ep.read_timeout),
+        None => connect_within(ep, ep.connect_timeout.min(budget).max(Duration::from_millis(1)), ep.read_timeout, Use::Commands),
     }
 }
 

@@ -16,7 +16,8 @@ use crate::keys::LockKeys;
 use crate::lock::PATIENCE_MS;
 use crate::pool::{self, Endpoint};
 use crate::scripts::{Script, RELEASE, RENEW};
-use redis::{Connection, ErrorKind, ServerErrorKind, Value};
+use crate::wire::Connection;
+use redis::{ErrorKind, ServerErrorKind, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

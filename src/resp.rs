@@ -6,7 +6,8 @@
 //! client's instructions. A command here is one pass over its arguments into a
 //! buffer that already has the room.
 
-use redis::{Connection, ConnectionLike, RedisResult, Value};
+use crate::wire::Connection;
+use redis::{ConnectionLike, RedisResult, Value};
 use std::cell::RefCell;
 
 thread_local! {

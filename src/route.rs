@@ -10,7 +10,8 @@ use crate::config::Settings;
 use crate::error::Result;
 use crate::keys;
 use crate::pool::{self, Endpoint, Retry};
-use redis::{Connection, RedisResult};
+use crate::wire::Connection;
+use redis::RedisResult;
 use std::sync::Arc;
 
 /// The server, or the cluster slot, that holds one key.

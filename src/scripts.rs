@@ -3,7 +3,8 @@
 //! caches the script, so the next call is back on the short path.
 
 use crate::resp;
-use redis::{Connection, ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
+use crate::wire::Connection;
+use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
 use std::sync::LazyLock;
 
 /// A Lua script and its SHA1.

@@ -7,8 +7,9 @@
 //! replica (`READONLY`) is dropped, so the next use asks the sentinels again.
 
 use crate::config::{self, TlsFiles};
-use crate::pool;
-use redis::{Connection, ConnectionInfo, Value};
+use crate::pool::{self, Use};
+use crate::wire::Connection;
+use redis::{ConnectionInfo, Value};
 use std::time::{Duration, Instant};
 
 /// The sentinels of one service.
@@ -41,6 +42,7 @@ impl Sentinels {
         master: &ConnectionInfo,
         connect_timeout: Duration,
         read_timeout: Duration,
+        use_: Use,
     ) -> Result<Connection, String> {
         let start = Instant::now();
         let mut causes = Vec::new();
@@ -54,7 +56,7 @@ impl Sentinels {
                 }
             };
             let info = config::info_at(master, &named.0, named.1);
-            match self.open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
+            match self.open(&info, left, read_timeout, use_).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
                 Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), config::display_addr(node))),
             }
@@ -62,13 +64,13 @@ impl Sentinels {
         Err(format!("no master found: {}", causes.join("; ")))
     }
 
-    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout)
+    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection, String> {
+        pool::open(info, &self.tls, connect_timeout, read_timeout, use_)
             .map_err(|e| pool::setup_failure(&e, info).unwrap_or_else(|| e.to_string()))
     }
 
     fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
-        let mut conn = self.open(node, connect_timeout, read_timeout)?;
+        let mut conn = self.open(node, connect_timeout, read_timeout, Use::Commands)?;
         let reply: Value = redis::cmd("SENTINEL")
             .arg("GET-MASTER-ADDR-BY-NAME")
             .arg(&self.service)

@@ -37,7 +37,7 @@ pub enum Refusal {
 impl Subscriber {
     /// Connects and subscribes to a fresh random channel.
     pub fn connect(ep: &Endpoint) -> std::result::Result<Subscriber, Refusal> {
-        let mut conn = pool::connect(ep).map_err(|_| Refusal::Failed)?;
+        let mut conn = pool::connect_subscriber(ep).map_err(|_| Refusal::Failed)?;
         let channel = format!("{CHANNEL_PREFIX}{}", String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?));
         // Sent by hand: redis-rs's PubSub::subscribe does not look at the reply, and
         // an ACL refusal (NOPERM) would pass for a subscription.
