@@ -7,7 +7,7 @@
 // that does not move with the machine's load.
 // Usage: BENCH_PHP="php -n -d extension=..." php ... bench/uncontended.php [CYCLES] [ROUNDS]
 $cycles = (int) ($argv[1] ?? 5000);
-$rounds = (int) ($argv[2] ?? 11);
+$rounds = (int) ($argv[2] ?? 21);
 $php = getenv('BENCH_PHP') ?: PHP_BINARY;
 $cycleScript = escapeshellarg(__DIR__ . '/cycle.php');
 $cases = [
