@@ -28,7 +28,7 @@ pub enum Connection {
 
 impl Connection {
     /// Whether `info` gets a plain connection: not TLS, and RESP2.
-    pub(crate) fn plain_for(info: &ConnectionInfo) -> bool {
+    pub fn plain_for(info: &ConnectionInfo) -> bool {
         matches!(info.addr(), ConnectionAddr::Tcp(..) | ConnectionAddr::Unix(_))
             && info.redis_settings().protocol() == ProtocolVersion::RESP2
     }
@@ -285,7 +285,7 @@ impl Plain {
 /// the detail, never the password.
 fn auth_refused(e: RedisError) -> RedisError {
     match e.kind() {
-        ErrorKind::Server(_) => RedisError::from((
+        ErrorKind::Server(_) | ErrorKind::Extension => RedisError::from((
             ErrorKind::AuthenticationFailed,
             "Password authentication failed",
             e.detail().unwrap_or("refused").trim().to_string(),

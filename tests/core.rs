@@ -525,3 +525,53 @@ fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
     }, &[None, Some("n:WAITER"), None]);
     reset();
 }
+
+#[test]
+fn plain_connections_read_large_split_and_pipelined_replies() {
+    use redis::ConnectionLike;
+    use redis_lock::wire::{Connection, Plain};
+    let server = RedisServer::start();
+    let info = redis_lock::config::parse_dsn(&server.dsn()).unwrap();
+    assert!(Connection::plain_for(&info));
+    let mut conn = Connection::Plain(Plain::connect(&info, Duration::from_secs(2)).unwrap());
+    // A reply far past the first buffer (4 KiB), read in many pieces.
+    let big: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+    let _: () = redis::cmd("SET").arg("core:big").arg(&big).query(&mut conn).unwrap();
+    let back: Vec<u8> = redis::cmd("GET").arg("core:big").query(&mut conn).unwrap();
+    assert_eq!(back, big);
+    // Many replies to one write: they arrive together and are split here.
+    let mut pipe = redis::pipe();
+    for _ in 0..500 {
+        pipe.cmd("INCR").arg("core:count");
+    }
+    let counts: Vec<i64> = pipe.query(&mut conn).unwrap();
+    assert_eq!(counts, (1..=500).collect::<Vec<i64>>());
+    // An error reply keeps redis-rs's kind and leaves the connection usable.
+    let err = redis::cmd("EVALSHA").arg("0".repeat(40)).arg(0).query::<Value>(&mut conn).unwrap_err();
+    assert_eq!(err.kind(), redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
+    assert!(conn.check_connection() && conn.is_open());
+    // The server going away is a dropped connection, and the connection says so.
+    let mut server = server;
+    server.kill();
+    let gone = redis::cmd("GET").arg("core:count").query::<Value>(&mut conn).unwrap_err();
+    assert!(gone.is_connection_dropped() || gone.is_io_error(), "{gone:?}");
+    assert!(!conn.is_open());
+}
+
+#[test]
+fn plain_connections_authenticate_and_select_without_quoting_the_password() {
+    use redis::ConnectionLike;
+    use redis_lock::wire::{Connection, Plain};
+    let port = support::free_port();
+    let server = RedisServer::start_on(port);
+    server.cmd(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
+    let at = |dsn: String| redis_lock::config::parse_dsn(&dsn).unwrap();
+    let wrong = Plain::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), Duration::from_secs(2)).err().expect("refused");
+    assert_eq!(wrong.kind(), redis::ErrorKind::AuthenticationFailed);
+    assert!(!wrong.to_string().contains("wrong-pw") && !format!("{wrong:?}").contains("wrong-pw"), "{wrong}");
+    let mut conn = Connection::Plain(Plain::connect(&at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")), Duration::from_secs(2)).unwrap());
+    assert_eq!(conn.get_db(), 3);
+    let info: String = redis::cmd("CLIENT").arg("INFO").query(&mut conn).unwrap();
+    assert!(info.contains(" db=3 "), "{info}");
+    drop(server);
+}
