@@ -168,6 +168,9 @@ impl Stream {
 /// The reply buffer's first size: a lock cycle's replies are a few bytes.
 const FIRST_BUFFER: usize = 4096;
 
+/// Longest bulk string accepted in a reply: Redis's default `proto-max-bulk-len`.
+const MAX_BULK: i64 = 512 * 1024 * 1024;
+
 /// Deepest nesting of arrays accepted in a reply (a guard against a hostile server).
 const MAX_DEPTH: usize = 64;
 
@@ -316,7 +319,8 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
         b':' => (Value::Int(number()?), after),
         b'$' => match number()? {
             -1 => (Value::Nil, after),
-            n if n < 0 => return Err(protocol("a bulk length", line)),
+            // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.
+            n if !(0..=MAX_BULK).contains(&n) => return Err(protocol("a bulk length", line)),
             n => {
                 let n = n as usize;
                 let end = after.checked_add(n).and_then(|e| e.checked_add(2)).ok_or_else(|| protocol("a bulk length", line))?;
@@ -404,7 +408,7 @@ mod tests {
         for cut in 0..full.len() {
             assert!(parse(&full[..cut], 0).unwrap().is_none(), "cut at {cut}");
         }
-        for bad in [&b"?x\r\n"[..], b":x\r\n", b"$-2\r\n", b"$3\r\nabcde\r\n", b"*-5\r\n"] {
+        for bad in [&b"?x\r\n"[..], b":x\r\n", b"$-2\r\n", b"$3\r\nabcde\r\n", b"*-5\r\n", b"$9999999999\r\n"] {
             assert!(parse(bad, 0).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         let deep = "*1\r\n".repeat(MAX_DEPTH + 1) + ":1\r\n";
