@@ -57,10 +57,11 @@ impl Connection {
         }
     }
 
-    /// Reads one reply; an error reply is an `Err`.
+    /// Reads one reply; an error reply is a `Value::ServerError`, as with redis-rs's
+    /// `recv_response`, whatever the kind of connection.
     pub fn recv_response(&mut self) -> RedisResult<Value> {
         match self {
-            Connection::Plain(p) => p.read_reply()?.extract_error(),
+            Connection::Plain(p) => p.read_reply(),
             Connection::Redis(c) => c.recv_response(),
         }
     }
