@@ -11,7 +11,7 @@
 //! that thread does not exist in the child.
 
 use crate::keys::LockKeys;
-use crate::pid;
+use crate::fork_wiped;
 use crate::route::Route;
 use crate::token::Token;
 use crate::redlock::Quorum;
@@ -136,7 +136,7 @@ static CURRENT: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
 
 /// This process's table, made on first use (and again in a forked child).
 fn shared() -> &'static Shared {
-    let pid = pid::current();
+    let pid = fork_wiped::pid();
     let current = CURRENT.load(Ordering::Acquire);
     // SAFETY: every pointer stored in CURRENT comes from Box::leak and is never freed.
     if let Some(s) = unsafe { current.as_ref() } {
@@ -161,7 +161,7 @@ fn shared() -> &'static Shared {
 /// This process's table, if it has one: never makes one.
 fn existing() -> Option<&'static Shared> {
     // SAFETY: as in `shared`.
-    unsafe { CURRENT.load(Ordering::Acquire).as_ref() }.filter(|s| s.pid == pid::current())
+    unsafe { CURRENT.load(Ordering::Acquire).as_ref() }.filter(|s| s.pid == fork_wiped::pid())
 }
 
 /// Records a new hold; starts the watchdog if the hold is to be renewed and the
@@ -283,7 +283,6 @@ pub fn take_auto_released() -> Vec<Hold> {
 /// has no watchdog of its parent's to stop.
 pub fn shutdown() {
     // A forked child must see its own pid here, or it would join its parent's thread.
-    pid::refresh();
     let Some(s) = existing() else { return };
     let thread = {
         let mut t = s.lock();
@@ -319,7 +318,7 @@ pub struct Claim {
 impl Claim {
     /// The hold's entry, when this process made it.
     pub fn own(&self) -> Option<HoldId> {
-        self.entry.filter(|&(_, pid)| pid == pid::current()).map(|(id, _)| id)
+        self.entry.filter(|&(_, pid)| pid == fork_wiped::pid()).map(|(id, _)| id)
     }
 
     /// Whether `token` is this object's.
@@ -352,7 +351,7 @@ impl Claim {
     pub fn record(&mut self, hold: Hold) {
         self.forget();
         self.token = Some(hold.token.clone());
-        self.entry = Some((add(hold), pid::current()));
+        self.entry = Some((add(hold), fork_wiped::pid()));
     }
 
     /// Drops the entry from the table, without touching Redis.
@@ -410,7 +409,7 @@ impl Claim {
     pub fn put_back(&mut self, hold: Option<Hold>) {
         if let Some(mut hold) = hold {
             hold.renew = None;
-            self.entry = Some((add(hold), pid::current()));
+            self.entry = Some((add(hold), fork_wiped::pid()));
         }
     }
 

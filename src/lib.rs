@@ -2,16 +2,16 @@
 //!
 //! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `waiting`, `lock`, `shared`, `semaphore`,
 //! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`,
-//! `wire` and `pid` for the lean command path) knows nothing of
+//! `wire` and `fork_wiped` for the lean command path) knows nothing of
 //! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
 
 pub mod cluster;
 pub mod config;
 pub mod error;
+pub mod fork_wiped;
 pub mod held;
 pub mod keys;
 pub mod lock;
-pub mod pid;
 pub mod pool;
 pub mod redlock;
 pub mod resp;

@@ -29,7 +29,7 @@ use crate::pool::{self, Retry};
 use crate::route::Route;
 use crate::semaphore;
 use crate::redlock::{Extended, Pooled, Quorum};
-use crate::pid;
+use crate::fork_wiped;
 use crate::resp;
 use crate::scripts::{ACQUIRE, CANCEL, FENCE, KICK, RELEASE, RENEW, TAKE_FENCED};
 use crate::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
@@ -216,7 +216,6 @@ impl Lock {
     /// longer holds the key gets `LockError::Unfenced`, never `None`: a storage check
     /// that skips missing numbers would let the stale holder through.
     pub fn fencing_token(&mut self) -> Result<Option<i64>> {
-        pid::refresh();
         if !self.fencing || (self.kind == Kind::Read && self.claim.token.is_some()) {
             return Ok(None);
         }
@@ -281,7 +280,6 @@ impl Lock {
     /// The one way in for every acquisition: `want` a write lock or a read share,
     /// with one try or (`wait`) until the deadline. `method` names the PHP method in errors.
     fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool, method: &str) -> Result<Option<Token>> {
-        pid::refresh();
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
         let (last, at) = RECENT.with(|r| r.get().released);
@@ -567,7 +565,6 @@ impl Lock {
     ///
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
-        pid::refresh();
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = !self.terms.fair && self.quick && self.acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD);
         let (route, quorum, keys, reading) = (&self.route, self.quorum.as_deref(), &self.keys, self.kind == Kind::Read);
@@ -580,7 +577,7 @@ impl Lock {
         if let (done, true) = outcome {
             let now = Instant::now();
             RECENT.with(|r| r.set(Recent { released: (keys.id, Some(now)), ..r.get() }));
-            self.left_free = (done == Released::LeftFree).then(|| (now, pid::current()));
+            self.left_free = (done == Released::LeftFree).then(|| (now, fork_wiped::pid()));
         }
         Ok(released)
     }
@@ -589,7 +586,6 @@ impl Lock {
     /// does. Returns whether a holder was removed. A hold of this object's that it
     /// removes is over for the object too.
     pub fn force_release(&mut self) -> Result<bool> {
-        pid::refresh();
         let released = release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Any)? != Released::No;
         // Whatever this object held on the key is gone now.
         if let Some(token) = self.claim.token.clone() {
@@ -602,7 +598,6 @@ impl Lock {
     /// `$lockOut`) from now, if it still holds `token` (default: this object's).
     /// Returns false when the token no longer holds the key.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
-        pid::refresh();
         let ms = config::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
         if ms == config::NO_EXPIRY && self.quorum.is_some() {
             return Err(LockError::InvalidValue(
@@ -640,7 +635,6 @@ impl Lock {
 
     /// Whether the key holds `token` (default: this object's token) right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
-        pid::refresh();
         let Some(token) = self.claim.live(token) else { return Ok(false) };
         if let Some(q) = &self.quorum {
             return q.is_owned(&self.keys, &token);
@@ -662,7 +656,6 @@ impl Lock {
     /// The key's remaining lease in seconds: `None` when it is free, infinite when it
     /// has no expiry (set by something else than this extension).
     pub fn ttl(&self) -> Result<Option<f64>> {
-        pid::refresh();
         if let Some(q) = &self.quorum {
             return Ok(q.pttl(&self.keys)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)));
         }
@@ -696,7 +689,6 @@ impl Lock {
 
     /// Whether anyone holds the lock.
     pub fn is_locked(&self) -> Result<bool> {
-        pid::refresh();
         if let Some(q) = &self.quorum {
             return q.is_locked(&self.keys);
         }
@@ -722,7 +714,6 @@ impl Drop for Lock {
     /// A lock still held when its object goes away is released, unless the object is
     /// a forked child's copy: the lock is its parent's then.
     fn drop(&mut self) {
-        pid::refresh();
         // With auto_release off the lock outlives its object: only its lease or a
         // release by token ends it.
         if let Some(hold) = self.claim.end(self.terms.auto_release) {
@@ -733,7 +724,7 @@ impl Drop for Lock {
             // Lock(...)` in a loop): that one is about to take it again.
             let (id, made) = RECENT.with(|r| r.get().made);
             let remade = id == self.keys.id && made.is_some_and(|made| made > at);
-            if pid == pid::current() && !remade {
+            if pid == fork_wiped::pid() && !remade {
                 let k = &self.keys;
                 let _ = self.run(Retry::IfStale, |conn, _| KICK.run(conn, &k.all(), &[PATIENCE_MS.as_bytes()]));
             }
@@ -744,7 +735,6 @@ impl Drop for Lock {
 /// Releases every lock this process still holds (request end). Errors are ignored:
 /// a lock that cannot be released now runs out with its lease.
 pub fn release_all_held() {
-    pid::refresh();
     for hold in held::take_auto_released() {
         release_hold(&hold);
     }

@@ -13,7 +13,7 @@
 
 use crate::config::{self, Settings, TlsFiles};
 use crate::error::{LockError, Result};
-use crate::pid;
+use crate::fork_wiped;
 use crate::sentinel::Sentinels;
 use crate::tls;
 use crate::wake::Subscriber;
@@ -184,7 +184,7 @@ fn registry() -> MutexGuard<'static, Option<Registry>> {
 }
 
 fn current(slot: &mut Option<Registry>) -> &mut Registry {
-    let pid = pid::current();
+    let pid = fork_wiped::pid();
     let reg = slot.get_or_insert_with(|| Registry {
         pid,
         endpoints: HashMap::new(),
@@ -518,7 +518,6 @@ pub(crate) fn describe_failure(ep: &Endpoint, e: &RedisError) -> String {
 
 /// Drops every connection of this process (used at module shutdown).
 pub fn close_all() {
-    pid::refresh();
     let mut guard = registry();
     let reg = current(&mut guard);
     reg.conns.clear();

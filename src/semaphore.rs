@@ -19,7 +19,6 @@ use crate::config::{self, Settings, Terms};
 use crate::error::{LockError, Result};
 use crate::held::{Claim, Hold, Kind, Renewal};
 use crate::keys::LockKeys;
-use crate::pid;
 use crate::pool::Retry;
 use crate::resp;
 use crate::route::Route;
@@ -302,7 +301,6 @@ impl Semaphore {
     }
 
     fn obtain(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
-        pid::refresh();
         let weight = self.check_weight(weight, method)?;
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
@@ -333,7 +331,6 @@ impl Semaphore {
     /// Releases the hold of `token` (default: this object's) and hands the freed
     /// permits out. Returns whether this call released a live hold.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
-        pid::refresh();
         let (route, keys) = (&self.route, &self.keys);
         self.claim.release_with(keys, token, |token, _| release(route, keys, token))
     }
@@ -341,7 +338,6 @@ impl Semaphore {
     /// Sets the lease of the hold of `token` (default: this object's) to `lock_out`
     /// seconds (default: the object's `$lockOut`; `INF`: none) if it is still live.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
-        pid::refresh();
         let ms = config::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
         let Some(token) = self.claim.live(token) else { return Ok(false) };
         let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
@@ -353,14 +349,12 @@ impl Semaphore {
 
     /// Whether `token` (default: this object's) holds permits right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
-        pid::refresh();
         let Some(token) = self.claim.live(token) else { return Ok(false) };
         Ok(self.state(&token)?.1)
     }
 
     /// The permits free now (expired holds reclaimed first).
     pub fn available(&self) -> Result<i64> {
-        pid::refresh();
         Ok(self.state(b"")?.0)
     }
 
@@ -435,7 +429,6 @@ impl Drop for Semaphore {
     /// A hold still held when its object goes away is released (unless
     /// `auto_release` is off, or the object is a forked child's copy).
     fn drop(&mut self) {
-        pid::refresh();
         if let Some(hold) = self.claim.end(self.terms.auto_release) {
             let _ = release(&hold.route, &hold.keys, &hold.token);
         }

@@ -3,9 +3,11 @@
 //!
 //! The OS generator is used on purpose rather than a user-space one: a forked
 //! child would inherit a user-space generator's state and repeat its parent's
-//! tokens, which would let one process release the other's lock.
+//! tokens, which would let one process release the other's lock. Its bytes are
+//! read ahead into a page the kernel wipes in a child, for the same reason.
 
 use crate::error::{LockError, Result};
+use crate::fork_wiped;
 use rand::rngs::OsRng;
 use rand::TryRngCore;
 
@@ -29,12 +31,12 @@ pub fn check_chosen(label: &str, token: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Returns a fresh random token.
+/// Returns a fresh random token: 16 bytes of the OS generator's, read ahead a
+/// page at a time into memory a forked child never inherits (`fork_wiped`).
 pub fn generate() -> Result<Token> {
     let mut raw = [0u8; 16];
-    OsRng
-        .try_fill_bytes(&mut raw)
-        .map_err(|e| LockError::Random(e.to_string()))?;
+    fork_wiped::random(&mut raw, |buf| OsRng.try_fill_bytes(buf).map_err(|e| e.to_string()))
+        .map_err(LockError::Random)?;
     Ok(to_hex(&raw))
 }
 
