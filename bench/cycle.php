@@ -3,7 +3,8 @@
 // extension's first fencing-token request switches the whole process to eager
 // numbers, so each case must start from a fresh process.
 // Usage: php ... bench/cycle.php CASE CYCLES [WARMUP]
-// Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle}.
+// Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle, "user": its user
+// part, "sys": its system part}.
 // CASE: article | native | native-nofence | native-fenced | native-renew
 //       | article-new | native-new   (-new: a new object every cycle)
 require __DIR__ . '/ArticleLock.php';
@@ -33,11 +34,14 @@ $cycle = match ($case) {
     'native-new' => fn() => native_cycle(new Lock($key, 0, 10, ['dsn' => $dsn]), false),
     default => throw new ValueError("unknown case $case"),
 };
-function cpu_us(): float {
+/** [user, system] CPU µs of this process so far. */
+function cpu_us(): array {
     $r = getrusage();
-    return $r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'] + $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec'];
+    return [$r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'], $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec']];
 }
 for ($i = 0; $i < $warmup; $i++) { $cycle(); }
 $c0 = cpu_us(); $t0 = hrtime(true);
 for ($i = 0; $i < $cycles; $i++) { $cycle(); }
-echo json_encode(['wall' => (hrtime(true) - $t0) / 1e3 / $cycles, 'cpu' => (cpu_us() - $c0) / $cycles]), "\n";
+$c1 = cpu_us();
+[$user, $sys] = [($c1[0] - $c0[0]) / $cycles, ($c1[1] - $c0[1]) / $cycles];
+echo json_encode(['wall' => (hrtime(true) - $t0) / 1e3 / $cycles, 'cpu' => $user + $sys, 'user' => $user, 'sys' => $sys]), "\n";

@@ -42,19 +42,20 @@ for ($r = 0; $r < $rounds; $r++) {
     }
     foreach ($round as $case => $m) {
         $base = $round[str_ends_with($case, '-new') ? 'article-new' : 'article'];
-        foreach (['wall', 'cpu'] as $what) {
+        foreach (['wall', 'cpu', 'user', 'sys'] as $what) {
             $abs[$case][$what][] = $m[$what];
             $ratio[$case][$what][] = $m[$what] / $base[$what];
         }
     }
     fprintf(STDERR, "round %d/%d: defaults wall %.2fx, CPU %.2fx\n", $r + 1, $rounds, end($ratio['native']['wall']), end($ratio['native']['cpu']));
 }
-printf("%-44s %11s %11s %11s %11s\n", 'uncontended acquire+release', 'wall µs', 'CPU µs', 'wall ratio', 'CPU ratio');
+printf("%-44s %9s %9s %9s %9s %9s %9s\n", 'uncontended acquire+release', 'wall µs', 'CPU µs', 'wall', 'CPU', 'user CPU', 'sys CPU');
 foreach ($cases as $case => $label) {
-    printf("%-44s %11.1f %11.1f %10.2fx %10.2fx\n", $label, median($abs[$case]['wall']), median($abs[$case]['cpu']),
-        median($ratio[$case]['wall']), median($ratio[$case]['cpu']));
+    printf("%-44s %9.1f %9.1f %8.2fx %8.2fx %8.2fx %8.2fx\n", $label, median($abs[$case]['wall']), median($abs[$case]['cpu']),
+        median($ratio[$case]['wall']), median($ratio[$case]['cpu']), median($ratio[$case]['user']), median($ratio[$case]['sys']));
 }
-printf("(ratios: median over %d rounds of each round's ratio to the article's class with the same object use; %d cycles per case and round)\n", $rounds, $cycles);
+printf("(ratios: median over %d rounds of each round's ratio to the article's class with the same object use; %d cycles per case and round;\n"
+    . " client CPU is user + system time, and the system part is mostly the kernel's own round-trip work, the same for both)\n", $rounds, $cycles);
 
 // Instructions per cycle: the difference between two runs of different lengths takes
 // out PHP's startup and the connection's setup.
