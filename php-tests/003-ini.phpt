@@ -34,6 +34,13 @@ $f = new Lock($key, 0, 5);
 var_dump(is_string($f->addLock()), $f->getFencingToken(), $f->releaseLock());
 ini_set('redis_lock.dsn', 'redis://127.0.0.1:1');
 try { (new Lock($key))->tryLock(); } catch (LockConnectionException $e) { echo get_class($e), "\n"; }
+// ini_restore() is a change too, even right after a Lock was made with the old value.
+ini_set('redis_lock.dsn', rl_dsn());
+$g = new Lock($key, 0, 5);
+var_dump(is_string($g->addLock()), $g->getFencingToken(), $g->releaseLock());
+ini_restore('redis_lock.fencing');
+$g = new Lock($key, 0, 5);
+var_dump(is_string($g->addLock()), is_int($g->getFencingToken()), $g->releaseLock());
 ?>
 --EXPECT--
 redis_lock.dsn=true
@@ -66,3 +73,9 @@ bool(true)
 NULL
 bool(true)
 LockConnectionException
+bool(true)
+NULL
+bool(true)
+bool(true)
+bool(true)
+bool(true)

@@ -6,33 +6,63 @@ use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{IniEntryDef, IniEntryDefs, ModuleEntry};
 use ext_php_rs::{info_table_end, info_table_row, info_table_start};
 use super::engine;
+use ext_php_rs::ffi::{zend_ini_entry, zend_string};
+use std::cell::RefCell;
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
 static INI_ENTRIES: IniEntryDefs<21> = IniEntryDefs::new([
-    IniEntryDef::new(c"redis_lock.dsn", c"redis://127.0.0.1:6379", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.prefix", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.connect_timeout", c"0.5", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.read_timeout", c"0.5", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.retry_delay", c"0.002", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.retry_delay_max", c"0.05", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.fair", c"0", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.auto_renew", c"0", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.auto_release", c"1", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.max_hold", c"0", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.fencing", c"1", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.servers", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.sentinels", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.service", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.wait_replicas", c"0", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.cluster", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.tls_ca_file", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.tls_cert_file", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.tls_key_file", c"", IniEntryPermission::All),
-    IniEntryDef::new(c"redis_lock.max_endpoints", c"16", IniEntryPermission::All),
+    entry(c"redis_lock.dsn", c"redis://127.0.0.1:6379"),
+    entry(c"redis_lock.prefix", c""),
+    entry(c"redis_lock.connect_timeout", c"0.5"),
+    entry(c"redis_lock.read_timeout", c"0.5"),
+    entry(c"redis_lock.retry_delay", c"0.002"),
+    entry(c"redis_lock.retry_delay_max", c"0.05"),
+    entry(c"redis_lock.fair", c"0"),
+    entry(c"redis_lock.auto_renew", c"0"),
+    entry(c"redis_lock.auto_release", c"1"),
+    entry(c"redis_lock.max_hold", c"0"),
+    entry(c"redis_lock.fencing", c"1"),
+    entry(c"redis_lock.servers", c""),
+    entry(c"redis_lock.sentinels", c""),
+    entry(c"redis_lock.service", c""),
+    entry(c"redis_lock.wait_replicas", c"0"),
+    entry(c"redis_lock.cluster", c""),
+    entry(c"redis_lock.tls_ca_file", c""),
+    entry(c"redis_lock.tls_cert_file", c""),
+    entry(c"redis_lock.tls_key_file", c""),
+    entry(c"redis_lock.max_endpoints", c"16"),
     IniEntryDef::end(),
 ]);
+
+/// A directive anyone may set, whose changes `settings()` hears of.
+const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {
+    let mut def = IniEntryDef::new(name, default, IniEntryPermission::All);
+    def.on_modify = Some(changed);
+    def
+}
+
+/// Counts changes to any of the directives: php.ini at startup, `ini_set()`,
+/// `ini_restore()`, `.user.ini`, php-fpm's pool values, and the engine putting
+/// values back at request end all go through a directive's modify handler.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The modify handler: accepts every value (`settings()` validates them where it
+/// can say which `Lock` they broke) and notes that one changed.
+unsafe extern "C" fn changed(
+    _entry: *mut zend_ini_entry,
+    _new_value: *mut zend_string,
+    _arg1: *mut c_void,
+    _arg2: *mut c_void,
+    _arg3: *mut c_void,
+    _stage: c_int,
+) -> c_int {
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+    0 // SUCCESS: the engine stores the value
+}
 
 /// Registers the directives (module startup).
 pub fn register(module_number: i32) {
@@ -40,9 +70,23 @@ pub fn register(module_number: i32) {
 }
 
 /// The settings as php.ini (and ini_set) currently give them.
-/// Every `new Lock` reads them all: only a value that differs from its default is
-/// copied and parsed.
+/// They are read from the engine again only after a directive changed: twenty
+/// lookups were a quarter of a `new Lock`. Only a value that differs from its
+/// default is copied and parsed.
 pub fn settings() -> Result<Settings> {
+    thread_local! {
+        static LAST: RefCell<Option<(u64, Settings)>> = const { RefCell::new(None) };
+    }
+    let generation = GENERATION.load(Ordering::Relaxed);
+    if let Some(s) = LAST.with_borrow(|last| last.as_ref().filter(|(g, _)| *g == generation).map(|(_, s)| s.clone())) {
+        return Ok(s);
+    }
+    let s = read()?;
+    LAST.set(Some((generation, s.clone())));
+    Ok(s)
+}
+
+fn read() -> Result<Settings> {
     // The directives' full names, made once rather than on every read.
     static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| DIRECTIVES.iter().map(|(name, _)| format!("redis_lock.{name}")).collect());
     let mut s = Settings::default();
