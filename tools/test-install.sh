@@ -81,6 +81,22 @@ $released = $lock->releaseLock($token) && !$lock->isLocked();
 echo php_sapi_name(), ' redis_lock ', phpversion('redis_lock'), ': ',
     $held && $released ? 'took and released a lock' : 'FAILED', "\n";
 EOF
+cat >"$work/ini.php" <<'EOF'
+<?php
+// An ini_set() ends with its request: the next request a worker serves reads
+// php.ini's value again (the engine restores it, and the extension must not keep
+// the settings it read before).
+$lock = new Lock('install-test:ini:' . bin2hex(random_bytes(6)), 0, 5, ['dsn' => $_GET['dsn']]);
+$fenced = is_string($t = $lock->addLock()) ? $lock->getFencingToken() : null;
+$lock->releaseLock($t);
+echo is_int($fenced) ? 'fenced' : 'UNFENCED', ' in worker ', getmypid(), "\n";
+ini_set('redis_lock.fencing', 'Off');
+new Lock('install-test:ini', 0, 5, ['dsn' => $_GET['dsn']]);   // made with the changed value
+EOF
+# Six requests to a pool of two workers: a worker serves at least three of them.
+fpm_ini_requests() {
+    for _ in 1 2 3 4 5 6; do fpm_get ini.php; done | grep -c '^fenced in worker'
+}
 fpm_start() {
     "$fpm" --fpm-config "$work/fpm.conf" &
     fpm_pid=$!
@@ -179,6 +195,8 @@ if fpm_start; then
         "took fpm-end" fpm_get bridge.php "step=end&name=fpm-end"
     expect_output "php-fpm: which outlives the request, as Symfony documents" \
         "fpm-end is held" fpm_get bridge.php "step=look&name=fpm-end"
+    expect_output "php-fpm: an ini_set() ends with its request (6 requests on 2 workers, each sees fencing on)" \
+        "^6$" fpm_ini_requests
     fpm_stop
     : >"$work/fpm.log"   # the fatal error's log lines are this check's, not a startup warning
 else
