@@ -227,14 +227,44 @@ pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
 
 /// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
 pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
-    let key = format!(
-        "{}\u{0}{}\u{0}{}\u{0}{}",
-        dsn,
-        settings.connect_timeout.as_nanos(),
-        settings.read_timeout.as_nanos(),
-        settings.tls
-    );
-    register(key, || config::parse_dsn(dsn), settings, None, None)
+    register(endpoint_key(dsn, settings), || config::parse_dsn(dsn), settings, None, None)
+}
+
+/// The registry key of `dsn` with `settings`: the same as
+/// `format!("{dsn}\0{}\0{}\0{}", timeouts in ns, settings.tls)`, written by hand,
+/// because every `new Lock` makes one and `format!` was a tenth of it.
+fn endpoint_key(dsn: &str, settings: &Settings) -> String {
+    let tls = &settings.tls;
+    let files = [&tls.ca_file, &tls.cert_file, &tls.key_file].map(|f| f.as_deref().unwrap_or(""));
+    let mut key = String::with_capacity(dsn.len() + 48 + files.iter().map(|f| f.len()).sum::<usize>());
+    key.push_str(dsn);
+    for ns in [settings.connect_timeout.as_nanos(), settings.read_timeout.as_nanos()] {
+        key.push('\0');
+        match u64::try_from(ns) {
+            Ok(ns) => push_decimal(&mut key, ns),
+            Err(_) => key.push_str(&ns.to_string()),
+        }
+    }
+    for file in files {
+        key.push('\0');
+        key.push_str(file);
+    }
+    key
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 /// The endpoint for a server that another one named (a cluster node): `base`'s
@@ -550,4 +580,24 @@ pub fn note_subscribe_refused(ep: &Endpoint) {
     let mut guard = registry();
     let reg = current(&mut guard);
     reg.refused.insert(ep.key.clone(), Instant::now());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn endpoint_keys_are_the_formatted_ones() {
+        let mut s = Settings::default();
+        let formatted = |dsn: &str, s: &Settings| {
+            format!("{dsn}\u{0}{}\u{0}{}\u{0}{}", s.connect_timeout.as_nanos(), s.read_timeout.as_nanos(), s.tls)
+        };
+        assert_eq!(endpoint_key("redis://127.0.0.1:6379", &s), formatted("redis://127.0.0.1:6379", &s));
+        s.connect_timeout = Duration::ZERO;
+        s.read_timeout = Duration::MAX; // more nanoseconds than a u64 holds
+        s.tls.ca_file = Some("/ca.pem".into());
+        s.tls.key_file = Some("/k\u{0}ey".into());
+        assert_eq!(endpoint_key("rediss://h:1/2", &s), formatted("rediss://h:1/2", &s));
+    }
 }
