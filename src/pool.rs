@@ -240,8 +240,12 @@ fn endpoint_key(dsn: &str, settings: &Settings) -> String {
     key.push_str(dsn);
     for ns in [settings.connect_timeout.as_nanos(), settings.read_timeout.as_nanos()] {
         key.push('\0');
-        match u64::try_from(ns) {
-            Ok(ns) => push_decimal(&mut key, ns),
+        match usize::try_from(ns) {
+            Ok(ns) => {
+                let mut digits = [0u8; 20];
+                let at = crate::resp::decimal(&mut digits, ns);
+                key.extend(digits[at..].iter().map(|&d| char::from(d)));
+            }
             Err(_) => key.push_str(&ns.to_string()),
         }
     }
@@ -250,21 +254,6 @@ fn endpoint_key(dsn: &str, settings: &Settings) -> String {
         key.push_str(file);
     }
     key
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 /// The endpoint for a server that another one named (a cluster node): `base`'s

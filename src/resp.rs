@@ -83,7 +83,7 @@ fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize, more: usize) {
 }
 
 /// Writes `n` in decimal at the end of `digits`; returns where it starts.
-fn decimal(digits: &mut [u8; 20], mut n: usize) -> usize {
+pub(crate) fn decimal(digits: &mut [u8; 20], mut n: usize) -> usize {
     let mut at = digits.len();
     loop {
         at -= 1;
