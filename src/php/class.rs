@@ -19,6 +19,39 @@ use ext_php_rs::zend::{bailout, try_catch, CatchError};
 use std::cell::{RefCell, RefMut};
 use std::panic::AssertUnwindSafe;
 
+/// A float parameter in seconds (`$timeOut`, `$lockOut`), taken exactly as an `f64`
+/// is. It exists for its default: ext-php-rs writes a parameter's default as stub
+/// text on every call, and formatting the two floats was a tenth of a `new Lock`.
+#[derive(Clone, Copy)]
+pub struct Seconds(pub f64);
+
+impl From<f64> for Seconds {
+    fn from(s: f64) -> Self {
+        Seconds(s)
+    }
+}
+
+impl ext_php_rs::convert::FromZval<'_> for Seconds {
+    const TYPE: ext_php_rs::flags::DataType = ext_php_rs::flags::DataType::Double;
+
+    fn from_zval(zval: &Zval) -> Option<Self> {
+        <f64 as ext_php_rs::convert::FromZval>::from_zval(zval).map(Seconds)
+    }
+}
+
+impl ext_php_rs::convert::StubLiteral for Seconds {
+    fn stub_literal(&self) -> String {
+        // The text f64's own stub literal gives, without formatting the defaults.
+        if self.0 == 0.0 {
+            "0.0".into()
+        } else if self.0 == 10.0 {
+            "10.0".into()
+        } else {
+            self.0.stub_literal()
+        }
+    }
+}
+
 /// A distributed lock on one Redis key.
 ///
 /// `new Lock($key, $timeOut, $lockOut, $options)`: `$timeOut` is how many seconds
@@ -124,12 +157,12 @@ impl Lock {
     #[php(defaults(timeOut = 0.0, lockOut = 10.0))]
     pub fn __construct(
         key: BinarySlice<u8>,
-        timeOut: f64,
-        lockOut: f64,
+        timeOut: Seconds,
+        lockOut: Seconds,
         options: Option<&ZendHashTable>,
     ) -> PhpResult<Self> {
         let settings = settings(options, "Lock::__construct(): Argument #4 ($options)")?;
-        Ok(Lock { inner: RefCell::new(lock::Lock::new(&key, timeOut, lockOut, &settings)?) })
+        Ok(Lock { inner: RefCell::new(lock::Lock::new(&key, timeOut.0, lockOut.0, &settings)?) })
     }
 
     /// Takes the lock, waiting up to $timeOut seconds: a waiter queues and sleeps until a

@@ -4,7 +4,7 @@
 // arguments (`new Semaphore($k, 4, lockOut: 5)`).
 #![allow(non_snake_case)]
 
-use super::class::{run_held, settings, token_zval, Holder};
+use super::class::{run_held, settings, token_zval, Holder, Seconds};
 use crate::semaphore;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
@@ -55,12 +55,12 @@ impl Semaphore {
     pub fn __construct(
         key: BinarySlice<u8>,
         permits: i64,
-        timeOut: f64,
-        lockOut: f64,
+        timeOut: Seconds,
+        lockOut: Seconds,
         options: Option<&ZendHashTable>,
     ) -> PhpResult<Self> {
         let settings = settings(options, "Semaphore::__construct(): Argument #5 ($options)")?;
-        Ok(Semaphore { inner: RefCell::new(semaphore::Semaphore::new(&key, permits, timeOut, lockOut, &settings)?) })
+        Ok(Semaphore { inner: RefCell::new(semaphore::Semaphore::new(&key, permits, timeOut.0, lockOut.0, &settings)?) })
     }
 
     /// Takes $weight permits, waiting up to $timeOut seconds; woken by the release that
