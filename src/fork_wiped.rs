@@ -43,6 +43,12 @@ fn page() -> Option<&'static State> {
     PAGE_.get_or_init(map).as_ref().map(|p| p.0)
 }
 
+#[cfg(not(target_os = "linux"))]
+fn map() -> Option<Page> {
+    None // no MADV_WIPEONFORK: nothing is kept
+}
+
+#[cfg(target_os = "linux")]
 fn map() -> Option<Page> {
     // SAFETY: a fresh private anonymous mapping, checked before use and never
     // unmapped; it is zero-filled, which is a valid `State`.
@@ -164,6 +170,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_forked_child_gets_its_own_pid_and_never_its_parents_next_bytes() {
         let mut first = [0u8; 16];
         random(&mut first, os).unwrap(); // the page now holds bytes ahead of use
