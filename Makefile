@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-one test-rust test-php test-bridges stubs stubs-check demo bench \
+.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts stubs stubs-check demo bench \
 	install uninstall deb test-install clean
 
 all: build
@@ -24,7 +24,11 @@ all: build
 deps:
 	@tools/deps.sh
 
-build: deps
+## Refuses a thread-safe (ZTS) PHP before anything is built: see tools/nts-only.sh.
+nts-only: deps
+	@tools/nts-only.sh
+
+build: nts-only
 	$(CARGO) build --release
 
 ## The whole suite, as CI runs it: on each server of SERVERS, then the stub check.
@@ -33,6 +37,7 @@ test: build
 	    echo "== the suite on $$s"; \
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
 	done
+	@$(MAKE) --no-print-directory test-zts
 	@$(MAKE) --no-print-directory stubs-check
 
 ## The suite on one server: make test-one SERVER=valkey
@@ -45,6 +50,11 @@ test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \
 	tools/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
 
+## A thread-safe (ZTS) PHP refused at each step (module startup, make, phpize's
+## configure), against a ZTS PHP built from Debian's source (tools/php-src.sh, cached).
+test-zts: build
+	tools/test-zts.sh
+
 ## The framework bridges' phpunit tests (bridges/tests), against Debian's framework
 ## packages. Debian's php.ini and conf.d are read: phpunit and the frameworks need
 ## the shared modules (dom, mbstring, …) that -n would leave out.
@@ -52,12 +62,12 @@ test-bridges: build
 	REDIS_LOCK_EXT=$(EXT) tools/with-redis.sh $(PHP) -d extension=$(EXT) $$(command -v phpunit) -c bridges/phpunit.xml
 
 ## Regenerates stubs/redis_lock.stubs.php from the code.
-stubs: deps
+stubs: nts-only
 	$(CARGO) build
 	tools/stubs.sh target/debug/libredis_lock.so > stubs/redis_lock.stubs.php
 
 ## Fails when the committed stub no longer matches the code.
-stubs-check: deps
+stubs-check: nts-only
 	$(CARGO) build
 	tools/stubs.sh target/debug/libredis_lock.so | diff -u stubs/redis_lock.stubs.php - \
 	  || { echo "stubs/redis_lock.stubs.php is stale: run make stubs"; exit 1; }

@@ -15,7 +15,10 @@
 #
 # Needs root, debootstrap (installed when missing) and unshare. The first run of
 # a suite builds a base root under /var/tmp/redis-lock-root (2-3 minutes); later
-# runs copy it. Inside, the command has its own PID and mount namespaces: every
+# runs copy it. The PHP builds of tools/php-src.sh are cached the same way: the
+# box's /var/tmp/redis-lock-php is a folder kept per suite beside the base, so a
+# PHP built from source in one run is found by the next (it is keyed by release,
+# version, variant and the tool's own text, so it is never taken for another). Inside, the command has its own PID and mount namespaces: every
 # process it starts dies with it, and no service starts on package install. The
 # network is this machine's; the apt mirror is the one this machine uses.
 set -euo pipefail
@@ -92,7 +95,7 @@ rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 [ -d "$rustup_home/toolchains" ] && command -v cargo >/dev/null \
     || { echo "clean-root: needs a Rust installed with rustup (none in $rustup_home)" >&2; exit 1; }
 cargo_bin=$(dirname "$(command -v cargo)")
-mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin"
+mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin" "$box/var/tmp/redis-lock-php" "$cache/php-$suite"
 for t in cargo rustc rustdoc rustup; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
 
 git clone -q "$repo" "$box/src/redis-lock"
@@ -107,7 +110,8 @@ done
 set +e
 unshare --mount --propagation private --pid --fork bash -c '
     set -e
-    box=$1 rustup_home=$2; shift 2
+    box=$1 rustup_home=$2 php_cache=$3; shift 3
+    mount --bind "$php_cache" "$box/var/tmp/redis-lock-php"
     mount --bind "$rustup_home" "$box/opt/rustup"
     mount -o remount,bind,ro "$box/opt/rustup"
     mount -t proc proc "$box/proc"
@@ -115,7 +119,7 @@ unshare --mount --propagation private --pid --fork bash -c '
     mount -t tmpfs tmpfs "$box/dev/shm"
     mount -t sysfs sys "$box/sys"
     exec chroot "$box" "$@"
-' _ "$box" "$rustup_home" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${pass[@]}" \
+' _ "$box" "$rustup_home" "$cache/php-$suite" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${pass[@]}" \
     RUSTUP_HOME=/opt/rustup CARGO_HOME=/root/.cargo \
     PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c "cd /src/redis-lock && $cmd"

@@ -7,13 +7,28 @@ mod exceptions;
 mod ini;
 mod semaphore;
 
+use ext_php_rs::error::php_error;
 use ext_php_rs::prelude::*;
 use ext_php_rs::zend::ModuleEntry;
 
 pub use class::Lock;
 pub use semaphore::Semaphore;
 
+/// Why a thread-safe PHP is refused. The Makefile (`tools/nts-only.sh`) and phpize's
+/// `configure` (`phpize/config.m4`) say the same words; `tools/test-zts.sh` checks all three.
+const ZTS_REFUSAL: &str = "redis_lock does not support thread-safe (ZTS) PHP yet: \
+under threads its locks would not exclude each other. Use a non-thread-safe (NTS) PHP: \
+the CLI, php-fpm, or mod_php under Apache's prefork MPM.";
+
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
+    // Under threads, every thread's requests would share the per-process state (the
+    // connections, the table of holds, the wake subscriber), and a lock taken in one
+    // thread is lost or freed by another's: locks that do not lock. Refuse to start
+    // instead; the engine then stops with "Unable to start redis_lock module".
+    if ext_php_rs::PHP_ZTS {
+        php_error(&ErrorType::CoreWarning, ZTS_REFUSAL);
+        return -1;
+    }
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
     ini::register(module_number);
     if exceptions::register_all() {

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Usage: tools/php-src.sh VARIANT
+#
+# Builds PHP from Debian's own source package for this release (php8.2 on Debian 12,
+# php8.4 on Debian 13), installs it into a prefix of its own and prints that prefix:
+# PREFIX/bin/php, PREFIX/bin/php-config and PREFIX/bin/phpize. `make` targets take
+# such a PHP through PHP_CONFIG=PREFIX/bin/php-config.
+#
+# VARIANT:
+#   zts   thread-safe (ZTS) CLI, with FrankenPHP's thread flags (--enable-zts
+#         --disable-zend-signals) and only the extensions PHP always builds in.
+#
+# Each build (release, PHP version, variant, flags) is made once and cached under
+# $REDIS_LOCK_PHP_CACHE (default /var/tmp/redis-lock-php); later calls print the
+# cached prefix at once. A build takes a few minutes on 2 cores; its log stays beside
+# the prefix. The prefix is never /usr/local, where it would shadow Debian's php.
+#
+# The source comes through apt with lists of the tool's own (deb-src lines for this
+# release, kept in the cache), so this machine's apt configuration is left as it is.
+# The newest version the mirror serves is taken, and unpacked without Debian's patches:
+# the package's upstream tarball is PHP's release tarball, the one the official Docker
+# images build (Debian's patches move phpize's libtool files to /usr/share/aclocal,
+# among other packaging changes). Needs root to install the tools (dpkg-dev, and
+# autoconf and pkg-config for phpize) when they are missing.
+set -euo pipefail
+
+variant=${1:-}
+case "$variant" in
+    zts) flags=(--enable-zts --disable-zend-signals --disable-all --enable-cli --disable-cgi
+                --disable-phpdbg --without-pear) ;;
+    *) echo "usage: $0 zts" >&2; exit 2 ;;
+esac
+cache=${REDIS_LOCK_PHP_CACHE:-/var/tmp/redis-lock-php}
+. /etc/os-release
+suite=${VERSION_CODENAME:?php-src: /etc/os-release names no release}
+log() { echo "php-src: $*" >&2; }
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# The PHP branch the release ships, as its php-cli metapackage names it (8.2, 8.4).
+branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+if [ -z "$branch" ]; then
+    apt-get update -qq
+    branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+fi
+[ -n "$branch" ] || { log "this release has no php-cli package to take the PHP branch from"; exit 1; }
+
+# The key names what was built: the script's own text is in it, so a change of flags
+# or steps builds anew instead of reusing a prefix made another way.
+key=$(sha256sum "$0" | cut -c1-12)
+prefix=$cache/$suite-php$branch-$variant-$key
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$suite-$branch-$variant"
+flock 9
+if [ -x "$prefix/bin/php" ] && [ -f "$prefix/.complete" ]; then
+    echo "$prefix"
+    exit 0
+fi
+
+# dpkg-source unpacks the package; phpize runs autoconf, and configure scripts pkg-config.
+missing=()
+for p in dpkg-dev autoconf pkg-config xz-utils; do installed "$p" || missing+=("$p"); done
+if ((${#missing[@]})); then
+    [ "$(id -u)" -eq 0 ] || { log "run as root, or install: apt-get install ${missing[*]}"; exit 1; }
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# deb-src lines for this release, on the mirrors this machine's apt uses.
+apt_dir=$cache/apt-$suite
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+{
+    cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/ {print $2}' || true
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '/^deb / {print $2}' || true
+} | sort -u | while read -r uri; do
+    case "$uri" in
+        *-security*) echo "deb-src $uri $suite-security main" ;;
+        *) echo "deb-src $uri $suite main"; echo "deb-src $uri $suite-updates main" ;;
+    esac
+done >"$apt_dir/sources.list"
+[ -s "$apt_dir/sources.list" ] || { log "no apt mirror found in /etc/apt"; exit 1; }
+apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+          -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir" -o "Dir::Cache::Archives=$apt_dir/archives"
+          -o APT::Sandbox::User=root)
+apt-get -qq "${apt_opts[@]}" update
+
+work=$(mktemp -d "$cache/build-$variant.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# The newest version first; a mirror may list a version whose files it does not serve
+# (seen: a security mirror without sources), so older ones are tried in turn.
+got=
+for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" | awk '/^Version:/ {print $2}' | sort -ruV); do
+    if (cd "$work" && apt-get -qq "${apt_opts[@]}" source --download-only "php$branch=$v" >"$work/source.log" 2>&1); then
+        got=$v; break
+    fi
+done
+[ -n "$got" ] || { log "could not fetch the source of php$branch:"; tail -n 5 "$work/source.log" >&2; exit 1; }
+(cd "$work" && dpkg-source --skip-patches -x ./*.dsc src >>"$work/source.log" 2>&1) \
+    || { log "could not unpack the source of php$branch $got:"; tail -n 5 "$work/source.log" >&2; exit 1; }
+src=$work/src
+
+log "building PHP $got ($variant) into $prefix"
+start=$SECONDS
+rm -rf "$prefix"
+buildlog=$cache/$suite-php$branch-$variant-$key.log
+(
+    cd "$src"
+    ./configure --prefix="$prefix" --with-config-file-path="$prefix/etc" \
+        --with-config-file-scan-dir="$prefix/etc/conf.d" "${flags[@]}"
+    make -j"$(nproc)"
+    make install
+) >"$buildlog" 2>&1 || { log "the build failed; the end of $buildlog:"; tail -n 30 "$buildlog" >&2; exit 1; }
+mkdir -p "$prefix/etc/conf.d"
+echo "php$branch $got ${flags[*]}" >"$prefix/.complete"
+log "built in $((SECONDS - start)) s"
+echo "$prefix"
