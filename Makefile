@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts stubs stubs-check demo bench \
+.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts check-layers check-links stubs stubs-check demo bench \
 	install uninstall deb test-install clean
 
 all: build
@@ -31,14 +31,25 @@ nts-only: deps
 build: nts-only
 	$(CARGO) build --release
 
-## The whole suite, as CI runs it: on each server of SERVERS, then the stub check.
+## The whole suite, as CI runs it: the layer and link checks, on each server of
+## SERVERS, the ZTS refusals, then the stub check.
 test: build
+	@$(MAKE) --no-print-directory check-layers check-links
 	@for s in $(SERVERS); do \
 	    echo "== the suite on $$s"; \
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
 	done
 	@$(MAKE) --no-print-directory test-zts
 	@$(MAKE) --no-print-directory stubs-check
+
+## The core's floors (php > kinds > hold > wait > topology > net > ground): every
+## import points down, and no circle between files (tools/check-layers.php).
+check-layers: deps
+	$(PHP) -n tools/check-layers.php
+
+## Every relative link and image in README.md and docs/ resolves, anchors included.
+check-links: deps
+	$(PHP) -n tools/check-links.php
 
 ## The suite on one server: make test-one SERVER=valkey
 test-one: test-rust test-php test-bridges

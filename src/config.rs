@@ -5,7 +5,6 @@
 //! as a key of the options array; the array overrides the directive.
 
 use crate::error::{LockError, Result};
-pub use crate::tls::TlsFiles;
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use std::time::Duration;
 
@@ -555,6 +554,28 @@ fn bracket(host: &str) -> String {
         format!("[{host}]")
     } else {
         host.to_string()
+    }
+}
+
+/// The TLS files of a `Lock`'s settings. None set: the OS store, no client certificate.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// CA certificates (PEM); when set, the only ones trusted.
+    pub ca_file: Option<String>,
+    /// The client certificate (PEM, leaf first), for servers with `tls-auth-clients yes`.
+    pub cert_file: Option<String>,
+    /// The client certificate's private key (PEM).
+    pub key_file: Option<String>,
+}
+
+/// Tells these settings apart in the connection registry's keys, written straight
+/// into the key (every `new Lock` looks its endpoint up).
+impl std::fmt::Display for TlsFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn part(p: &Option<String>) -> &str {
+            p.as_deref().unwrap_or("")
+        }
+        write!(f, "{}\u{0}{}\u{0}{}", part(&self.ca_file), part(&self.cert_file), part(&self.key_file))
     }
 }
 

@@ -1,33 +1,30 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
-//! The core (`config`, `token`, `keys`, `scripts`, `pool`, `wake`, `wait`, `waiting`, `lock`, `shared`, `semaphore`,
-//! `route`, `held`, `watchdog`, `redlock`, `sentinel`, `cluster`, `tls`, `error`, with `resp`,
-//! `wire` and `fork_wiped` for the lean command path) knows nothing of
-//! PHP; `php` is the thin binding over it, compiled with the default `php` feature.
+//! The core knows nothing of PHP. It is built in floors, each importing only the
+//! floors below it (`tools/check-layers.sh` keeps it so):
+//!
+//! - `php`: the thin binding, compiled with the default `php` feature;
+//! - `kinds`: the mutex, its shared (read) mode and the semaphore, with their scripts;
+//! - `hold`: the table of holds, the watchdog, an object's claim on its hold;
+//! - `wait`: the one waiting mechanism and its back-off;
+//! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
+//! - `net`: RESP, the connections, scripts on the wire, TLS, the wake subscriber;
+//! - the ground floor, here: `config`, `keys`, `token`, `fork_wiped`, `error`.
+//!
+//! `docs/architecture.md` walks through them.
 
-pub mod cluster;
 pub mod config;
 pub mod error;
 pub mod fork_wiped;
-pub mod held;
 pub mod keys;
-pub mod lock;
-pub mod pool;
-pub mod redlock;
-pub mod resp;
-pub mod route;
-#[macro_use]
-pub mod scripts;
-pub mod semaphore;
-pub mod sentinel;
-pub mod shared;
-pub mod tls;
 pub mod token;
+
+pub mod net;
+pub mod topology;
 pub mod wait;
-pub mod waiting;
-pub mod wake;
-pub mod watchdog;
-pub mod wire;
+pub mod hold;
+#[macro_use]
+pub mod kinds;
 
 #[cfg(feature = "php")]
 mod php;

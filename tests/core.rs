@@ -5,7 +5,7 @@ mod support;
 use redis::Value;
 use redis_lock::config::{OptValue, Settings, Source};
 use redis_lock::error::LockError;
-use redis_lock::lock::Lock;
+use redis_lock::kinds::lock::Lock;
 use std::time::{Duration, Instant};
 use support::{RedisCluster, Relay, RedisServer};
 
@@ -266,7 +266,7 @@ fn the_watchdog_renews_until_release_and_reports_a_lost_lock() {
     l.try_acquire(None).unwrap().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(l.is_owned(None).unwrap(), "renewed past three leases");
-    assert!(redis_lock::held::watchdog_running());
+    assert!(redis_lock::hold::table::watchdog_running());
     // Someone deletes the key and takes it: the next renewal finds out.
     server.cmd(&["SET", "core:renew", "intruder"]).unwrap();
     std::thread::sleep(Duration::from_millis(150));
@@ -393,7 +393,7 @@ fn shared_holds_exclude_writers_and_hand_over() {
 
 #[test]
 fn semaphore_counts_weights_and_hands_permits_over() {
-    use redis_lock::semaphore::Semaphore;
+    use redis_lock::kinds::semaphore::Semaphore;
     let server = RedisServer::start();
     let s = settings(&server.dsn());
     let mut a = Semaphore::new(b"core:sem", 3, 0.0, 5.0, &s).unwrap();
@@ -529,7 +529,7 @@ fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
 #[test]
 fn plain_connections_read_large_split_and_pipelined_replies() {
     use redis::ConnectionLike;
-    use redis_lock::wire::{Connection, Plain};
+    use redis_lock::net::wire::{Connection, Plain};
     let server = RedisServer::start();
     let info = redis_lock::config::parse_dsn(&server.dsn()).unwrap();
     assert!(Connection::plain_for(&info));
@@ -561,7 +561,7 @@ fn plain_connections_read_large_split_and_pipelined_replies() {
 #[test]
 fn plain_connections_authenticate_and_select_without_quoting_the_password() {
     use redis::ConnectionLike;
-    use redis_lock::wire::{Connection, Plain};
+    use redis_lock::net::wire::{Connection, Plain};
     let port = support::free_port();
     let server = RedisServer::start_on(port);
     server.cmd(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();

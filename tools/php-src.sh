@@ -22,6 +22,10 @@
 # images build (Debian's patches move phpize's libtool files to /usr/share/aclocal,
 # among other packaging changes). Needs root to install the tools (dpkg-dev, and
 # autoconf and pkg-config for phpize) when they are missing.
+#
+# Exit status 3 when the mirror serves no source of this release's PHP (seen: this
+# workplace's mirror lists php8.4 for Debian 13 but answers 404 for its files), so a
+# caller can tell that apart from a failed build.
 set -euo pipefail
 
 variant=${1:-}
@@ -44,9 +48,10 @@ if [ -z "$branch" ]; then
 fi
 [ -n "$branch" ] || { log "this release has no php-cli package to take the PHP branch from"; exit 1; }
 
-# The key names what was built: the script's own text is in it, so a change of flags
-# or steps builds anew instead of reusing a prefix made another way.
-key=$(sha256sum "$0" | cut -c1-12)
+# The key names what was built: the branch, the flags and the version of the steps
+# below (raise `steps` when they change), so a prefix made another way is never reused.
+steps=2
+key=$(printf '%s\n' "$branch" "${flags[*]}" "steps $steps" | sha256sum | cut -c1-12)
 prefix=$cache/$suite-php$branch-$variant-$key
 mkdir -p "$cache"
 exec 9>"$cache/.lock-$suite-$branch-$variant"
@@ -94,7 +99,7 @@ for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" | awk '/^Version:/ {p
         got=$v; break
     fi
 done
-[ -n "$got" ] || { log "could not fetch the source of php$branch:"; tail -n 5 "$work/source.log" >&2; exit 1; }
+[ -n "$got" ] || { log "the mirror serves no source of php$branch:"; tail -n 5 "$work/source.log" >&2; exit 3; }
 (cd "$work" && dpkg-source --skip-patches -x ./*.dsc src >>"$work/source.log" 2>&1) \
     || { log "could not unpack the source of php$branch $got:"; tail -n 5 "$work/source.log" >&2; exit 1; }
 src=$work/src

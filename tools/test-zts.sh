@@ -16,7 +16,16 @@ cd "$(dirname "$0")/.."
 
 refusal="redis_lock does not support thread-safe (ZTS) PHP yet: under threads its locks would not exclude each other. Use a non-thread-safe (NTS) PHP: the CLI, php-fpm, or mod_php under Apache's prefork MPM."
 
-prefix=$(tools/php-src.sh zts) || exit 1
+prefix=$(tools/php-src.sh zts)
+case $? in
+    0) ;;
+    # Outside the project: nothing to build a ZTS PHP from on this release here. The
+    # checks run where the source is served (Debian 12, as in CI's first run).
+    3) echo "# skipped: no source of this release's PHP could be fetched to build a ZTS PHP from"
+       echo "0 passed, 0 failed, 11 skipped"
+       exit 0 ;;
+    *) exit 1 ;;
+esac
 zts_php=$prefix/bin/php
 zts_config=$prefix/bin/php-config
 work=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-zts.XXXXXX")

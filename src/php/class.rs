@@ -1,4 +1,4 @@
-//! The PHP `Lock` class: argument conversion over `crate::lock::Lock`.
+//! The PHP `Lock` class: argument conversion over `crate::kinds::lock::Lock`.
 
 // The constructor's parameters are camelCase because PHP shows these names and
 // accepts them as named arguments (`new Lock($k, lockOut: 5)`).
@@ -7,7 +7,7 @@
 use super::ini;
 use crate::config::{OptValue, Settings, Source};
 use crate::error::LockError;
-use crate::lock;
+use crate::kinds::lock;
 use crate::token::{self, Token};
 use ext_php_rs::binary::Binary;
 use ext_php_rs::binary_slice::BinarySlice;

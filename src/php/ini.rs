@@ -111,8 +111,8 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("fencing tokens", "per-key counter, incremented only for holders that ask");
     info_table_row!("topologies", "one server, Redlock (servers), Sentinel (sentinels), Redis Cluster (cluster)");
     info_table_row!("tls", "rustls; trusts tls_ca_file, else the OS store, else built-in roots; client certificates");
-    info_table_row!("watchdog", if crate::held::watchdog_running() { "running" } else { "not started" });
-    info_table_row!("locks held by this process", crate::held::count().to_string());
+    info_table_row!("watchdog", if crate::hold::table::watchdog_running() { "running" } else { "not started" });
+    info_table_row!("locks held by this process", crate::hold::table::count().to_string());
     info_table_end!();
     engine::display_ini_entries(module);
 }

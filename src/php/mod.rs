@@ -41,14 +41,15 @@ extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
 extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     // Whatever the script left held (it returned, called exit(), or died of a fatal
     // error) is released here. A forked child has no holds of its own to release.
-    let _ = std::panic::catch_unwind(crate::lock::release_all_held);
+    let _ = std::panic::catch_unwind(crate::kinds::lock::release_all_held);
     0
 }
 
 extern "C" fn shutdown(_ty: i32, _module_number: i32) -> i32 {
     // Must not unwind into the engine. The watchdog goes first: it uses connections.
-    let _ = std::panic::catch_unwind(crate::held::shutdown);
-    let _ = std::panic::catch_unwind(crate::pool::close_all);
+    let _ = std::panic::catch_unwind(crate::hold::table::shutdown);
+    let _ = std::panic::catch_unwind(crate::net::wake::close_all);
+    let _ = std::panic::catch_unwind(crate::net::pool::close_all);
     0
 }
 

@@ -1,11 +1,11 @@
-//! The PHP `Semaphore` class: argument conversion over `crate::semaphore::Semaphore`.
+//! The PHP `Semaphore` class: argument conversion over `crate::kinds::semaphore::Semaphore`.
 
 // Parameter names are camelCase because PHP shows them and accepts them as named
 // arguments (`new Semaphore($k, 4, lockOut: 5)`).
 #![allow(non_snake_case)]
 
 use super::class::{run_held, settings, token_zval, Holder, Seconds};
-use crate::semaphore;
+use crate::kinds::semaphore;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;

@@ -13,6 +13,8 @@
 //! that its kind (NOSCRIPT, MOVED, ASK, READONLY…) is exactly what redis-rs would give.
 
 use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, ErrorKind, ProtocolVersion, RedisError, RedisResult, Value};
+use crate::net::resp;
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
@@ -117,6 +119,33 @@ impl ConnectionLike for Connection {
         }
     }
 }
+
+thread_local! {
+    static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
+}
+
+/// Sends the command `parts` (its name first), written by hand (`resp`), and returns
+/// the reply; an error reply is an `Err`, as with `Cmd::query`.
+pub fn request(conn: &mut Connection, parts: &[&[u8]]) -> RedisResult<Value> {
+    with_buffer(|buf| {
+        resp::encode(buf, parts.len(), parts.iter().copied());
+        send(conn, buf)
+    })
+}
+
+/// Runs `f` with this thread's command buffer (a fresh one if it is in use already).
+pub(crate) fn with_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
+    BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => f(&mut buf),
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
+/// Sends an encoded command and reads its reply.
+pub(crate) fn send(conn: &mut Connection, buf: &[u8]) -> RedisResult<Value> {
+    conn.req_packed_command(buf)?.extract_error()
+}
+
 
 /// A plain socket and what has been read from it.
 pub struct Plain {
@@ -225,7 +254,7 @@ impl Plain {
     /// Sends one command and reads its reply; an error reply is an `Err`.
     fn request(&mut self, parts: &[&[u8]]) -> RedisResult<Value> {
         let mut buf = Vec::new();
-        crate::resp::encode(&mut buf, parts.len(), parts.iter().copied());
+        resp::encode(&mut buf, parts.len(), parts.iter().copied());
         self.send(&buf)?;
         self.read_reply()?.extract_error()
     }

@@ -11,14 +11,79 @@
 //! is still alive (a killed process's connection is closed by the kernel, and Redis
 //! drops its subscription), and exactly one process wakes per release.
 
-use crate::pool::{self, Endpoint};
+use crate::fork_wiped;
+use crate::net::idle::Idle;
+use crate::net::pool::{self, Endpoint};
 use crate::token;
 use redis::{Connection, ErrorKind, RedisError, Value};
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// Prefix of every wake channel, for ACL rules (`&redis_lock:wake:*`).
 pub const CHANNEL_PREFIX: &str = "redis_lock:wake:";
+
+/// How long a refused subscription is not asked for again: waits poll meanwhile.
+const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
+
+/// This process's subscribers, one per endpoint, kept across waits (as many as the
+/// registry keeps connections: `max_endpoints`), and the servers that refused one.
+struct Subscribers {
+    pid: u32,
+    idle: Idle<Subscriber>,
+    /// When the server last refused a subscription (ACL), per endpoint.
+    refused: HashMap<Arc<str>, Instant>,
+}
+
+static SUBSCRIBERS: Mutex<Option<Subscribers>> = Mutex::new(None);
+
+/// This process's subscribers. A forked child forgets its parent's without closing
+/// them: reading them would steal the parent's grants.
+fn subscribers() -> MutexGuard<'static, Option<Subscribers>> {
+    // Nothing is left half-written by a panic that matters more than going on.
+    let mut guard = SUBSCRIBERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pid = fork_wiped::pid();
+    let subs = guard.get_or_insert_with(|| Subscribers { pid, idle: Idle::default(), refused: HashMap::new() });
+    if subs.pid != pid {
+        subs.idle.forget_all();
+        subs.refused.clear();
+        subs.pid = pid;
+    }
+    guard
+}
+
+/// Takes the process's subscriber for `ep` out, for one wait: nothing is locked
+/// while the wait blocks.
+fn take_subscriber(ep: &Endpoint) -> Option<Subscriber> {
+    subscribers().as_mut().and_then(|s| s.idle.take(ep.id()))
+}
+
+/// Gives a subscriber back after a wait.
+fn put_subscriber(ep: &Endpoint, sub: Subscriber) {
+    let cap = pool::cap();
+    if let Some(s) = subscribers().as_mut() {
+        s.idle.put(ep.id(), sub, cap);
+    }
+}
+
+/// Whether the server refused a subscription on `ep` in the last little while.
+fn subscribe_refused(ep: &Endpoint) -> bool {
+    subscribers().as_mut().is_some_and(|s| s.refused.get(ep.id()).is_some_and(|at| at.elapsed() < REFUSAL_MEMORY))
+}
+
+/// Remembers that the server refused a subscription on `ep`.
+fn note_subscribe_refused(ep: &Endpoint) {
+    if let Some(s) = subscribers().as_mut() {
+        s.refused.insert(ep.id().clone(), Instant::now());
+    }
+}
+
+/// Closes every subscriber of this process (module shutdown).
+pub fn close_all() {
+    if let Some(s) = subscribers().as_mut() {
+        s.idle.clear();
+    }
+}
 
 /// A connection in subscribed mode, listening on this process's wake channel.
 pub struct Subscriber {
@@ -85,7 +150,7 @@ pub struct Lease {
 impl Lease {
     /// Borrows the endpoint's subscriber if the process already has one; does not connect.
     pub fn take(ep: Arc<Endpoint>) -> Self {
-        let sub = pool::take_subscriber(&ep);
+        let sub = take_subscriber(&ep);
         Lease { ep, sub }
     }
 
@@ -103,10 +168,10 @@ impl Lease {
     /// recently. Returns whether there is one now; failures are not errors, because
     /// waiting can always fall back to polling.
     pub fn ensure(&mut self) -> bool {
-        if self.sub.is_none() && !pool::subscribe_refused(&self.ep) {
+        if self.sub.is_none() && !subscribe_refused(&self.ep) {
             match Subscriber::connect(&self.ep) {
                 Ok(sub) => self.sub = Some(sub),
-                Err(Refusal::Denied) => pool::note_subscribe_refused(&self.ep),
+                Err(Refusal::Denied) => note_subscribe_refused(&self.ep),
                 Err(Refusal::Failed) => {}
             }
         }
@@ -122,7 +187,7 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(sub) = self.sub.take() {
-            pool::put_subscriber(&self.ep, sub);
+            put_subscriber(&self.ep, sub);
         }
     }
 }

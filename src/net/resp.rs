@@ -1,40 +1,12 @@
-//! Commands written in RESP by hand, into one buffer per thread that is reused
-//! from call to call, and sent with the connection's packed-command call.
+//! Commands written in RESP by hand, into a buffer that is reused from call to call
+//! (`wire::with_buffer` keeps one per thread and sends it).
 //!
 //! redis-rs's `Cmd` grows a fresh buffer argument by argument and copies it once
 //! more to pack it; on a lock cycle of two commands that was a quarter of the
 //! client's instructions. A command here is one pass over its arguments into a
 //! buffer that already has the room.
 
-use crate::wire::Connection;
-use redis::{ConnectionLike, RedisResult, Value};
-use std::cell::RefCell;
-
-thread_local! {
-    static BUFFER: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(512));
-}
-
-/// Sends the command `parts` (its name first) and returns the reply; an error reply
-/// is an `Err`, as with `Cmd::query`.
-pub fn request(conn: &mut Connection, parts: &[&[u8]]) -> RedisResult<Value> {
-    with_buffer(|buf| {
-        encode(buf, parts.len(), parts.iter().copied());
-        send(conn, buf)
-    })
-}
-
-/// Runs `f` with this thread's buffer (a fresh one if it is in use already).
-pub(crate) fn with_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
-    BUFFER.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut buf) => f(&mut buf),
-        Err(_) => f(&mut Vec::new()),
-    })
-}
-
-/// Sends an encoded command and reads its reply.
-pub(crate) fn send(conn: &mut Connection, buf: &[u8]) -> RedisResult<Value> {
-    conn.req_packed_command(buf)?.extract_error()
-}
+use redis::Value;
 
 /// Replaces the buffer's content with the command made of `count` parts.
 pub(crate) fn encode<'a>(buf: &mut Vec<u8>, count: usize, parts: impl IntoIterator<Item = &'a [u8]>) {

@@ -17,15 +17,16 @@
 
 use crate::config::{self, Settings, Terms};
 use crate::error::{LockError, Result};
-use crate::held::{Claim, Hold, Kind, Renewal};
+use crate::hold::claim::Claim;
+use crate::hold::table::{Hold, Kind, RenewBy, Renewal};
 use crate::keys::LockKeys;
-use crate::pool::Retry;
-use crate::resp;
-use crate::route::Route;
-use crate::scripts::Script;
+use crate::net::pool::Retry;
+use crate::net::resp;
+use crate::topology::route::Route;
+use crate::net::script::Script;
 use crate::token::{self, Token};
-use crate::wait::Backoff;
-use crate::waiting::{self, Try, Waited, Waiter};
+use crate::wait::backoff::Backoff;
+use crate::wait::waiting::{self, Try, Waited, Waiter};
 use redis::{ErrorKind, RedisError, Value};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
@@ -233,6 +234,13 @@ return {tonumber(ARGV[1]) - used(), held}"
 });
 
 /// The keys of a semaphore, in the order its scripts take them.
+/// How the watchdog renews a semaphore's permits.
+const RENEWAL: RenewBy = RenewBy { script: &RENEW, keys: renew_keys };
+
+fn renew_keys(k: &LockKeys) -> Vec<&[u8]> {
+    script_keys(k).to_vec()
+}
+
 pub(crate) fn script_keys(k: &LockKeys) -> [&[u8]; 4] {
     [&k.lock, &k.queue, &k.patience, &k.readers]
 }
@@ -397,6 +405,7 @@ impl Semaphore {
             route: self.route.clone(),
             quorum: None,
             keys: self.keys.clone(),
+            renew_by: RENEWAL,
             token,
             renew,
             lost: false,

@@ -8,34 +8,12 @@
 //! certificate is used without restarting PHP; connections are persistent, so that
 //! is rare.
 
+use crate::config::TlsFiles;
 use redis::{ClientTlsConfig, RedisError, TlsCertificates};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-/// The TLS files of a `Lock`'s settings. None set: the OS store, no client certificate.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsFiles {
-    /// CA certificates (PEM); when set, the only ones trusted.
-    pub ca_file: Option<String>,
-    /// The client certificate (PEM, leaf first), for servers with `tls-auth-clients yes`.
-    pub cert_file: Option<String>,
-    /// The client certificate's private key (PEM).
-    pub key_file: Option<String>,
-}
-
-/// Tells these settings apart in the connection registry's keys, written straight
-/// into the key (every `new Lock` looks its endpoint up).
-impl std::fmt::Display for TlsFiles {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        fn part(p: &Option<String>) -> &str {
-            p.as_deref().unwrap_or("")
-        }
-        write!(f, "{}\u{0}{}\u{0}{}", part(&self.ca_file), part(&self.cert_file), part(&self.key_file))
-    }
-}
-
 impl TlsFiles {
-
     /// Reads the files for one connection. The error names the file and the reason,
     /// and never shows a key's contents.
     pub fn certificates(&self) -> Result<TlsCertificates, String> {

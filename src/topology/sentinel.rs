@@ -6,11 +6,29 @@
 //! which may be back as a replica. A connection that later finds itself on a
 //! replica (`READONLY`) is dropped, so the next use asks the sentinels again.
 
-use crate::config::{self, TlsFiles};
-use crate::pool::{self, Use};
-use crate::wire::Connection;
+use crate::config::{self, Settings, TlsFiles};
+use crate::net::pool::{self, Discovery, Endpoint, Use};
+use crate::net::wire::Connection;
 use redis::{ConnectionInfo, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The endpoint of a Sentinel-monitored service (`settings.sentinels` is set): the
+/// registry finds its master through the sentinels for each new connection.
+pub fn endpoint(settings: &Settings) -> crate::error::Result<Arc<Endpoint>> {
+    let key = format!(
+        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        settings.sentinels.join(","),
+        settings.service,
+        settings.dsn,
+        settings.connect_timeout.as_nanos(),
+        settings.read_timeout.as_nanos(),
+        settings.tls
+    );
+    let sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
+    let addr = sentinels.describe();
+    pool::endpoint_discovered(key, &settings.dsn, settings, Box::new(sentinels), addr)
+}
 
 /// The sentinels of one service.
 #[derive(Debug)]
@@ -90,6 +108,12 @@ impl Sentinels {
             Value::Nil => Err(format!("does not know the service \"{}\"", self.service)),
             other => Err(format!("an unexpected reply {other:?}")),
         }
+    }
+}
+
+impl Discovery for Sentinels {
+    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection, String> {
+        self.connect_master(info, connect_timeout, read_timeout, use_)
     }
 }
 

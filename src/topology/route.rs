@@ -5,12 +5,13 @@
 //! `cluster::Placement` finds and follows through `MOVED`, `ASK` and failovers.
 //! Callers hand over a closure that runs on a connection; they never ask which.
 
-use crate::cluster::Placement;
+use crate::topology::cluster::Placement;
+use crate::topology::sentinel;
 use crate::config::Settings;
 use crate::error::Result;
 use crate::keys;
-use crate::pool::{self, Endpoint, Retry};
-use crate::wire::Connection;
+use crate::net::pool::{self, Endpoint, Retry};
+use crate::net::wire::Connection;
 use redis::RedisResult;
 use std::sync::Arc;
 
@@ -28,9 +29,14 @@ impl Route {
     /// `servers` are not a route: a caller that supports them builds its quorum itself.
     pub fn for_key(settings: &Settings, key: &[u8]) -> Result<Route> {
         if settings.cluster.is_empty() {
-            return Ok(Route::Node(pool::endpoint(settings)?));
+            let ep = if settings.sentinels.is_empty() {
+                pool::endpoint_for(&settings.dsn, settings)?
+            } else {
+                sentinel::endpoint(settings)?
+            };
+            return Ok(Route::Node(ep));
         }
-        Ok(Route::Slot(Placement { cluster: crate::cluster::get(settings)?, slot: keys::slot(key) }))
+        Ok(Route::Slot(Placement { cluster: crate::topology::cluster::get(settings)?, slot: keys::slot(key) }))
     }
 
     /// Runs `op` on the key's server (see `pool::run` for `retry` and the closure's

@@ -12,9 +12,9 @@
 
 use crate::error::LockError;
 use crate::error::Result;
-use crate::route::Route;
-use crate::wait::Backoff;
-use crate::wake;
+use crate::topology::route::Route;
+use crate::wait::backoff::Backoff;
+use crate::net::wake;
 use std::time::{Duration, Instant};
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.

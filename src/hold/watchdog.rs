@@ -13,14 +13,11 @@
 //! request's thread: pcntl handlers, SIGALRM timeouts), is started on the first
 //! auto-renewed acquisition, and is stopped and joined at module shutdown.
 
-use crate::held::{self, HoldId, Kind, Shared};
+use crate::hold::table::{self, HoldId, RenewBy, Shared};
 use crate::keys::LockKeys;
-use crate::pool::{self, Endpoint};
-use crate::redlock::{Extended, Links as LinkSource, Quorum};
-use crate::scripts::{Script, RENEW};
-use crate::semaphore;
-use crate::shared::READ_RENEW;
-use crate::wire::Connection;
+use crate::net::pool::{self, Endpoint};
+use crate::topology::redlock::{Call, Extended, Links as LinkSource, Quorum};
+use crate::net::wire::Connection;
 use redis::{ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,7 +32,7 @@ struct Due {
     quorum: Option<Arc<Quorum>>,
     keys: Arc<LockKeys>,
     token: Vec<u8>,
-    kind: Kind,
+    renew_by: RenewBy,
     /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
     lease: Duration,
     /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).
@@ -61,11 +58,6 @@ const DOWN_PAUSE: Duration = Duration::from_millis(100);
 /// Starts the thread with every signal blocked; `None` if the system refuses a thread,
 /// in which case renewal does not happen and leases run out as without `auto_renew`.
 pub(crate) fn spawn(shared: &'static Shared) -> Option<JoinHandle<()>> {
-    // Built here, on the request's thread: a fork while the watchdog was building it
-    // would leave the child's copy of its one-time initialisation stuck.
-    std::sync::LazyLock::force(&RENEW);
-    std::sync::LazyLock::force(&READ_RENEW);
-    std::sync::LazyLock::force(&semaphore::RENEW);
     // The new thread inherits the mask of the thread that creates it, so block
     // everything here for the instant of the spawn: no window where a signal could
     // land on the watchdog.
@@ -125,7 +117,7 @@ fn run(shared: &'static Shared) {
                 quorum: hold.quorum.clone(),
                 keys: hold.keys.clone(),
                 token: hold.token.clone(),
-                kind: hold.kind,
+                renew_by: hold.renew_by,
                 lease: r.lease,
                 sets: lease,
                 lease_ms: lease.as_millis().max(1).to_string(),
@@ -175,7 +167,7 @@ fn run(shared: &'static Shared) {
                 }
                 Outcome::Renewed => {
                     r.valid_until = now + due.lease;
-                    r.due = done + held::interval(r.lease);
+                    r.due = done + table::interval(r.lease);
                 }
                 Outcome::Failed if done >= r.valid_until => {
                     // Unconfirmed for a whole lease: Redis has let the key go by now.
@@ -212,7 +204,9 @@ impl Links {
         for (i, due) in batch.iter().enumerate() {
             if let Some(q) = &due.quorum {
                 // A Redlock lease goes to all its nodes at once, and counts by majority.
-                outcomes[i] = match q.extend(self, &due.keys, &due.token, due.sets) {
+                let keys = (due.renew_by.keys)(&due.keys);
+                let call = Call::Script(due.renew_by.script, &keys, &[&due.token, due.lease_ms.as_bytes()]);
+                outcomes[i] = match q.extend(self, &call, due.sets) {
                     Ok(Extended::Yes) => Outcome::Renewed,
                     Ok(Extended::Lost) => Outcome::Lost,
                     Ok(Extended::No) | Err(_) => Outcome::Failed,
@@ -274,29 +268,24 @@ impl LinkSource for Links {
 /// find the script missing from the server's cache (a restart, `SCRIPT FLUSH`) are
 /// sent again one by one, which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
-    // A read share renews its own lease in the readers' set (`shared::READ_RENEW`).
-    let args = |i: usize| -> (&Script, Vec<&[u8]>, [&[u8]; 2]) {
+    // Each hold renews with its kind's script and keys (`RenewBy`).
+    let args = |i: usize| {
         let due = &batch[i];
-        let argv = [&due.token[..], due.lease_ms.as_bytes()];
-        match due.kind {
-            Kind::Write => (&RENEW, vec![&due.keys.lock[..]], argv),
-            Kind::Read => (&READ_RENEW, vec![&due.keys.lock[..], &due.keys.readers[..]], argv),
-            Kind::Permits => (&*semaphore::RENEW, semaphore::script_keys(&due.keys).to_vec(), argv),
-        }
+        ((due.renew_by.keys)(&due.keys), [&due.token[..], due.lease_ms.as_bytes()])
     };
     let mut pipe = redis::pipe();
     pipe.ignore_errors();
     for &i in members {
-        let (script, keys, argv) = args(i);
-        script.add_to(&mut pipe, &keys, &argv);
+        let (keys, argv) = args(i);
+        batch[i].renew_by.script.add_to(&mut pipe, &keys, &argv);
     }
     let replies: Vec<redis::RedisResult<i64>> = pipe.query(conn).ok()?;
     let mut outcomes = Vec::with_capacity(members.len());
     for (&i, reply) in members.iter().zip(replies) {
         let reply = match reply {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                let (script, keys, argv) = args(i);
-                match script.invoke::<i64>(conn, &keys, &argv) {
+                let (keys, argv) = args(i);
+                match batch[i].renew_by.script.invoke::<i64>(conn, &keys, &argv) {
                     Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
                     other => other,
                 }
@@ -331,7 +320,7 @@ mod tests {
         assert_eq!(retry_after(Duration::from_millis(30)), Duration::from_millis(5));
         assert!((Duration::from_millis(83)..Duration::from_millis(84)).contains(&retry_after(Duration::from_secs(1))));
         assert_eq!(retry_after(Duration::from_secs(60)), Duration::from_millis(250));
-        assert_eq!(held::interval(Duration::from_millis(1)), Duration::from_millis(1));
-        assert_eq!(held::interval(Duration::from_secs(3)), Duration::from_secs(1));
+        assert_eq!(table::interval(Duration::from_millis(1)), Duration::from_millis(1));
+        assert_eq!(table::interval(Duration::from_secs(3)), Duration::from_secs(1));
     }
 }

@@ -11,15 +11,15 @@
 //! that thread does not exist in the child.
 
 use crate::keys::LockKeys;
+use crate::net::script::Script;
 use crate::fork_wiped;
-use crate::route::Route;
+use crate::topology::route::Route;
 use crate::token::Token;
-use crate::redlock::Quorum;
-use crate::watchdog;
+use crate::topology::redlock::Quorum;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,22 @@ pub enum Kind {
     Permits,
 }
 
+/// How a hold's lease is renewed, handed over by its kind so that the watchdog knows
+/// no kind: the kind's token-checked renew script (ARGV: the token, then the lease
+/// in ms; it answers 1 when renewed and 0 when the token no longer holds the key) and
+/// the keys it takes.
+#[derive(Clone, Copy)]
+pub struct RenewBy {
+    pub script: &'static LazyLock<Script>,
+    pub keys: for<'a> fn(&'a LockKeys) -> Vec<&'a [u8]>,
+}
+
+impl std::fmt::Debug for RenewBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RenewBy")
+    }
+}
+
 /// One acquisition, from the moment it succeeded until it is released.
 #[derive(Debug)]
 pub struct Hold {
@@ -47,6 +63,8 @@ pub struct Hold {
     pub quorum: Option<Arc<Quorum>>,
     pub keys: Arc<LockKeys>,
     pub token: Token,
+    /// How its lease is renewed (by the watchdog, while `renew` is set).
+    pub renew_by: RenewBy,
     /// Present while the watchdog renews this hold.
     pub renew: Option<Renewal>,
     /// Renewal found the key gone or held by another token.
@@ -187,9 +205,10 @@ fn existing() -> Option<&'static Shared> {
     unsafe { CURRENT.load(Ordering::Acquire).as_ref() }.filter(|s| s.pid == fork_wiped::pid())
 }
 
-/// Records a new hold; starts the watchdog if the hold is to be renewed and the
-/// process has no watchdog yet.
-pub fn add(hold: Hold) -> HoldId {
+/// Records a new hold. When it is to be renewed and the process has no watchdog
+/// thread yet, `spawn` starts one (the table runs no thread of its own: `claim`
+/// hands in `watchdog::spawn`).
+pub(crate) fn add(hold: Hold, spawn: fn(&'static Shared) -> Option<JoinHandle<()>>) -> HoldId {
     let s = shared();
     let mut t = s.lock();
     let id = t.next_id;
@@ -199,7 +218,7 @@ pub fn add(hold: Hold) -> HoldId {
     if let Some(due) = due {
         if t.thread.is_none() {
             t.stop = false;
-            t.thread = watchdog::spawn(s);
+            t.thread = spawn(s);
         }
         // Wake the watchdog only if it would sleep past this hold's first renewal: with
         // long leases that is rare, and a wake-up is a context switch on every acquire.
@@ -326,147 +345,4 @@ pub fn count() -> usize {
 /// Whether this process's watchdog thread is running.
 pub fn watchdog_running() -> bool {
     existing().is_some_and(|s| s.lock().thread.is_some())
-}
-
-/// An object's claim on its last hold: the token it took, and the hold's entry in
-/// the table when this process made it (a forked child's copy of the object has the
-/// token but no entry of its own: the hold is its parent's).
-#[derive(Debug, Default)]
-pub struct Claim {
-    /// The token of the last hold, while the object believes it holds it.
-    pub token: Option<Token>,
-    entry: Option<(HoldId, u32)>,
-}
-
-impl Claim {
-    /// The hold's entry, when this process made it.
-    pub fn own(&self) -> Option<HoldId> {
-        self.entry.filter(|&(_, pid)| pid == fork_wiped::pid()).map(|(id, _)| id)
-    }
-
-    /// Whether `token` is this object's.
-    pub fn is(&self, token: &[u8]) -> bool {
-        self.token.as_deref() == Some(token)
-    }
-
-    /// `token`, or this object's by default.
-    pub fn pick(&self, token: Option<&[u8]>) -> Option<Token> {
-        token.map(<[u8]>::to_vec).or_else(|| self.token.clone())
-    }
-
-    /// This process's entry for `token`, when it is this object's.
-    pub fn own_for(&self, token: &[u8]) -> Option<HoldId> {
-        self.own().filter(|_| self.is(token))
-    }
-
-    /// Whether the watchdog found `token`, this object's, taken from it.
-    pub fn lost(&self, token: &[u8]) -> bool {
-        self.own_for(token).is_some_and(|id| status(id) == Status::Lost)
-    }
-
-    /// `token` (default: this object's), unless the watchdog found it taken from this
-    /// object: then there is nothing to ask Redis (`None`).
-    pub fn live(&self, token: Option<&[u8]>) -> Option<Token> {
-        self.pick(token).filter(|t| !self.lost(t))
-    }
-
-    /// Records a new hold (the one before it is over: forgotten, without Redis).
-    pub fn record(&mut self, hold: Hold) {
-        self.forget();
-        self.token = Some(hold.token.clone());
-        self.entry = Some((add(hold), fork_wiped::pid()));
-    }
-
-    /// Drops the entry from the table, without touching Redis.
-    pub fn forget(&mut self) {
-        if let Some(id) = self.own() {
-            take(id);
-        }
-        self.entry = None;
-    }
-
-    /// Releases `token` (default: this object's) with `release(token, own)` (`own`:
-    /// the token is this object's), keeping the table right: the hold leaves it
-    /// first, in one step, so that no renewal races the release; it comes back,
-    /// unrenewed, if the release failed. A hold the watchdog found lost is not
-    /// released again: false at once.
-    pub fn release_with(
-        &mut self,
-        keys: &LockKeys,
-        token: Option<&[u8]>,
-        release: impl FnOnce(&[u8], bool) -> crate::error::Result<bool>,
-    ) -> crate::error::Result<bool> {
-        let Some(token) = self.pick(token) else { return Ok(false) };
-        let (own, hold) = self.take_for_release(&token);
-        if hold.as_ref().is_some_and(|h| h.lost) {
-            self.released(true, keys, &token);
-            return Ok(false);
-        }
-        match release(&token, own) {
-            Ok(released) => {
-                // Released now, or already gone: either way the hold is over.
-                self.released(own, keys, &token);
-                Ok(released)
-            }
-            Err(e) => {
-                self.put_back(hold);
-                Err(e)
-            }
-        }
-    }
-
-    /// Before releasing `token`: takes this object's hold of it out of the table, in
-    /// one step, so that no renewal races the release. Returns whether the token is
-    /// this object's, and the hold when this process made it.
-    pub fn take_for_release(&mut self, token: &[u8]) -> (bool, Option<Hold>) {
-        if !self.is(token) {
-            return (false, None);
-        }
-        let hold = self.own().and_then(take);
-        self.entry = None;
-        (true, hold)
-    }
-
-    /// After a release failed: the hold goes back in the table, unrenewed, so that the
-    /// object's end or request end tries again; otherwise its lease runs out.
-    pub fn put_back(&mut self, hold: Option<Hold>) {
-        if let Some(mut hold) = hold {
-            hold.renew = None;
-            self.entry = Some((add(hold), fork_wiped::pid()));
-        }
-    }
-
-    /// After a release of `token` went through (or found nothing to release): the
-    /// hold is over for this object, or for this process when it was another's.
-    pub fn released(&mut self, own: bool, keys: &LockKeys, token: &[u8]) {
-        if own {
-            self.forget();
-            self.token = None;
-        } else {
-            forget(keys, token);
-        }
-    }
-
-    /// After a renewal of `own` (see `own_for`) sent at `sent` with `lease` (None: no
-    /// expiry): the watchdog goes on with the new lease, or knows the hold lost.
-    pub fn renewed(own: Option<HoldId>, done: bool, lease: Option<Duration>, sent: Instant) {
-        if let Some(id) = own {
-            if done {
-                set_lease(id, lease, sent);
-            } else {
-                mark_lost(id);
-            }
-        }
-    }
-
-    /// The object goes away: the hold to release, if any. With `auto_release` off it
-    /// stays in the table while the watchdog renews it (see `orphan`).
-    pub fn end(&mut self, auto_release: bool) -> Option<Hold> {
-        let id = self.own()?;
-        if !auto_release {
-            orphan(id);
-            return None;
-        }
-        take(id).filter(|h| !h.lost)
-    }
 }

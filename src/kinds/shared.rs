@@ -19,7 +19,7 @@
 //! The scripts take the keys in `LockKeys::all()` order: lock, queue, patience,
 //! fence, readers.
 
-use crate::scripts::Script;
+use crate::net::script::Script;
 use std::sync::LazyLock;
 
 /// Takes a read share of KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms

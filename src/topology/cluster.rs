@@ -21,8 +21,8 @@
 
 use crate::config::{self, Settings};
 use crate::error::{LockError, Result};
-use crate::pool::{self, Endpoint, Retry};
-use crate::wire::Connection;
+use crate::net::pool::{self, Endpoint, Retry};
+use crate::net::wire::Connection;
 use redis::{ConnectionInfo, ErrorKind, RedisError, RedisResult, ServerErrorKind, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};

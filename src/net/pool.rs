@@ -14,10 +14,9 @@
 use crate::config::{self, Settings, TlsFiles};
 use crate::error::{LockError, Result};
 use crate::fork_wiped;
-use crate::sentinel::Sentinels;
-use crate::tls;
-use crate::wake::Subscriber;
-use crate::wire::{Connection, Plain};
+use crate::net::idle::Idle;
+use crate::net::tls;
+use crate::net::wire::{Connection, Plain};
 use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -28,9 +27,9 @@ use std::time::{Duration, Instant};
 pub struct Endpoint {
     key: Arc<str>,
     info: ConnectionInfo,
-    /// When set, the master is found through these sentinels; `info` then only gives
-    /// its credentials and database.
-    sentinels: Option<Sentinels>,
+    /// When set, the server is found anew for each connection (a Sentinel-monitored
+    /// master); `info` then only gives its credentials and database.
+    discovery: Option<Box<dyn Discovery>>,
     /// The CA and client certificate for `rediss://` connections.
     tls: TlsFiles,
     addr: String,
@@ -53,7 +52,7 @@ impl Endpoint {
     /// (after a failover, the old master comes back as a replica): the master must be
     /// found again.
     pub(crate) fn on_replica(&self, e: &RedisError) -> bool {
-        self.sentinels.is_some() && e.code() == Some("READONLY")
+        self.discovery.is_some() && e.code() == Some("READONLY")
     }
 
     /// The parsed settings: address, credentials, database.
@@ -91,82 +90,14 @@ struct Registry {
     pid: u32,
     endpoints: HashMap<String, Arc<Endpoint>>,
     conns: Idle<Connection>,
-    /// Wake-up subscribers, one per endpoint, kept across waits.
-    subs: Idle<Subscriber>,
-    /// How many endpoints keep an idle connection (`max_endpoints`, as last set).
+    /// How many endpoints keep an idle connection (`max_endpoints`, as last set);
+    /// `wake` keeps as many subscribers.
     cap: usize,
-    /// When the server last refused a subscription (ACL), per endpoint.
-    refused: HashMap<Arc<str>, Instant>,
 }
-
-/// How long a refused subscription is not asked for again: waits poll meanwhile.
-const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
 
 /// Distinct connection settings remembered; past this the parse cache starts over
 /// (a guard against dsns built per request, not a limit on connections in use).
 const MAX_ENDPOINTS: usize = 64;
-
-/// Idle connections (or subscribers), one per endpoint key, each with when it was
-/// last used. A process uses one or a few, so a list searched by the key's address
-/// (then its text) beats hashing the key.
-struct Idle<T> {
-    list: Vec<(Arc<str>, T, u64)>,
-    /// Counts uses: the entry with the smallest stamp is the least recently used.
-    clock: u64,
-}
-
-impl<T> Default for Idle<T> {
-    fn default() -> Self {
-        Idle { list: Vec::new(), clock: 0 }
-    }
-}
-
-impl<T> Idle<T> {
-    fn position(&self, key: &Arc<str>) -> Option<usize> {
-        self.list.iter().position(|(k, _, _)| Arc::ptr_eq(k, key) || **k == **key)
-    }
-
-    /// The entry at `at`, marked as just used.
-    fn used(&mut self, at: usize) -> &mut T {
-        self.clock += 1;
-        self.list[at].2 = self.clock;
-        &mut self.list[at].1
-    }
-
-    fn take(&mut self, key: &Arc<str>) -> Option<T> {
-        let at = self.position(key)?;
-        Some(self.list.swap_remove(at).1)
-    }
-
-    /// Keeps `value` for `key`, closing the least recently used others beyond `cap`.
-    /// Returns where it is.
-    fn put(&mut self, key: &Arc<str>, value: T, cap: usize) -> usize {
-        if let Some(at) = self.position(key) {
-            self.list[at].1 = value;
-            self.used(at);
-            return at;
-        }
-        while self.list.len() >= cap.max(1) {
-            let Some(oldest) = self.list.iter().enumerate().min_by_key(|(_, e)| e.2).map(|(i, _)| i) else { break };
-            self.list.swap_remove(oldest);
-        }
-        self.list.push((key.clone(), value, 0));
-        let at = self.list.len() - 1;
-        self.used(at);
-        at
-    }
-
-    fn clear(&mut self) {
-        self.list.clear();
-    }
-
-    /// Empties the list without closing anything (a forked child's inherited sockets).
-    fn forget_all(&mut self) {
-        for (_, value, _) in self.list.drain(..) {
-            std::mem::forget(value);
-        }
-    }
-}
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
@@ -189,40 +120,31 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
         pid,
         endpoints: HashMap::new(),
         conns: Idle::default(),
-        subs: Idle::default(),
         cap: 16,
-        refused: HashMap::new(),
     });
     if reg.pid != pid {
         // Inherited from the parent: the socket is shared with it. Closing it is
         // harmless to the parent, but TLS or a future Drop might talk on it; and a
         // reply meant for the parent must never be read here. Forget, don't drop.
         reg.conns.forget_all();
-        // The parent's subscribers too: a child reading them would steal its grants.
-        reg.subs.forget_all();
         reg.pid = pid;
     }
     reg
 }
 
-/// Returns the endpoint for these settings, parsing and validating the dsn the
-/// first time it is seen. A malformed dsn is a `ValueError`.
-pub fn endpoint(settings: &Settings) -> Result<Arc<Endpoint>> {
-    if settings.sentinels.is_empty() {
-        return endpoint_for(&settings.dsn, settings);
-    }
-    let key = format!(
-        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-        settings.sentinels.join(","),
-        settings.service,
-        settings.dsn,
-        settings.connect_timeout.as_nanos(),
-        settings.read_timeout.as_nanos(),
-        settings.tls
-    );
-    let sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
-    let addr = sentinels.describe();
-    register(key, || config::parse_dsn(&settings.dsn), settings, Some(sentinels), Some(addr))
+/// Finds the server for each new connection when it can move: a Sentinel-monitored
+/// master. Implemented one floor up (`topology::sentinel`), so the registry knows
+/// no sentinel.
+pub trait Discovery: Send + Sync + std::fmt::Debug {
+    /// A new connection to the server as it is now, with the credentials and database
+    /// of `info`, its timeouts set. The error is the cause, for messages.
+    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> std::result::Result<Connection, String>;
+}
+
+/// The endpoint registered under `key` whose server `discovery` finds (the dsn
+/// gives its credentials and database, `addr` names it in messages).
+pub fn endpoint_discovered(key: String, dsn: &str, settings: &Settings, discovery: Box<dyn Discovery>, addr: String) -> Result<Arc<Endpoint>> {
+    register(key, || config::parse_dsn(dsn), settings, Some(discovery), Some(addr))
 }
 
 /// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
@@ -243,7 +165,7 @@ fn endpoint_key(dsn: &str, settings: &Settings) -> String {
         match usize::try_from(ns) {
             Ok(ns) => {
                 let mut digits = [0u8; 20];
-                let at = crate::resp::decimal(&mut digits, ns);
+                let at = crate::net::resp::decimal(&mut digits, ns);
                 key.extend(digits[at..].iter().map(|&d| char::from(d)));
             }
             Err(_) => key.push_str(&ns.to_string()),
@@ -272,7 +194,7 @@ fn register(
     key: String,
     info: impl FnOnce() -> Result<ConnectionInfo>,
     settings: &Settings,
-    sentinels: Option<Sentinels>,
+    discovery: Option<Box<dyn Discovery>>,
     addr: Option<String>,
 ) -> Result<Arc<Endpoint>> {
     let mut guard = registry();
@@ -290,7 +212,7 @@ fn register(
         key: Arc::from(key.as_str()),
         addr: addr.unwrap_or_else(|| config::display_addr(&info)),
         info,
-        sentinels,
+        discovery,
         tls: settings.tls.clone(),
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
@@ -330,8 +252,8 @@ pub enum Use {
 /// before any command of the caller's was sent.
 fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection> {
     let failed = |cause| LockError::Connection { addr: ep.addr.clone(), cause, sent: false };
-    if let Some(sentinels) = &ep.sentinels {
-        return sentinels.connect_master(&ep.info, connect_timeout, read_timeout, use_).map_err(failed);
+    if let Some(discovery) = &ep.discovery {
+        return discovery.connect(&ep.info, connect_timeout, read_timeout, use_).map_err(failed);
     }
     open(&ep.info, &ep.tls, connect_timeout, read_timeout, use_).map_err(|e| failed(describe(&e, ep)))
 }
@@ -538,37 +460,13 @@ pub(crate) fn describe_failure(ep: &Endpoint, e: &RedisError) -> String {
 /// Drops every connection of this process (used at module shutdown).
 pub fn close_all() {
     let mut guard = registry();
-    let reg = current(&mut guard);
-    reg.conns.clear();
-    reg.subs.clear();
+    current(&mut guard).conns.clear();
 }
 
-/// Takes the process's subscriber for `ep` out of the registry, for one wait.
-/// The registry is not locked while the wait blocks.
-pub fn take_subscriber(ep: &Endpoint) -> Option<Subscriber> {
+/// How many endpoints keep an idle connection (`max_endpoints`, as last set).
+pub(crate) fn cap() -> usize {
     let mut guard = registry();
-    current(&mut guard).subs.take(&ep.key)
-}
-
-/// Gives a subscriber back after a wait.
-pub fn put_subscriber(ep: &Endpoint, sub: Subscriber) {
-    let mut guard = registry();
-    let reg = current(&mut guard);
-    reg.subs.put(&ep.key, sub, reg.cap);
-}
-
-/// Whether the server refused a subscription on `ep` in the last little while.
-pub fn subscribe_refused(ep: &Endpoint) -> bool {
-    let mut guard = registry();
-    let reg = current(&mut guard);
-    reg.refused.get(&ep.key).is_some_and(|at| at.elapsed() < REFUSAL_MEMORY)
-}
-
-/// Remembers that the server refused a subscription on `ep`.
-pub fn note_subscribe_refused(ep: &Endpoint) {
-    let mut guard = registry();
-    let reg = current(&mut guard);
-    reg.refused.insert(ep.key.clone(), Instant::now());
+    current(&mut guard).cap
 }
 
 #[cfg(test)]

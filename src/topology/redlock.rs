@@ -13,10 +13,9 @@
 
 use crate::error::{LockError, Result};
 use crate::keys::LockKeys;
-use crate::lock::PATIENCE_MS;
-use crate::pool::{self, Endpoint};
-use crate::scripts::{Script, RELEASE, RENEW};
-use crate::wire::Connection;
+use crate::net::pool::{self, Endpoint};
+use crate::net::script::Script;
+use crate::net::wire::Connection;
 use redis::{ErrorKind, ServerErrorKind, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,8 +42,9 @@ impl Links for Pooled {
     }
 }
 
-/// One command for every node.
-pub(crate) enum Call<'a> {
+/// One command for every node. The kinds hand in their own scripts: a quorum knows
+/// how to count answers, not what a release or a renewal of a kind is.
+pub enum Call<'a> {
     Cmd(redis::Cmd),
     /// By `EVALSHA`, with `EVAL` for a node that answers NOSCRIPT.
     Script(&'a Script, &'a [&'a [u8]], &'a [&'a [u8]]),
@@ -154,7 +154,8 @@ impl Quorum {
     /// `Ok(None)` when others hold it on too many nodes (nothing is left behind), a
     /// connection error when too many nodes did not answer for a majority to be
     /// possible at all.
-    pub fn try_acquire(&self, keys: &LockKeys, token: &[u8], lease: Duration) -> Result<Option<Duration>> {
+    /// `undo` is the token-checked release that a failed attempt runs on every node.
+    pub fn try_acquire(&self, keys: &LockKeys, token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
         let start = Instant::now();
         let mut cmd = redis::cmd("SET");
         cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(lease.as_millis() as u64);
@@ -168,18 +169,16 @@ impl Quorum {
         }
         // Not held: undo everywhere, including where the reply was lost.
         if took > 0 || replies.iter().any(|r| r.is_err()) {
-            let _ = self.release(keys, token, false);
+            let _ = self.release(undo);
         }
         self.enough_answered(&replies)?;
         Ok(None)
     }
 
-    /// Token-checked release on every node (`force`: whoever holds it). True when a
-    /// majority released it.
-    pub fn release(&self, keys: &LockKeys, token: &[u8], force: bool) -> Result<bool> {
-        let all = keys.all();
-        let force: &[u8] = if force { b"1" } else { b"0" };
-        let replies = self.all(&mut Pooled, &Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes(), force]));
+    /// Runs the release `call` (a token-checked script answering 1 when it released)
+    /// on every node. True when a majority released.
+    pub fn release(&self, call: &Call<'_>) -> Result<bool> {
+        let replies = self.all(&mut Pooled, call);
         let released = replies.iter().filter(|r| matches!(r, Ok(Value::Int(1)))).count();
         if released >= self.majority() {
             return Ok(true);
@@ -188,13 +187,12 @@ impl Quorum {
         Ok(false)
     }
 
-    /// Token-checked new lease on every node. True when a majority took it within
-    /// the validity it gives.
-    pub(crate) fn extend(&self, links: &mut impl Links, keys: &LockKeys, token: &[u8], lease: Duration) -> Result<Extended> {
+    /// Runs the renewal `call` (a token-checked script setting `lease`, answering 1
+    /// when renewed and 0 when the token no longer holds the key) on every node.
+    /// `Yes` when a majority took it within the validity it gives.
+    pub(crate) fn extend(&self, links: &mut impl Links, call: &Call<'_>, lease: Duration) -> Result<Extended> {
         let start = Instant::now();
-        let ms = lease.as_millis().max(1).to_string();
-        let key: [&[u8]; 1] = [&keys.lock];
-        let replies = self.all(links, &Call::Script(&RENEW, &key, &[token, ms.as_bytes()]));
+        let replies = self.all(links, call);
         let renewed = replies.iter().filter(|r| matches!(r, Ok(Value::Int(1)))).count();
         let refused = replies.iter().filter(|r| matches!(r, Ok(Value::Int(0)))).count();
         let in_time = lease > start.elapsed() + drift(lease);

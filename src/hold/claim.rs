@@ -1,0 +1,159 @@
+//! An object's claim on its last hold: the token it took, and the hold's entry in the
+//! table when this process made it. Recording a hold that is to be renewed starts the
+//! process's watchdog, if it has none yet.
+
+use crate::fork_wiped;
+use crate::hold::table::{add, forget, mark_lost, orphan, set_lease, status, take, Hold, HoldId, Status};
+use crate::hold::watchdog;
+use crate::keys::LockKeys;
+use crate::token::Token;
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
+
+/// An object's claim on its last hold: the token it took, and the hold's entry in
+/// the table when this process made it (a forked child's copy of the object has the
+/// token but no entry of its own: the hold is its parent's).
+#[derive(Debug, Default)]
+pub struct Claim {
+    /// The token of the last hold, while the object believes it holds it.
+    pub token: Option<Token>,
+    entry: Option<(HoldId, u32)>,
+}
+
+impl Claim {
+    /// The hold's entry, when this process made it.
+    pub fn own(&self) -> Option<HoldId> {
+        self.entry.filter(|&(_, pid)| pid == fork_wiped::pid()).map(|(id, _)| id)
+    }
+
+    /// Whether `token` is this object's.
+    pub fn is(&self, token: &[u8]) -> bool {
+        self.token.as_deref() == Some(token)
+    }
+
+    /// `token`, or this object's by default.
+    pub fn pick(&self, token: Option<&[u8]>) -> Option<Token> {
+        token.map(<[u8]>::to_vec).or_else(|| self.token.clone())
+    }
+
+    /// This process's entry for `token`, when it is this object's.
+    pub fn own_for(&self, token: &[u8]) -> Option<HoldId> {
+        self.own().filter(|_| self.is(token))
+    }
+
+    /// Whether the watchdog found `token`, this object's, taken from it.
+    pub fn lost(&self, token: &[u8]) -> bool {
+        self.own_for(token).is_some_and(|id| status(id) == Status::Lost)
+    }
+
+    /// `token` (default: this object's), unless the watchdog found it taken from this
+    /// object: then there is nothing to ask Redis (`None`).
+    pub fn live(&self, token: Option<&[u8]>) -> Option<Token> {
+        self.pick(token).filter(|t| !self.lost(t))
+    }
+
+    /// Records a new hold (the one before it is over: forgotten, without Redis).
+    pub fn record(&mut self, hold: Hold) {
+        if hold.renew.is_some() {
+            // Built here, on the request's thread, not first by the watchdog: a fork
+            // while the watchdog was building it would leave the child's copy stuck.
+            LazyLock::force(hold.renew_by.script);
+        }
+        self.forget();
+        self.token = Some(hold.token.clone());
+        self.entry = Some((add(hold, watchdog::spawn), fork_wiped::pid()));
+    }
+
+    /// Drops the entry from the table, without touching Redis.
+    pub fn forget(&mut self) {
+        if let Some(id) = self.own() {
+            take(id);
+        }
+        self.entry = None;
+    }
+
+    /// Releases `token` (default: this object's) with `release(token, own)` (`own`:
+    /// the token is this object's), keeping the table right: the hold leaves it
+    /// first, in one step, so that no renewal races the release; it comes back,
+    /// unrenewed, if the release failed. A hold the watchdog found lost is not
+    /// released again: false at once.
+    pub fn release_with(
+        &mut self,
+        keys: &LockKeys,
+        token: Option<&[u8]>,
+        release: impl FnOnce(&[u8], bool) -> crate::error::Result<bool>,
+    ) -> crate::error::Result<bool> {
+        let Some(token) = self.pick(token) else { return Ok(false) };
+        let (own, hold) = self.take_for_release(&token);
+        if hold.as_ref().is_some_and(|h| h.lost) {
+            self.released(true, keys, &token);
+            return Ok(false);
+        }
+        match release(&token, own) {
+            Ok(released) => {
+                // Released now, or already gone: either way the hold is over.
+                self.released(own, keys, &token);
+                Ok(released)
+            }
+            Err(e) => {
+                self.put_back(hold);
+                Err(e)
+            }
+        }
+    }
+
+    /// Before releasing `token`: takes this object's hold of it out of the table, in
+    /// one step, so that no renewal races the release. Returns whether the token is
+    /// this object's, and the hold when this process made it.
+    pub fn take_for_release(&mut self, token: &[u8]) -> (bool, Option<Hold>) {
+        if !self.is(token) {
+            return (false, None);
+        }
+        let hold = self.own().and_then(take);
+        self.entry = None;
+        (true, hold)
+    }
+
+    /// After a release failed: the hold goes back in the table, unrenewed, so that the
+    /// object's end or request end tries again; otherwise its lease runs out.
+    pub fn put_back(&mut self, hold: Option<Hold>) {
+        if let Some(mut hold) = hold {
+            hold.renew = None;
+            self.entry = Some((add(hold, watchdog::spawn), fork_wiped::pid()));
+        }
+    }
+
+    /// After a release of `token` went through (or found nothing to release): the
+    /// hold is over for this object, or for this process when it was another's.
+    pub fn released(&mut self, own: bool, keys: &LockKeys, token: &[u8]) {
+        if own {
+            self.forget();
+            self.token = None;
+        } else {
+            forget(keys, token);
+        }
+    }
+
+    /// After a renewal of `own` (see `own_for`) sent at `sent` with `lease` (None: no
+    /// expiry): the watchdog goes on with the new lease, or knows the hold lost.
+    pub fn renewed(own: Option<HoldId>, done: bool, lease: Option<Duration>, sent: Instant) {
+        if let Some(id) = own {
+            if done {
+                set_lease(id, lease, sent);
+            } else {
+                mark_lost(id);
+            }
+        }
+    }
+
+    /// The object goes away: the hold to release, if any. With `auto_release` off it
+    /// stays in the table while the watchdog renews it (see `orphan`).
+    pub fn end(&mut self, auto_release: bool) -> Option<Hold> {
+        let id = self.own()?;
+        if !auto_release {
+            orphan(id);
+            return None;
+        }
+        take(id).filter(|h| !h.lost)
+    }
+}

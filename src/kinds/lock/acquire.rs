@@ -1,0 +1,343 @@
+//! The way in: one try, then the queue and the wait, or Redlock's polling; what a
+//! taken lock records (the table of holds, fencing, replicas); and the wait as
+//! `waiting` sees it (`LockWait`).
+
+use super::retake;
+use super::*;
+
+impl Lock {
+    /// The one way in for every acquisition: `want` a write lock or a read share,
+    /// with one try or (`wait`) until the deadline. `method` names the PHP method in errors.
+    pub(super) fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool, method: &str) -> Result<Option<Token>> {
+        let start = Instant::now();
+        let deadline = self.terms.deadline(start);
+        self.quick = retake::came_back(self.keys.id, start);
+        // Back for it: the lock it left free is its own business again.
+        self.left_free = None;
+        if want == Kind::Read && self.quorum.is_some() {
+            return Err(redlock_refuses(method));
+        }
+        let held = self.live_hold();
+        let mode = match (want, held) {
+            (Kind::Read, Some(Kind::Read)) => return Ok(None),
+            (Kind::Read, Some(Kind::Write)) => return self.downgrade(),
+            (Kind::Write, Some(Kind::Read)) => Mode::Upgrade,
+            (Kind::Read, _) => Mode::Read,
+            // A Lock never holds permits: only a Semaphore does.
+            (Kind::Write | Kind::Permits, _) => Mode::Write,
+        };
+        if let Some(q) = self.quorum.clone() {
+            let token = match chosen {
+                Some(t) => t,
+                None => token::generate()?,
+            };
+            if !wait {
+                return Ok(self.try_quorum(&q, &token)?.map(|_| self.took(token, None, Kind::Write)));
+            }
+            return self.acquire_quorum(&q, token, deadline);
+        }
+        let token = match (mode, chosen) {
+            (Mode::Upgrade, Some(t)) if Some(&t) != self.claim.token.as_ref() => {
+                return Err(LockError::InvalidValue(format!(
+                    "{method}: Argument #1 ($token) must be this object's read token, or null: an upgrade keeps its token"
+                )))
+            }
+            (Mode::Upgrade, _) => self.claim.token.clone().unwrap_or_default(),
+            (_, Some(t)) => t,
+            (_, None) => token::generate()?,
+        };
+        // Decided once for the whole wait: a retry that found the key handed over reads
+        // the counter, which is this holder's number only if the grant issued one.
+        let fence = mode != Mode::Read && self.eager_fencing();
+        // Redis trouble on the first try is reported at once, as without a wait.
+        let first = match mode {
+            Mode::Write => self.first_try(&token, fence),
+            _ => self.attempt(&token, b"", false, None, fence, mode),
+        };
+        match first {
+            Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence, want))),
+            Ok(Try::Busy { .. }) if !wait => return Ok(None),
+            Ok(Try::Busy { .. }) => {}
+            Err(e) => return Err(self.maybe_taken(token, e, want)),
+        }
+        self.wait_for(token, deadline, fence, mode)
+    }
+
+    /// The write lock this object holds becomes a read share, in one step.
+    pub(super) fn downgrade(&mut self) -> Result<Option<Token>> {
+        let Some(token) = self.claim.token.clone() else { return Ok(None) };
+        let k = &self.keys;
+        let done = self.run(Retry::IfStale, |conn, _| {
+            let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.terms.ttl_arg.as_bytes()])?;
+            resp::int(&reply).ok_or_else(|| unexpected("downgrade", &reply))
+        })?;
+        if done != 1 {
+            // The write lock was lost meanwhile: nothing to downgrade.
+            self.claim.released(true, &self.keys, &token);
+            return Ok(None);
+        }
+        Ok(Some(self.took(token, None, Kind::Read)))
+    }
+
+    /// What this object holds, as far as it knows: none, or a hold the watchdog
+    /// has not found lost.
+    pub(super) fn live_hold(&self) -> Option<Kind> {
+        let id = self.claim.own()?;
+        (table::status(id) == Status::Held).then_some(self.kind)
+    }
+    /// The first try of an acquisition: a plain `SET NX PX`, the cheapest command
+    /// there is; `SET NX PX` and the fencing `INCR` in one short script when `fence`;
+    /// the acquire script in fair mode, which gives way to queued waiters.
+    pub(super) fn first_try(&self, token: &[u8], fence: bool) -> Result<Try> {
+        if self.terms.fair {
+            return self.attempt(token, b"", false, None, fence, Mode::Write);
+        }
+        let k = &self.keys;
+        if fence {
+            // A second run settles a lost reply: it finds the key held by this token.
+            return self.run(Retry::ToSettle, |conn, settling| {
+                let settle: &[u8] = if settling { b"1" } else { b"0" };
+                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token, self.terms.ttl_arg.as_bytes(), settle])?;
+                match resp::int(&reply) {
+                    Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
+                    Some(n) => Ok(Try::Acquired(Some(n))),
+                    None => Err(unexpected("take", &reply)),
+                }
+            });
+        }
+        self.run(Retry::ToSettle, |conn, settling| {
+            if settling {
+                // The SET's reply was lost: the script finds out whether it landed. It
+                // must not issue a number: finding the key held already, it would read
+                // the counter, whose value is the previous holder's.
+                return self.run_acquire(conn, token, b"", true, None, false, Mode::Write);
+            }
+            let reply = match self.terms.lease {
+                Some(_) => wire::request(conn, &[b"SET", &k.lock, token, b"NX", b"PX", self.terms.ttl_arg.as_bytes()])?,
+                None => wire::request(conn, &[b"SET", &k.lock, token, b"NX"])?,
+            };
+            Ok(match reply {
+                Value::Okay => Try::Acquired(None),
+                // The holder's lease is not known; the waiting loop asks the script.
+                _ => Try::Busy { pttl: None, queued: false },
+            })
+        })
+    }
+
+    /// Waits for the lock (`obtain`, after a first try that found it busy).
+    pub(super) fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode) -> Result<Option<Token>> {
+        let kind = mode.kind();
+        let outcome = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline);
+        match outcome {
+            Waited::Got(fence) => Ok(Some(self.took(token, fence, kind))),
+            Waited::TimedOut => Ok(None),
+            Waited::Failed(e) => Err(self.maybe_taken(token, e, kind)),
+        }
+    }
+
+    /// Redlock waits by polling with jittered back-off: its nodes keep no queue. Redis
+    /// trouble on the first try is reported at once; later, it is waited out until
+    /// the deadline.
+    pub(super) fn acquire_quorum(&mut self, q: &Quorum, token: Token, deadline: Instant) -> Result<Option<Token>> {
+        let mut backoff = Backoff::new(self.terms.retry_delay, self.terms.retry_delay_max);
+        let mut first = true;
+        loop {
+            match self.try_quorum(q, &token) {
+                Ok(Some(_)) => return Ok(Some(self.took(token, None, Kind::Write))),
+                Ok(None) => {}
+                Err(e) if first => return Err(e),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => {}
+            }
+            first = false;
+            if !backoff.sleep_before(deadline) {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Records a successful acquisition: in the object, and in the process's table of
+    /// holds (with a renewal schedule when `auto_renew` is on).
+    pub(super) fn took(&mut self, token: Token, fence: Option<i64>, kind: Kind) -> Token {
+        if kind == Kind::Write {
+            self.wait_for_replicas(&token);
+        }
+        let now = Instant::now();
+        let renew = Renewal::for_terms(&self.terms, now);
+        self.hold_token(token.clone(), renew, kind);
+        self.acquired_at = Some(now);
+        // A read share has no fencing token.
+        self.fence = if self.fencing { fence } else { None };
+        self.ever_held = kind == Kind::Write;
+        token
+    }
+
+    /// With `wait_replicas`, waits (at most half a `read_timeout`) until that many
+    /// replicas have the acquisition. A token-checked renewal goes first: `WAIT`
+    /// covers this connection's own writes, and a lock handed over was written by the
+    /// releaser. This narrows the window in which a failover loses the lock; it is
+    /// no guarantee (replication stays asynchronous), so it never fails the acquire.
+    pub(super) fn wait_for_replicas(&self, token: &[u8]) {
+        if self.wait_replicas == 0 || self.quorum.is_some() {
+            return;
+        }
+        let (key, ttl) = (&self.keys.lock[..], self.terms.ttl_arg.as_bytes());
+        let ms = (self.route.node().read_timeout() / 2).as_millis().max(1) as u64;
+        let _ = self.run(Retry::IfStale, |conn, _| {
+            let _: i64 = RENEW.invoke(conn, &[key], &[token, ttl])?;
+            redis::cmd("WAIT").arg(self.wait_replicas).arg(ms).query::<i64>(conn)
+        });
+    }
+
+    /// Makes `token` this object's, in the table of holds too. A hold the object had
+    /// before is over: the key was free for this one to be taken.
+    pub(super) fn hold_token(&mut self, token: Token, renew: Option<Renewal>, kind: Kind) {
+        self.kind = kind;
+        self.claim.record(Hold {
+            kind,
+            route: self.route.clone(),
+            quorum: self.quorum.clone(),
+            keys: self.keys.clone(),
+            token,
+            renew_by: if kind == Kind::Read { READ_RENEWAL } else { WRITE_RENEWAL },
+            renew,
+            lost: false,
+            auto_release: self.terms.auto_release,
+            orphan: false,
+        });
+    }
+
+    /// After a failed try the lock may still have been taken (a lost reply):
+    /// remember the token so that a later releaseLock() (or the object's end)
+    /// clears it; otherwise it expires with its lease. A failure while connecting
+    /// sent nothing, so there is nothing to clear (and no reason to connect again
+    /// when the object goes away).
+    pub(super) fn maybe_taken(&mut self, token: Token, e: LockError, kind: Kind) -> LockError {
+        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
+            self.hold_token(token, None, kind);
+            // Not known to be held: a fencing token, if asked for, is taken then, checked.
+            self.fence = None;
+            self.ever_held = kind == Kind::Write;
+        }
+        match e {
+            LockError::Connection { addr, cause, sent: true } => LockError::Connection {
+                addr,
+                cause: format!("{cause}; the lock may have been taken: releaseLock() clears it, or it expires after lockOut"),
+                sent: true,
+            },
+            other => other,
+        }
+    }
+
+    /// One run of the acquire script. `entry` non-empty queues the caller when busy;
+    /// `again` says it may be queued already (or an earlier try may have landed).
+    /// `fence`: issue a fencing token; the same for every try of one acquisition.
+    /// `mode`: a writer, a reader, or a reader upgrading its share.
+    pub(super) fn attempt(&self, token: &[u8], entry: &[u8], again: bool, deadline: Option<Instant>, fence: bool, mode: Mode) -> Result<Try> {
+        self.run(Retry::ToSettle, |conn, settling| {
+            // A retry after a lost reply must find what the first run did.
+            self.run_acquire(conn, token, entry, again || settling, deadline, fence, mode)
+        })
+    }
+
+    pub(super) fn run_acquire(
+        &self,
+        conn: &mut crate::net::wire::Connection,
+        token: &[u8],
+        entry: &[u8],
+        again: bool,
+        deadline: Option<Instant>,
+        fence: bool,
+        mode: Mode,
+    ) -> redis::RedisResult<Try> {
+        let queue_ms = deadline
+            .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
+            .unwrap_or(QUEUE_SLACK)
+            .as_millis()
+            .to_string();
+        let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
+        let (ttl, queue_ms) = (self.terms.ttl_arg.as_bytes(), queue_ms.as_bytes());
+        let reply = match mode {
+            Mode::Read => READ_ACQUIRE.run(conn, &self.keys.all(), &[token, ttl, entry, queue_ms, flag(again), PATIENCE_MS.as_bytes()])?,
+            _ => ACQUIRE.run(
+                conn,
+                &self.keys.all(),
+                &[
+                    token,
+                    ttl,
+                    entry,
+                    queue_ms,
+                    flag(self.terms.fair),
+                    flag(again),
+                    PATIENCE_MS.as_bytes(),
+                    flag(fence),
+                    flag(mode == Mode::Upgrade),
+                ],
+            )?,
+        };
+        let pair = match &reply {
+            Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
+            _ => None,
+        };
+        match pair {
+            Some((1, number)) => Ok(Try::Acquired(fence.then_some(number))),
+            Some((status, pttl)) => Ok(Try::Busy {
+                pttl: u64::try_from(pttl).ok().map(Duration::from_millis),
+                queued: status == 2,
+            }),
+            None => Err(unexpected("acquire", &reply)),
+        }
+    }
+}
+
+/// A queue entry (see `scripts`): `<lease ms>:<f>:<channel length>:<channel><token>`.
+fn queue_entry(ttl_arg: &str, flag: u8, channel: &str, token: &[u8]) -> Vec<u8> {
+    let mut entry = format!("{ttl_arg}:{}:{}:{channel}", flag as char, channel.len()).into_bytes();
+    entry.extend_from_slice(token);
+    entry
+}
+
+/// One wait of a `Lock`, as `waiting` sees it.
+struct LockWait<'a> {
+    lock: &'a Lock,
+    token: &'a [u8],
+    fence: bool,
+    mode: Mode,
+}
+
+impl Waiter for LockWait<'_> {
+    fn route(&self) -> &Route {
+        &self.lock.route
+    }
+
+    fn token(&self) -> &[u8] {
+        self.token
+    }
+
+    fn entry(&self, channel: &str) -> Vec<u8> {
+        queue_entry(&self.lock.terms.ttl_arg, self.mode.entry_flag(self.fence), channel, self.token)
+    }
+
+    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
+        self.lock.attempt(self.token, entry, again, Some(deadline), self.fence, self.mode)
+    }
+
+    /// `CANCEL`: a write lock handed over carries its fencing token (the counter's
+    /// value, when one was asked for); a read share none. For an upgrade, finding its
+    /// own read share is no grant.
+    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
+        let k = &self.lock.keys;
+        let got: Vec<i64> = self.lock.run(Retry::IfStale, |conn, _| {
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers], &[self.token, entry])
+        })?;
+        Ok(match got[..] {
+            [1, number] if self.mode != Mode::Read => Some(self.fence.then_some(number)),
+            [2, _] if self.mode == Mode::Read => Some(None),
+            _ => None,
+        })
+    }
+
+    fn backoff(&self) -> Backoff {
+        Backoff::new(self.lock.terms.retry_delay, self.lock.terms.retry_delay_max)
+    }
+}

@@ -1,0 +1,58 @@
+//! The re-take heuristics of the default (not fair) mode: a process in a tight loop
+//! of very short holds may take the lock straight back instead of handing it over
+//! (see the module comment of `lock`).
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// Holds shorter than this may be followed by a re-take ahead of the queue (default mode).
+const SHORT_HOLD: Duration = Duration::from_micros(500);
+
+/// A process that comes back for a lock within this long of releasing it, with no
+/// other release between, is in a tight loop: its next short hold may be re-taken
+/// ahead of the queue. About the time a hand-over takes (a grant, and the waiter's
+/// wake-up). Only the last release is remembered, so loops over several locks hand over.
+const QUICK_RETURN: Duration = Duration::from_micros(200);
+
+/// What this thread (the PHP process) last did with lock names, for the re-take
+/// heuristics: which lock (`LockKeys::id`) it last released and when, and which one
+/// it last made a `Lock` object for and when.
+#[derive(Clone, Copy)]
+struct Recent {
+    released: (u64, Option<Instant>),
+    made: (u64, Option<Instant>),
+}
+
+thread_local! {
+    static RECENT: Cell<Recent> = const { Cell::new(Recent { released: (0, None), made: (0, None) }) };
+}
+
+/// A `Lock` object for lock `id` was made just now.
+pub(super) fn note_made(id: u64) {
+    RECENT.with(|r| r.set(Recent { made: (id, Some(Instant::now())), ..r.get() }));
+}
+
+/// This process released lock `id` at `now`.
+pub(super) fn note_released(id: u64, now: Instant) {
+    RECENT.with(|r| r.set(Recent { released: (id, Some(now)), ..r.get() }));
+}
+
+/// Whether an acquisition of lock `id` starting at `start` comes back within
+/// `QUICK_RETURN` of this process's last release, which was of the same lock.
+pub(super) fn came_back(id: u64, start: Instant) -> bool {
+    let (last, at) = RECENT.with(|r| r.get().released);
+    last == id && at.is_some_and(|at| start.saturating_duration_since(at) < QUICK_RETURN)
+}
+
+/// Whether a release may only free the lock for its releaser's re-take: not in fair
+/// mode, in a tight loop (`quick`), after a hold shorter than `SHORT_HOLD`.
+pub(super) fn short_hold(fair: bool, quick: bool, acquired_at: Option<Instant>) -> bool {
+    !fair && quick && acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD)
+}
+
+/// Whether a new object for lock `id` was made after `at`: it is about to take again
+/// the lock its predecessor left free.
+pub(super) fn remade_since(id: u64, at: Instant) -> bool {
+    let (last, made) = RECENT.with(|r| r.get().made);
+    last == id && made.is_some_and(|made| made > at)
+}

@@ -1,0 +1,11 @@
+//! Topologies: which server runs a key's commands, and how the servers are arranged.
+//!
+//! `route` is the one interface the kinds call (one server, a Sentinel-monitored
+//! master, a Redis Cluster slot); `sentinel` finds a master again after a failover,
+//! `cluster` follows a slot through MOVED, ASK and failovers, and `redlock` is the
+//! quorum over several independent masters. Built on `net`.
+
+pub mod cluster;
+pub mod redlock;
+pub mod route;
+pub mod sentinel;
