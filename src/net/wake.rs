@@ -38,7 +38,8 @@ struct Subscribers {
 static SUBSCRIBERS: Mutex<Option<Subscribers>> = Mutex::new(None);
 
 /// This process's subscribers. A forked child forgets its parent's without closing
-/// them: reading them would steal the parent's grants.
+/// them (reading them would steal the parent's grants); a refusal it inherits still
+/// holds for it, as for its parent.
 fn subscribers() -> MutexGuard<'static, Option<Subscribers>> {
     // Nothing is left half-written by a panic that matters more than going on.
     let mut guard = SUBSCRIBERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -46,7 +47,6 @@ fn subscribers() -> MutexGuard<'static, Option<Subscribers>> {
     let subs = guard.get_or_insert_with(|| Subscribers { pid, idle: Idle::default(), refused: HashMap::new() });
     if subs.pid != pid {
         subs.idle.forget_all();
-        subs.refused.clear();
         subs.pid = pid;
     }
     guard
