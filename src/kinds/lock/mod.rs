@@ -65,7 +65,7 @@ const QUEUE_SLACK: Duration = Duration::from_secs(5);
 
 /// One named lock and the token it last acquired.
 ///
-/// While it holds the lock, the lock is in the process's table of holds (`held`):
+/// While it holds the lock, the lock is in the process's table of holds (`hold::table`):
 /// dropping the object releases it, and so does request end (`release_all_held`),
 /// but never in a forked child, whose copy of the object belongs to the parent.
 pub struct Lock {
