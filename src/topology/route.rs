@@ -1,7 +1,7 @@
 //! Where a key's commands run: the one routing layer every kind of lock calls.
 //!
 //! A key lives on one server (which may be a Sentinel-monitored master, found
-//! again by `pool` after a failover) or in one slot of a Redis Cluster, whose master
+//! again through its sentinels, `sentinel::endpoint`, after a failover) or in one slot of a Redis Cluster, whose master
 //! `cluster::Placement` finds and follows through `MOVED`, `ASK` and failovers.
 //! Callers hand over a closure that runs on a connection; they never ask which.
 
