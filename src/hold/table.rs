@@ -15,7 +15,6 @@ use crate::net::script::Script;
 use crate::fork_wiped;
 use crate::topology::route::Route;
 use crate::token::Token;
-use crate::topology::redlock::Quorum;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -57,10 +56,8 @@ impl std::fmt::Debug for RenewBy {
 #[derive(Debug)]
 pub struct Hold {
     pub kind: Kind,
-    /// Where the key's commands run.
+    /// Where the key's commands run (on a Redlock quorum, every node).
     pub route: Route,
-    /// The Redlock nodes, when the lock is one.
-    pub quorum: Option<Arc<Quorum>>,
     pub keys: Arc<LockKeys>,
     pub token: Token,
     /// How its lease is renewed (by the watchdog, while `renew` is set).

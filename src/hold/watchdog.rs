@@ -16,7 +16,9 @@
 use crate::hold::table::{self, HoldId, RenewBy, Shared};
 use crate::keys::LockKeys;
 use crate::net::pool::{self, Endpoint};
-use crate::topology::redlock::{Call, Extended, Links as LinkSource, Quorum};
+use crate::net::call::Call;
+use crate::topology::redlock::{Extended, Links as LinkSource};
+use crate::topology::route::Route;
 use crate::net::wire::Connection;
 use redis::{ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
@@ -28,8 +30,8 @@ use std::time::{Duration, Instant};
 struct Due {
     id: HoldId,
     endpoint: Arc<Endpoint>,
-    /// The Redlock nodes, renewed all at once, when the lock is one.
-    quorum: Option<Arc<Quorum>>,
+    /// Where the key lives: a Redlock quorum is renewed on all its nodes at once.
+    route: Route,
     keys: Arc<LockKeys>,
     token: Vec<u8>,
     renew_by: RenewBy,
@@ -114,7 +116,7 @@ fn run(shared: &'static Shared) {
             batch.push(Due {
                 id,
                 endpoint: hold.route.node(),
-                quorum: hold.quorum.clone(),
+                route: hold.route.clone(),
                 keys: hold.keys.clone(),
                 token: hold.token.clone(),
                 renew_by: hold.renew_by,
@@ -182,7 +184,7 @@ fn run(shared: &'static Shared) {
         // Endpoints no lock is renewed on any more: close their connections.
         links.conns.retain(|id, _| {
             table.holds.values().any(|h| {
-                h.renew.is_some() && (h.route.node().id() == id || h.quorum.as_ref().is_some_and(|q| q.uses(id)))
+                h.renew.is_some() && h.route.uses(id)
             })
         });
     }
@@ -202,7 +204,7 @@ impl Links {
         let mut outcomes: Vec<Outcome> = batch.iter().map(|_| Outcome::Failed).collect();
         let mut groups: Vec<(&Arc<str>, Vec<usize>)> = Vec::new();
         for (i, due) in batch.iter().enumerate() {
-            if let Some(q) = &due.quorum {
+            if let Route::Quorum(q) = &due.route {
                 // A Redlock lease goes to all its nodes at once, and counts by majority.
                 let keys = (due.renew_by.keys)(&due.keys);
                 let call = Call::Script(due.renew_by.script, &keys, &[&due.token, due.lease_ms.as_bytes()]);

@@ -403,7 +403,6 @@ impl Semaphore {
         self.claim.record(Hold {
             kind: Kind::Permits,
             route: self.route.clone(),
-            quorum: None,
             keys: self.keys.clone(),
             renew_by: RENEWAL,
             token,

@@ -1,6 +1,7 @@
 //! The network: how bytes reach a Redis server and come back.
 //!
-//! `resp` writes commands by hand into a reused buffer; `wire` is the command
+//! `resp` writes commands by hand into a reused buffer; `call` is one command as a
+//! value, for one server or every node of a quorum; `wire` is the command
 //! connection (our own over plain TCP and Unix sockets, redis-rs's over TLS);
 //! `script` sends a Lua script by SHA1 with its text as the fallback; `tls` decides
 //! whom `rediss://` trusts; `pool` is the per-process, fork-aware registry of
@@ -8,6 +9,7 @@
 //! sleep on. Nothing here knows what a lock is, or how servers are arranged: that
 //! is `topology`, one floor up.
 
+pub mod call;
 pub mod idle;
 pub mod pool;
 pub mod resp;

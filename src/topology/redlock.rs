@@ -12,9 +12,8 @@
 //! attempt is undone on every node (token-checked), so nothing is left behind.
 
 use crate::error::{LockError, Result};
-use crate::keys::LockKeys;
+use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint};
-use crate::net::script::Script;
 use crate::net::wire::Connection;
 use redis::{ErrorKind, ServerErrorKind, Value};
 use std::sync::Arc;
@@ -42,23 +41,6 @@ impl Links for Pooled {
     }
 }
 
-/// One command for every node. The kinds hand in their own scripts: a quorum knows
-/// how to count answers, not what a release or a renewal of a kind is.
-pub enum Call<'a> {
-    Cmd(redis::Cmd),
-    /// By `EVALSHA`, with `EVAL` for a node that answers NOSCRIPT.
-    Script(&'a Script, &'a [&'a [u8]], &'a [&'a [u8]]),
-}
-
-impl Call<'_> {
-    fn packed(&self) -> Vec<u8> {
-        match self {
-            Call::Cmd(cmd) => cmd.get_packed_command(),
-            Call::Script(script, keys, args) => script.packed_evalsha(keys, args),
-        }
-    }
-}
-
 /// Why a node gave no usable answer.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct NodeError {
@@ -83,6 +65,11 @@ impl Quorum {
     /// The nodes, in the order the settings list them.
     pub fn new(nodes: Vec<Arc<Endpoint>>) -> Self {
         Quorum { nodes }
+    }
+
+    /// The first node, as the settings list it.
+    pub(crate) fn first(&self) -> Arc<Endpoint> {
+        self.nodes[0].clone()
     }
 
     /// Whether the endpoint `id` is one of the nodes.
@@ -150,16 +137,17 @@ impl Quorum {
         out
     }
 
-    /// One attempt to take the lock on a majority. `Ok(Some(validity))` when held,
-    /// `Ok(None)` when others hold it on too many nodes (nothing is left behind), a
-    /// connection error when too many nodes did not answer for a majority to be
-    /// possible at all.
-    /// `undo` is the token-checked release that a failed attempt runs on every node.
-    pub fn try_acquire(&self, keys: &LockKeys, token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
+    /// One attempt to take `key` for `token` on a majority (`SET NX PX`).
+    /// `Ok(Some(validity))` when held, `Ok(None)` when others hold it on too many
+    /// nodes, a connection error when too many nodes did not answer for a majority
+    /// to be possible at all. `undo` is the kind's token-checked release, which a
+    /// failed attempt runs on every node: nothing is left behind for the caller to
+    /// clear (what a silent node kept runs out with the lease), so the error says
+    /// nothing was sent.
+    pub fn try_acquire(&self, key: &[u8], token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
         let start = Instant::now();
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(&keys.lock).arg(token).arg("NX").arg("PX").arg(lease.as_millis() as u64);
-        let replies = self.all(&mut Pooled, &Call::Cmd(cmd));
+        let ms = lease.as_millis().to_string();
+        let replies = self.all(&mut Pooled, &Call::Command(&[b"SET", key, token, b"NX", b"PX", ms.as_bytes()]));
         let took = replies.iter().filter(|r| matches!(r, Ok(Value::Okay))).count();
         let validity = lease.checked_sub(start.elapsed() + drift(lease));
         if took >= self.majority() {
@@ -169,22 +157,25 @@ impl Quorum {
         }
         // Not held: undo everywhere, including where the reply was lost.
         if took > 0 || replies.iter().any(|r| r.is_err()) {
-            let _ = self.release(undo);
+            let _ = self.agreed(undo);
         }
-        self.enough_answered(&replies)?;
-        Ok(None)
+        match self.enough_answered(&replies) {
+            Err(LockError::Connection { addr, cause, .. }) => Err(LockError::Connection { addr, cause, sent: false }),
+            other => other.map(|_| None),
+        }
     }
 
-    /// Runs the release `call` (a token-checked script answering 1 when it released)
-    /// on every node. True when a majority released.
-    pub fn release(&self, call: &Call<'_>) -> Result<bool> {
+    /// Runs `call` on every node and returns the reply a majority gave, or `Nil`
+    /// when no majority agrees (an error when too few answered for one to be possible).
+    pub fn agreed(&self, call: &Call<'_>) -> Result<Value> {
         let replies = self.all(&mut Pooled, call);
-        let released = replies.iter().filter(|r| matches!(r, Ok(Value::Int(1)))).count();
-        if released >= self.majority() {
-            return Ok(true);
+        for r in replies.iter().flatten() {
+            if replies.iter().filter(|o| o.as_ref().is_ok_and(|v| v == r)).count() >= self.majority() {
+                return Ok(r.clone());
+            }
         }
         self.enough_answered(&replies)?;
-        Ok(false)
+        Ok(Value::Nil)
     }
 
     /// Runs the renewal `call` (a token-checked script setting `lease`, answering 1
@@ -207,39 +198,11 @@ impl Quorum {
         Ok(Extended::No)
     }
 
-    /// Whether a majority of nodes hold `token`.
-    pub fn is_owned(&self, keys: &LockKeys, token: &[u8]) -> Result<bool> {
-        let mut cmd = redis::cmd("GET");
-        cmd.arg(&keys.lock);
-        let replies = self.all(&mut Pooled, &Call::Cmd(cmd));
-        let held = replies.iter().filter(|r| matches!(r, Ok(Value::BulkString(t)) if t == token)).count();
-        if held >= self.majority() {
-            return Ok(true);
-        }
-        self.enough_answered(&replies)?;
-        Ok(false)
-    }
-
-    /// Whether a majority of nodes have the key.
-    pub fn is_locked(&self, keys: &LockKeys) -> Result<bool> {
-        let mut cmd = redis::cmd("EXISTS");
-        cmd.arg(&keys.lock);
-        let replies = self.all(&mut Pooled, &Call::Cmd(cmd));
-        let held = replies.iter().filter(|r| matches!(r, Ok(Value::Int(1)))).count();
-        if held >= self.majority() {
-            return Ok(true);
-        }
-        self.enough_answered(&replies)?;
-        Ok(false)
-    }
-
     /// How long a majority still has the key, in ms: the lease of the node at the
     /// majority's edge. `None` when no majority has it; `Some(None)` when a majority
     /// has it without expiry.
-    pub fn pttl(&self, keys: &LockKeys) -> Result<Option<Option<u64>>> {
-        let mut cmd = redis::cmd("PTTL");
-        cmd.arg(&keys.lock);
-        let replies = self.all(&mut Pooled, &Call::Cmd(cmd));
+    pub fn pttl(&self, key: &[u8]) -> Result<Option<Option<u64>>> {
+        let replies = self.all(&mut Pooled, &Call::Command(&[b"PTTL", key]));
         self.enough_answered(&replies)?;
         // No expiry counts as the longest.
         let mut left: Vec<Option<u64>> = replies

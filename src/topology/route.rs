@@ -1,33 +1,50 @@
-//! Where a key's commands run: the one routing layer every kind of lock calls.
+//! Where a key's commands run: the one interface every kind of lock calls.
 //!
 //! A key lives on one server (which may be a Sentinel-monitored master, found
-//! again through its sentinels, `sentinel::endpoint`, after a failover) or in one slot of a Redis Cluster, whose master
-//! `cluster::Placement` finds and follows through `MOVED`, `ASK` and failovers.
-//! Callers hand over a closure that runs on a connection; they never ask which.
+//! again through its sentinels, `sentinel::endpoint`, after a failover), in one slot
+//! of a Redis Cluster, whose master `cluster::Placement` finds and follows through
+//! `MOVED`, `ASK` and failovers, or on a Redlock quorum of independent masters,
+//! where it is held when a majority has it. The kinds hand over their commands
+//! (`Call`, or a closure that runs on one connection) and never ask which.
+//!
+//! A quorum keeps nothing beside the key: no queue of waiters, no readers' leases,
+//! no fencing counter, and its safety rests on the lease (`lease_only`). The kinds'
+//! one-server scripts are never sent to it; `run` refuses them, should one slip through.
 
-use crate::topology::cluster::Placement;
-use crate::topology::sentinel;
 use crate::config::Settings;
-use crate::error::Result;
+use crate::error::{LockError, Result};
 use crate::keys;
+use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint, Retry};
+use crate::net::resp;
 use crate::net::wire::Connection;
-use redis::RedisResult;
+use crate::topology::cluster::Placement;
+pub use crate::topology::redlock::Extended;
+use crate::topology::redlock::{Pooled, Quorum};
+use crate::topology::sentinel;
+use redis::{RedisResult, Value};
 use std::sync::Arc;
+use std::time::Duration;
 
-/// The server, or the cluster slot, that holds one key.
+/// The server, the cluster slot, or the quorum that holds one key.
 #[derive(Debug, Clone)]
 pub enum Route {
     /// One server (a Sentinel master is found again by its endpoint).
     Node(Arc<Endpoint>),
     /// A Redis Cluster slot: commands go to its master, wherever it is now.
     Slot(Placement),
+    /// Redlock's independent masters (`servers`): every command goes to all of them.
+    Quorum(Arc<Quorum>),
 }
 
 impl Route {
-    /// The route of `key` under `settings` (`cluster`, or one server). Redlock's
-    /// `servers` are not a route: a caller that supports them builds its quorum itself.
+    /// The route of `key` under `settings`: `servers` (Redlock), `cluster`,
+    /// `sentinels`, or one server.
     pub fn for_key(settings: &Settings, key: &[u8]) -> Result<Route> {
+        if !settings.servers.is_empty() {
+            let nodes = settings.servers.iter().map(|dsn| pool::endpoint_for(dsn, settings)).collect::<Result<Vec<_>>>()?;
+            return Ok(Route::Quorum(Arc::new(Quorum::new(nodes))));
+        }
         if settings.cluster.is_empty() {
             let ep = if settings.sentinels.is_empty() {
                 pool::endpoint_for(&settings.dsn, settings)?
@@ -39,20 +56,122 @@ impl Route {
         Ok(Route::Slot(Placement { cluster: crate::topology::cluster::get(settings)?, slot: keys::slot(key) }))
     }
 
+    /// Whether the key is all this route keeps, its safety resting on the lease (a
+    /// Redlock quorum): no queue to wait in (waiters poll), no readers, no fencing
+    /// counter, and never a key without expiry.
+    pub fn lease_only(&self) -> bool {
+        matches!(self, Route::Quorum(_))
+    }
+
     /// Runs `op` on the key's server (see `pool::run` for `retry` and the closure's
-    /// second argument, true on a retry that must settle a lost reply).
+    /// second argument, true on a retry that must settle a lost reply). A quorum has
+    /// no one server: it refuses, and the kinds never ask it (`lease_only`).
     pub fn run<T>(&self, retry: Retry, op: impl FnMut(&mut Connection, bool) -> RedisResult<T>) -> Result<T> {
         match self {
             Route::Node(ep) => pool::run(ep, retry, op),
             Route::Slot(p) => p.run(retry, op),
+            Route::Quorum(q) => Err(LockError::InvalidValue(format!(
+                "this needs one server, Sentinel or Cluster; Redlock (\"servers\": {}) keeps only the key on a majority",
+                q.describe()
+            ))),
         }
     }
 
-    /// The server that holds the key, as far as this process knows (no round trip).
+    /// Runs `call` where the key lives and returns its reply; on a quorum, the reply
+    /// a majority gave, or `Nil` when no majority agrees.
+    pub fn ask(&self, call: &Call<'_>) -> Result<Value> {
+        match self {
+            Route::Quorum(q) => q.agreed(call),
+            _ => self.run(Retry::IfStale, |conn, _| call.run(conn)),
+        }
+    }
+
+    /// Takes `key` for `token`. On one server, `one` runs (the kind's command, which
+    /// may also queue the caller; see `run` for `Retry::ToSettle`). On a quorum it is
+    /// `SET NX PX` on every node for `lease`, taken when a majority took it with time
+    /// left of the lease, and undone everywhere by `undo` otherwise; `majority` turns
+    /// that outcome into the kind's answer.
+    pub fn take<T>(
+        &self,
+        key: &[u8],
+        token: &[u8],
+        lease: Option<Duration>,
+        undo: &Call<'_>,
+        one: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
+        majority: impl FnOnce(bool) -> T,
+    ) -> Result<T> {
+        match self {
+            Route::Quorum(q) => {
+                let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
+                Ok(majority(q.try_acquire(key, token, lease, undo)?.is_some()))
+            }
+            _ => self.run(Retry::ToSettle, one),
+        }
+    }
+
+    /// Runs the token-checked renewal `call` (answering 1 when renewed, 0 when the
+    /// token no longer holds the key) that sets `lease`. On a quorum, `Yes` needs a
+    /// majority within the validity the lease leaves.
+    pub fn renew(&self, call: &Call<'_>, lease: Duration) -> Result<Extended> {
+        match self {
+            Route::Quorum(q) => q.extend(&mut Pooled, call, lease),
+            _ => {
+                let reply = self.run(Retry::IfStale, |conn, _| call.run(conn))?;
+                match resp::int(&reply) {
+                    Some(1) => Ok(Extended::Yes),
+                    Some(_) => Ok(Extended::Lost),
+                    None => Err(LockError::Server { addr: self.node().addr().to_string(), cause: format!("unexpected reply to a renewal: {reply:?}") }),
+                }
+            }
+        }
+    }
+
+    /// How long the key still lives, in ms: `None` when it does not exist,
+    /// `Some(None)` when it has no expiry. On a quorum, the lease of the node at the
+    /// majority's edge.
+    pub fn pttl(&self, key: &[u8]) -> Result<Option<Option<u64>>> {
+        if let Route::Quorum(q) = self {
+            return q.pttl(key);
+        }
+        let ms = resp::int(&self.ask(&Call::Command(&[b"PTTL", key]))?).unwrap_or(-2);
+        Ok(match ms {
+            -2 => None,
+            ms if ms < 0 => Some(None),
+            ms => Some(Some(ms as u64)),
+        })
+    }
+
+    /// Waits (at most half a `read_timeout`) until `replicas` replicas have this
+    /// connection's writes, after `prime` (a write of the caller's own, since `WAIT`
+    /// covers only the writes of the connection it runs on). Best effort: errors are
+    /// ignored. A quorum's nodes are masters of their own: nothing to wait for.
+    pub fn wait_replicas(&self, replicas: u32, prime: &Call<'_>) {
+        if replicas == 0 || self.lease_only() {
+            return;
+        }
+        let ms = (self.node().read_timeout() / 2).as_millis().max(1).to_string();
+        let count = replicas.to_string();
+        let _ = self.run(Retry::IfStale, |conn, _| {
+            prime.run(conn)?;
+            crate::net::wire::request(conn, &[b"WAIT", count.as_bytes(), ms.as_bytes()])
+        });
+    }
+
+    /// The server that holds the key, as far as this process knows (no round trip);
+    /// a quorum's first node.
     pub fn node(&self) -> Arc<Endpoint> {
         match self {
             Route::Node(ep) => ep.clone(),
             Route::Slot(p) => p.node(),
+            Route::Quorum(q) => q.first(),
+        }
+    }
+
+    /// Whether the endpoint `id` serves this route (for a quorum, any of its nodes).
+    pub fn uses(&self, id: &Arc<str>) -> bool {
+        match self {
+            Route::Quorum(q) => q.uses(id),
+            _ => self.node().id() == id,
         }
     }
 
@@ -62,3 +181,6 @@ impl Route {
         matches!(self, Route::Slot(_))
     }
 }
+
+/// Why a quorum refuses a key without expiry.
+pub const NEEDS_LEASE: &str = "Redlock (\"servers\") needs a finite lease: its safety rests on it";

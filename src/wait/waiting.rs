@@ -7,7 +7,8 @@
 //! (`n<ms>:<token>`), the holder's lease runs out, or its deadline comes. At the
 //! deadline it leaves the queue, unless the hold was handed to it in the last
 //! instant. Without a subscriber (an ACL that forbids pub/sub, a connection that
-//! keeps failing) it polls with jittered back-off instead. Each kind supplies its
+//! keeps failing) it polls with jittered back-off instead, as it always does on a
+//! Redlock quorum, which keeps no queue. Each kind supplies its
 //! scripts through `Waiter`; none of them knows how waiting works.
 
 use crate::error::LockError;
@@ -50,6 +51,11 @@ pub(crate) trait Waiter {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>>;
     /// The pauses between polls, when no subscriber can wake the waiter.
     fn backoff(&self) -> Backoff;
+    /// One try that queues nothing, for a route that keeps no queue
+    /// (`Route::lease_only`, a Redlock quorum): the wait polls it with back-off.
+    fn poll(&self, deadline: Instant) -> Result<Try> {
+        self.attempt(&[], true, deadline)
+    }
 }
 
 /// How a wait ended.
@@ -66,6 +72,9 @@ pub(crate) enum Waited {
 /// Waits for the hold until `deadline`, after a first try that found it busy.
 pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
     let route = w.route();
+    if route.lease_only() {
+        return poll(w, deadline);
+    }
     // In a cluster, the first try found the slot's master: grants are published there.
     let mut lease = wake::Lease::take(route.node());
     let mut backoff = w.backoff();
@@ -132,6 +141,24 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
             backoff.sleep_before(wake_at);
         }
         // With a subscriber now, the next try queues at once.
+    }
+}
+
+/// The wait on a route that keeps no queue to be woken from (a Redlock quorum): a
+/// try after each jittered pause until the deadline. Redis trouble is waited out
+/// until then too.
+fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
+    let mut backoff = w.backoff();
+    loop {
+        if !backoff.sleep_before(deadline) {
+            return Waited::TimedOut;
+        }
+        match w.poll(deadline) {
+            Ok(Try::Acquired(fence)) => return Waited::Got(fence),
+            Ok(Try::Busy { .. }) => {}
+            Err(e) if Instant::now() >= deadline => return Waited::Failed(e),
+            Err(_) => {}
+        }
     }
 }
 

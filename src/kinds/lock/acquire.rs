@@ -1,4 +1,4 @@
-//! The way in: one try, then the queue and the wait, or Redlock's polling; what a
+//! The way in: one try, then the wait (queued, or polling on a Redlock quorum); what a
 //! taken lock records (the table of holds, fencing, replicas); and the wait as
 //! `waiting` sees it (`LockWait`).
 
@@ -14,7 +14,7 @@ impl Lock {
         self.quick = retake::came_back(self.keys.id, start);
         // Back for it: the lock it left free is its own business again.
         self.left_free = None;
-        if want == Kind::Read && self.quorum.is_some() {
+        if want == Kind::Read && self.route.lease_only() {
             return Err(redlock_refuses(method));
         }
         let held = self.live_hold();
@@ -26,16 +26,6 @@ impl Lock {
             // A Lock never holds permits: only a Semaphore does.
             (Kind::Write | Kind::Permits, _) => Mode::Write,
         };
-        if let Some(q) = self.quorum.clone() {
-            let token = match chosen {
-                Some(t) => t,
-                None => token::generate()?,
-            };
-            if !wait {
-                return Ok(self.try_quorum(&q, &token)?.map(|_| self.took(token, None, Kind::Write)));
-            }
-            return self.acquire_quorum(&q, token, deadline);
-        }
         let token = match (mode, chosen) {
             (Mode::Upgrade, Some(t)) if Some(&t) != self.claim.token.as_ref() => {
                 return Err(LockError::InvalidValue(format!(
@@ -105,7 +95,11 @@ impl Lock {
                 }
             });
         }
-        self.run(Retry::ToSettle, |conn, settling| {
+        // On a Redlock quorum this is `SET NX PX` on every node, undone by the release.
+        let all = k.all();
+        let undo = Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes(), b"0"]);
+        let taken = |took| if took { Try::Acquired(None) } else { Try::Busy { pttl: None, queued: false } };
+        self.route.take(&k.lock, token, self.terms.lease, &undo, |conn, settling| {
             if settling {
                 // The SET's reply was lost: the script finds out whether it landed. It
                 // must not issue a number: finding the key held already, it would read
@@ -121,7 +115,7 @@ impl Lock {
                 // The holder's lease is not known; the waiting loop asks the script.
                 _ => Try::Busy { pttl: None, queued: false },
             })
-        })
+        }, taken)
     }
 
     /// Waits for the lock (`obtain`, after a first try that found it busy).
@@ -132,27 +126,6 @@ impl Lock {
             Waited::Got(fence) => Ok(Some(self.took(token, fence, kind))),
             Waited::TimedOut => Ok(None),
             Waited::Failed(e) => Err(self.maybe_taken(token, e, kind)),
-        }
-    }
-
-    /// Redlock waits by polling with jittered back-off: its nodes keep no queue. Redis
-    /// trouble on the first try is reported at once; later, it is waited out until
-    /// the deadline.
-    pub(super) fn acquire_quorum(&mut self, q: &Quorum, token: Token, deadline: Instant) -> Result<Option<Token>> {
-        let mut backoff = Backoff::new(self.terms.retry_delay, self.terms.retry_delay_max);
-        let mut first = true;
-        loop {
-            match self.try_quorum(q, &token) {
-                Ok(Some(_)) => return Ok(Some(self.took(token, None, Kind::Write))),
-                Ok(None) => {}
-                Err(e) if first => return Err(e),
-                Err(e) if Instant::now() >= deadline => return Err(e),
-                Err(_) => {}
-            }
-            first = false;
-            if !backoff.sleep_before(deadline) {
-                return Ok(None);
-            }
         }
     }
 
@@ -178,15 +151,11 @@ impl Lock {
     /// releaser. This narrows the window in which a failover loses the lock; it is
     /// no guarantee (replication stays asynchronous), so it never fails the acquire.
     pub(super) fn wait_for_replicas(&self, token: &[u8]) {
-        if self.wait_replicas == 0 || self.quorum.is_some() {
+        if self.wait_replicas == 0 {
             return;
         }
-        let (key, ttl) = (&self.keys.lock[..], self.terms.ttl_arg.as_bytes());
-        let ms = (self.route.node().read_timeout() / 2).as_millis().max(1) as u64;
-        let _ = self.run(Retry::IfStale, |conn, _| {
-            let _: i64 = RENEW.invoke(conn, &[key], &[token, ttl])?;
-            redis::cmd("WAIT").arg(self.wait_replicas).arg(ms).query::<i64>(conn)
-        });
+        let prime = [&self.keys.lock[..]];
+        self.route.wait_replicas(self.wait_replicas, &Call::Script(&RENEW, &prime, &[token, self.terms.ttl_arg.as_bytes()]));
     }
 
     /// Makes `token` this object's, in the table of holds too. A hold the object had
@@ -196,7 +165,6 @@ impl Lock {
         self.claim.record(Hold {
             kind,
             route: self.route.clone(),
-            quorum: self.quorum.clone(),
             keys: self.keys.clone(),
             token,
             renew_by: if kind == Kind::Read { READ_RENEWAL } else { WRITE_RENEWAL },
@@ -339,5 +307,10 @@ impl Waiter for LockWait<'_> {
 
     fn backoff(&self) -> Backoff {
         Backoff::new(self.lock.terms.retry_delay, self.lock.terms.retry_delay_max)
+    }
+
+    /// The first try again: the cheapest, and the one a quorum runs on every node.
+    fn poll(&self, _deadline: Instant) -> Result<Try> {
+        self.lock.first_try(self.token, self.fence)
     }
 }

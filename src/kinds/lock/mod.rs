@@ -33,13 +33,13 @@ use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
 use crate::hold::table::{self, Hold, Kind, RenewBy, Renewal, Status};
 use crate::keys::LockKeys;
-use crate::net::pool::{self, Retry};
-use crate::topology::route::Route;
+use crate::net::pool::Retry;
+use crate::topology::route::{Extended, Route};
 use crate::kinds::semaphore;
-use crate::topology::redlock::{Call, Extended, Pooled, Quorum};
 use crate::fork_wiped;
-use crate::net::resp;
+use crate::net::call::Call;
 use crate::net::wire;
+use crate::net::resp;
 use crate::kinds::scripts::{ACQUIRE, CANCEL, FENCE, KICK, RELEASE, RENEW, TAKE_FENCED};
 use crate::kinds::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
 use crate::token::{self, Token};
@@ -76,10 +76,8 @@ pub struct Lock {
     fencing: bool,
     /// Replicas that must acknowledge an acquisition (`WAIT`), 0 for none.
     wait_replicas: u32,
-    /// Where the key's commands run.
+    /// Where the key's commands run: one server, a cluster slot, or a Redlock quorum.
     route: Route,
-    /// The Redlock nodes, when `servers` is set; `route` is then the first of them.
-    quorum: Option<Arc<Quorum>>,
     /// This object's last hold: its token and its entry in the table of holds.
     claim: Claim,
     /// When this object acquired its token.
@@ -145,33 +143,22 @@ impl Lock {
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
+        if settings.fair && !settings.servers.is_empty() {
+            return Err(LockError::InvalidValue(
+                "option \"fair\" needs a queue, which Redlock (\"servers\") does not keep".to_string(),
+            ));
+        }
         let keys = Arc::new(LockKeys::new(key));
-        let key = &keys.lock;
-        let (route, quorum) = if settings.servers.is_empty() {
-            (Route::for_key(settings, key)?, None)
-        } else {
-            if settings.fair {
-                return Err(LockError::InvalidValue(
-                    "option \"fair\" needs a queue, which Redlock (\"servers\") does not keep".to_string(),
-                ));
-            }
-            let nodes = settings
-                .servers
-                .iter()
-                .map(|dsn| pool::endpoint_for(dsn, settings))
-                .collect::<Result<Vec<_>>>()?;
-            (Route::Node(nodes[0].clone()), Some(Arc::new(Quorum::new(nodes))))
-        };
+        let route = Route::for_key(settings, &keys.lock)?;
         retake::note_made(keys.id);
         Ok(Lock {
             name: name.to_vec(),
             keys,
             terms: Terms::new(settings, wait, ttl_ms),
-            // Independent counters give no order across holders: see the README.
-            fencing: settings.fencing && quorum.is_none(),
+            // Independent counters give no order across holders: see docs/redlock.md.
+            fencing: settings.fencing && !route.lease_only(),
             wait_replicas: settings.wait_replicas,
             route,
-            quorum,
             claim: Claim::default(),
             acquired_at: None,
             fence: None,
@@ -270,11 +257,11 @@ impl Lock {
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
         let short = retake::short_hold(self.terms.fair, self.quick, self.acquired_at);
-        let (route, quorum, keys, reading) = (&self.route, self.quorum.as_deref(), &self.keys, self.kind == Kind::Read);
+        let (route, keys, reading) = (&self.route, &self.keys, self.kind == Kind::Read);
         let mut outcome = (Released::No, false);
         let released = self.claim.release_with(keys, token, |token, own| {
             let what = if own && reading { Release::Read(token) } else { Release::Token(token, short && own) };
-            outcome = (release_token(route, quorum, keys, what)?, own);
+            outcome = (release_token(route, keys, what)?, own);
             Ok(outcome.0 != Released::No)
         })?;
         if let (done, true) = outcome {
@@ -289,7 +276,7 @@ impl Lock {
     /// does. Returns whether a holder was removed. A hold of this object's that it
     /// removes is over for the object too.
     pub fn force_release(&mut self) -> Result<bool> {
-        let released = release_token(&self.route, self.quorum.as_deref(), &self.keys, Release::Any)? != Released::No;
+        let released = release_token(&self.route, &self.keys, Release::Any)? != Released::No;
         // Whatever this object held on the key is gone now.
         if let Some(token) = self.claim.token.clone() {
             self.claim.released(true, &self.keys, &token);
@@ -302,7 +289,7 @@ impl Lock {
     /// Returns false when the token no longer holds the key.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         let ms = config::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
-        if ms == config::NO_EXPIRY && self.quorum.is_some() {
+        if ms == config::NO_EXPIRY && self.route.lease_only() {
             return Err(LockError::InvalidValue(
                 "Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
             ));
@@ -312,44 +299,34 @@ impl Lock {
         let key = &self.keys.lock[..];
         let ms_arg = ms.to_string();
         let sent = Instant::now();
-        let extended: i64 = match &self.quorum {
-            Some(q) => match q.extend(&mut Pooled, &Call::Script(&RENEW, &[key], &[&token, ms_arg.as_bytes()]), Duration::from_millis(ms))? {
-                Extended::Yes => 1,
-                Extended::Lost => 0,
-                // Not confirmed: not known to be lost either.
-                Extended::No => return Ok(false),
-            },
-            None => {
-                let readers = &self.keys.readers[..];
-                let reading = own_hold.is_some() && self.kind == Kind::Read;
-                let renew = |script: &crate::net::script::Script, keys: &[&[u8]]| {
-                    self.run(Retry::IfStale, |conn, _| script.invoke::<i64>(conn, keys, &[&token, ms_arg.as_bytes()]))
-                };
-                match if reading { 0 } else { renew(&RENEW, &[key])? } {
-                    // Not a writer's token: it may be a reader's.
-                    0 if reading || own_hold.is_none() => renew(&READ_RENEW, &[key, readers])?,
-                    n => n,
-                }
-            }
+        let lease = Duration::from_millis(ms);
+        let renew = |script, keys: &[&[u8]]| self.route.renew(&Call::Script(script, keys, &[&token, ms_arg.as_bytes()]), lease);
+        let reading = own_hold.is_some() && self.kind == Kind::Read;
+        let extended = match if reading { Extended::Lost } else { renew(&RENEW, &[key])? } {
+            // Not a writer's token: it may be a reader's (a lease-only route has none).
+            Extended::Lost if (reading || own_hold.is_none()) && !self.route.lease_only() => renew(&READ_RENEW, &[key, &self.keys.readers])?,
+            other => other,
         };
-        Claim::renewed(own_hold, extended == 1, (ms != config::NO_EXPIRY).then(|| Duration::from_millis(ms)), sent);
-        Ok(extended == 1)
+        let extended = match extended {
+            Extended::Yes => true,
+            Extended::Lost => false,
+            // Not confirmed (a quorum's renewal ran out of time): not known to be lost either.
+            Extended::No => return Ok(false),
+        };
+        Claim::renewed(own_hold, extended, (ms != config::NO_EXPIRY).then_some(lease), sent);
+        Ok(extended)
     }
 
     /// Whether the key holds `token` (default: this object's token) right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
         let Some(token) = self.claim.live(token) else { return Ok(false) };
-        if let Some(q) = &self.quorum {
-            return q.is_owned(&self.keys, &token);
-        }
         let key = &self.keys.lock[..];
-        let holder = self.run(Retry::IfStale, |conn, _| wire::request(conn, &[b"GET", key]))?;
-        match holder {
+        match self.route.ask(&Call::Command(&[b"GET", key]))? {
             Value::BulkString(h) if h == token => Ok(true),
             // Read mode: is the token a live reader?
             Value::BulkString(h) if h.is_empty() => {
                 let k = &self.keys;
-                let reply = self.run(Retry::IfStale, |conn, _| HOLDS.run(conn, &[&k.lock, &k.readers], &[&token]))?;
+                let reply = self.route.ask(&Call::Script(&HOLDS, &[&k.lock, &k.readers], &[&token]))?;
                 Ok(resp::int(&reply) == Some(2))
             }
             _ => Ok(false),
@@ -359,18 +336,7 @@ impl Lock {
     /// The key's remaining lease in seconds: `None` when it is free, infinite when it
     /// has no expiry (set by something else than this extension).
     pub fn ttl(&self) -> Result<Option<f64>> {
-        if let Some(q) = &self.quorum {
-            return Ok(q.pttl(&self.keys)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)));
-        }
-        let key = &self.keys.lock[..];
-        let ms: i64 = self.run(Retry::IfStale, |conn, _| {
-            redis::cmd("PTTL").arg(key).query(conn)
-        })?;
-        Ok(match ms {
-            -2 => None,
-            ms if ms < 0 => Some(f64::INFINITY),
-            ms => Some(ms as f64 / 1000.0),
-        })
+        Ok(self.route.pttl(&self.keys.lock)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)))
     }
 
     /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
@@ -392,31 +358,12 @@ impl Lock {
 
     /// Whether anyone holds the lock.
     pub fn is_locked(&self) -> Result<bool> {
-        if let Some(q) = &self.quorum {
-            return q.is_locked(&self.keys);
-        }
-        let key = &self.keys.lock[..];
-        let n: i64 = self.run(Retry::IfStale, |conn, _| {
-            redis::cmd("EXISTS").arg(key).query(conn)
-        })?;
-        Ok(n > 0)
+        Ok(self.route.ask(&Call::Command(&[b"EXISTS", &self.keys.lock]))? == Value::Int(1))
     }
 
     /// Runs `op` on the server that holds this lock's key (`Route::run`).
     fn run<T>(&self, retry: Retry, op: impl FnMut(&mut crate::net::wire::Connection, bool) -> redis::RedisResult<T>) -> Result<T> {
         self.route.run(retry, op)
-    }
-
-    /// One Redlock attempt; a failed one is undone on every node by the release script.
-    fn try_quorum(&self, q: &Quorum, token: &[u8]) -> Result<Option<Duration>> {
-        let all = self.keys.all();
-        let undo = Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes(), b"0"]);
-        q.try_acquire(&self.keys, token, self.redlock_lease(), &undo)
-    }
-
-    /// Redlock's lease: always finite (`new` and `extend` refuse `INF` with `servers`).
-    fn redlock_lease(&self) -> Duration {
-        self.terms.lease.unwrap_or(Duration::from_secs(1))
     }
 }
 

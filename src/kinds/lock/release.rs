@@ -1,5 +1,5 @@
-//! The way out: the release script on the key's server, or on every node of a
-//! Redlock, and request end's release of whatever the process still holds.
+//! The way out: the release script where the key lives (`Route::ask`), and request
+//! end's release of whatever the process still holds.
 
 use super::*;
 
@@ -18,8 +18,8 @@ pub(super) fn release_hold(hold: &Hold) {
         return;
     }
     let _ = match hold.kind {
-        Kind::Write => release_token(&hold.route, hold.quorum.as_deref(), &hold.keys, Release::Token(&hold.token, false)).map(drop),
-        Kind::Read => release_token(&hold.route, None, &hold.keys, Release::Read(&hold.token)).map(drop),
+        Kind::Write => release_token(&hold.route, &hold.keys, Release::Token(&hold.token, false)).map(drop),
+        Kind::Read => release_token(&hold.route, &hold.keys, Release::Read(&hold.token)).map(drop),
         Kind::Permits => semaphore::release(&hold.route, &hold.keys, &hold.token).map(drop),
     };
 }
@@ -47,28 +47,24 @@ pub(super) enum Released {
     LeftFree,
 }
 
-/// Runs the release script: on every node of a Redlock, on the key's server otherwise.
-pub(super) fn release_token(route: &Route, quorum: Option<&Quorum>, keys: &LockKeys, what: Release) -> Result<Released> {
-    let yes = |done: bool| if done { Released::Yes } else { Released::No };
+/// Runs the release script where the key lives (on a Redlock quorum, what a
+/// majority answered counts).
+pub(super) fn release_token(route: &Route, keys: &LockKeys, what: Release) -> Result<Released> {
     let (token, short, force): (&[u8], bool, &[u8]) = match what {
         Release::Token(t, short) => (t, short, b"0"),
         Release::Read(t) => (t, false, b"0"),
         Release::Any => (b"", false, b"1"),
     };
-    if let Some(q) = quorum {
-        return q.release(&Call::Script(&RELEASE, &keys.all(), &[token, b"0", PATIENCE_MS.as_bytes(), force])).map(yes);
-    }
+    let all = keys.all();
     let read_release = || -> Result<Released> {
-        let released = route.run(Retry::IfStale, |conn, _| READ_RELEASE.run(conn, &keys.all(), &[token, PATIENCE_MS.as_bytes()]))?;
-        Ok(yes(resp::int(&released) == Some(1)))
+        let released = route.ask(&Call::Script(&READ_RELEASE, &all, &[token, PATIENCE_MS.as_bytes()]))?;
+        Ok(if resp::int(&released) == Some(1) { Released::Yes } else { Released::No })
     };
     if matches!(what, Release::Read(_)) {
         return read_release();
     }
-    let released = route.run(Retry::IfStale, |conn, _| {
-        let short: &[u8] = if short { b"1" } else { b"0" };
-        RELEASE.run(conn, &keys.all(), &[token, short, PATIENCE_MS.as_bytes(), force])
-    })?;
+    let short: &[u8] = if short { b"1" } else { b"0" };
+    let released = route.ask(&Call::Script(&RELEASE, &all, &[token, short, PATIENCE_MS.as_bytes(), force]))?;
     match resp::int(&released) {
         Some(1) => Ok(Released::Yes),
         Some(2) => Ok(Released::LeftFree),

@@ -1,0 +1,40 @@
+//! One command as a value: a plain command or a script call, which a topology can
+//! run on the key's one server or write to every node of a quorum. The kinds build
+//! their calls (their scripts, their keys); the topology decides where they go.
+
+use crate::net::resp;
+use crate::net::script::Script;
+use crate::net::wire::{self, Connection};
+use redis::{RedisResult, Value};
+
+/// One command for one server or for every node of a quorum.
+#[derive(Clone, Copy)]
+pub enum Call<'a> {
+    /// A plain command, its name first.
+    Command(&'a [&'a [u8]]),
+    /// A script: by `EVALSHA`, with `EVAL` for a server that answers NOSCRIPT.
+    Script(&'a Script, &'a [&'a [u8]], &'a [&'a [u8]]),
+}
+
+impl Call<'_> {
+    /// Runs the call on `conn` and returns its reply; an error reply is an `Err`.
+    pub fn run(&self, conn: &mut Connection) -> RedisResult<Value> {
+        match self {
+            Call::Command(parts) => wire::request(conn, parts),
+            Call::Script(script, keys, args) => script.run(conn, keys, args),
+        }
+    }
+
+    /// The call encoded (a script by `EVALSHA`), for a caller that writes to several
+    /// connections before it reads any reply.
+    pub fn packed(&self) -> Vec<u8> {
+        match self {
+            Call::Command(parts) => {
+                let mut buf = Vec::new();
+                resp::encode(&mut buf, parts.len(), parts.iter().copied());
+                buf
+            }
+            Call::Script(script, keys, args) => script.packed_evalsha(keys, args),
+        }
+    }
+}
