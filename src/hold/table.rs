@@ -61,9 +61,9 @@ pub struct Hold {
     pub keys: Arc<LockKeys>,
     pub token: Token,
     /// How its lease is renewed (by the watchdog, while `renew` is set).
-    pub renew_by: RenewBy,
+    pub renew_by: &'static RenewBy,
     /// Present while the watchdog renews this hold.
-    pub renew: Option<Renewal>,
+    pub renew: Option<Box<Renewal>>,
     /// Renewal found the key gone or held by another token.
     pub lost: bool,
     /// Released when its object goes away or the request ends (`auto_release`).
@@ -104,8 +104,9 @@ impl Renewal {
 impl Renewal {
     /// The schedule of a hold taken at `now` on these terms: none without
     /// `auto_renew`, or for a lease that never ends.
-    pub fn for_terms(terms: &crate::config::Terms, now: Instant) -> Option<Self> {
-        terms.lease.filter(|_| terms.auto_renew).map(|lease| Renewal::new(lease, now, terms.max_hold))
+    /// Boxed: most holds have none, and a small `Hold` moves cheaply.
+    pub fn for_terms(terms: &crate::config::Terms, now: Instant) -> Option<Box<Self>> {
+        terms.lease.filter(|_| terms.auto_renew).map(|lease| Box::new(Renewal::new(lease, now, terms.max_hold)))
     }
 }
 

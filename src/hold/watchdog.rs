@@ -34,7 +34,7 @@ struct Due {
     route: Route,
     keys: Arc<LockKeys>,
     token: Vec<u8>,
-    renew_by: RenewBy,
+    renew_by: &'static RenewBy,
     /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
     lease: Duration,
     /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).

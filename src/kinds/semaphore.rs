@@ -235,7 +235,7 @@ return {tonumber(ARGV[1]) - used(), held}"
 
 /// The keys of a semaphore, in the order its scripts take them.
 /// How the watchdog renews a semaphore's permits.
-const RENEWAL: RenewBy = RenewBy { script: &RENEW, keys: renew_keys };
+static RENEWAL: RenewBy = RenewBy { script: &RENEW, keys: renew_keys };
 
 fn renew_keys(k: &LockKeys) -> Vec<&[u8]> {
     script_keys(k).to_vec()
@@ -399,12 +399,12 @@ impl Semaphore {
     }
 
     /// Makes `token` this object's hold, in the table of holds too.
-    fn record(&mut self, token: Token, renew: Option<Renewal>) {
+    fn record(&mut self, token: Token, renew: Option<Box<Renewal>>) {
         self.claim.record(Hold {
             kind: Kind::Permits,
             route: self.route.clone(),
             keys: self.keys.clone(),
-            renew_by: RENEWAL,
+            renew_by: &RENEWAL,
             token,
             renew,
             lost: false,

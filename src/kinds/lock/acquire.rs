@@ -160,14 +160,14 @@ impl Lock {
 
     /// Makes `token` this object's, in the table of holds too. A hold the object had
     /// before is over: the key was free for this one to be taken.
-    pub(super) fn hold_token(&mut self, token: Token, renew: Option<Renewal>, kind: Kind) {
+    pub(super) fn hold_token(&mut self, token: Token, renew: Option<Box<Renewal>>, kind: Kind) {
         self.kind = kind;
         self.claim.record(Hold {
             kind,
             route: self.route.clone(),
             keys: self.keys.clone(),
             token,
-            renew_by: if kind == Kind::Read { READ_RENEWAL } else { WRITE_RENEWAL },
+            renew_by: if kind == Kind::Read { &READ_RENEWAL } else { &WRITE_RENEWAL },
             renew,
             lost: false,
             auto_release: self.terms.auto_release,
