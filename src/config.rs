@@ -1,11 +1,12 @@
-//! Settings shared by php.ini directives and the per-object options array,
-//! and the validation of the constructor's numbers.
+//! Settings shared by php.ini directives and the per-object options array, each
+//! value checked as it is set. The addresses in them are `dsn`'s; the constructor's
+//! numbers and what a hold takes from the settings are `terms`'.
 //!
 //! Every setting has one name, used both as `redis_lock.<name>` in php.ini and
 //! as a key of the options array; the array overrides the directive.
 
+use crate::dsn::{parse_dsn, redact_dsn};
 use crate::error::{LockError, Result};
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use std::time::Duration;
 
 /// A value as it arrives from PHP (an options array entry) or from php.ini.
@@ -79,7 +80,7 @@ pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
 
 /// Largest duration (seconds) accepted anywhere: about 31 years. Beyond it Redis
 /// would refuse the expiry and `Duration` arithmetic gains nothing.
-const MAX_SECONDS: f64 = 1.0e9;
+pub(crate) const MAX_SECONDS: f64 = 1.0e9;
 
 /// Connection and retry settings for one `Lock`.
 #[derive(Debug, Clone, PartialEq)]
@@ -384,179 +385,6 @@ fn seconds(label: &str, value: &OptValue, source: Source) -> Result<f64> {
     })
 }
 
-/// Validates `$lockOut` (seconds) and converts it to whole milliseconds for `PX`.
-pub fn lock_out_ms(lock_out: f64) -> Result<u64> {
-    lease_ms("Lock::__construct(): Argument #3 ($lockOut)", lock_out)
-}
-
-/// What every kind of hold takes from its constructor and its settings: how long it
-/// waits, its lease, and how it is kept once held.
-#[derive(Debug, Clone)]
-pub struct Terms {
-    /// The wait of a blocking acquisition (`$timeOut`).
-    pub wait: Duration,
-    /// The lease in ms, as the scripts take it ("0": no expiry).
-    pub ttl_arg: String,
-    /// The lease; `None`: the key never expires (`$lockOut = INF`).
-    pub lease: Option<Duration>,
-    pub retry_delay: Duration,
-    pub retry_delay_max: Duration,
-    pub fair: bool,
-    pub auto_renew: bool,
-    pub max_hold: Option<Duration>,
-    /// Release when the object goes away or the request ends.
-    pub auto_release: bool,
-}
-
-impl Terms {
-    /// The terms of a hold with this wait and lease (`lease_ms` checked by the caller).
-    pub fn new(settings: &Settings, wait: Duration, lease_ms: u64) -> Self {
-        Terms {
-            wait,
-            ttl_arg: lease_ms.to_string(),
-            lease: (lease_ms != NO_EXPIRY).then(|| Duration::from_millis(lease_ms)),
-            retry_delay: settings.retry_delay,
-            retry_delay_max: settings.retry_delay_max,
-            fair: settings.fair,
-            auto_renew: settings.auto_renew,
-            max_hold: settings.max_hold,
-            auto_release: settings.auto_release,
-        }
-    }
-
-    /// When a wait that starts at `start` ends (about 31 years at most, never an
-    /// overflow).
-    pub fn deadline(&self, start: std::time::Instant) -> std::time::Instant {
-        start.checked_add(self.wait).unwrap_or(start + Duration::from_secs(86_400 * 365))
-    }
-}
-
-/// The lease, in ms, of a key that never expires (`$lockOut = INF`).
-pub const NO_EXPIRY: u64 = 0;
-
-/// Validates a lease in seconds (`label` names the argument in messages) and converts
-/// it to whole milliseconds; `INF` is `NO_EXPIRY`.
-pub fn lease_ms(label: &str, lock_out: f64) -> Result<u64> {
-    if lock_out == f64::INFINITY {
-        return Ok(NO_EXPIRY);
-    }
-    if !lock_out.is_finite() || lock_out <= 0.0 || lock_out > MAX_SECONDS {
-        return Err(LockError::InvalidValue(format!(
-            "{label} must be a number of seconds greater than 0 (INF: no expiry), {lock_out} given"
-        )));
-    }
-    let ms = (lock_out * 1000.0).round();
-    if ms < 1.0 {
-        return Err(LockError::InvalidValue(format!(
-            "{label} must be at least 0.001 (one millisecond), {lock_out} given"
-        )));
-    }
-    Ok(ms as u64)
-}
-
-/// The lease an extension sets: `lock_out` seconds (checked, `label` naming it), or
-/// by default the object's own `lease` (None: no expiry), in ms (`NO_EXPIRY` for none).
-pub fn extension_ms(label: &str, lock_out: Option<f64>, lease: Option<Duration>) -> Result<u64> {
-    match lock_out {
-        Some(secs) => lease_ms(label, secs),
-        None => Ok(lease.map_or(NO_EXPIRY, |l| l.as_millis() as u64)),
-    }
-}
-
-/// Validates `$timeOut` (seconds to keep retrying; 0 means one try).
-pub fn time_out(time_out: f64) -> Result<Duration> {
-    if !time_out.is_finite() || time_out < 0.0 || time_out > MAX_SECONDS {
-        return Err(LockError::InvalidValue(format!(
-            "Lock::__construct(): Argument #2 ($timeOut) must be a finite number of seconds, 0 or greater, {time_out} given"
-        )));
-    }
-    Ok(Duration::from_secs_f64(time_out))
-}
-
-/// Replaces the user-info part of a dsn, so that no message ever shows a password.
-pub fn redact_dsn(dsn: &str) -> String {
-    let Some(scheme_end) = dsn.find("://") else {
-        return dsn.to_string();
-    };
-    let rest = &dsn[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{}://***@{}", &dsn[..scheme_end], &rest[at + 1..]),
-        None => dsn.to_string(),
-    }
-}
-
-/// Parses and checks a dsn. Errors are `InvalidValue` and never show the password.
-pub fn parse_dsn(dsn: &str) -> Result<ConnectionInfo> {
-    let bad = |why: &str| LockError::InvalidValue(format!("invalid dsn \"{}\": {why}", redact_dsn(dsn)));
-    let scheme = dsn.split_once("://").map(|(s, _)| s).unwrap_or("");
-    if !matches!(scheme, "redis" | "rediss" | "unix") {
-        return Err(bad("expected redis://[user:pass@]host[:port][/db], rediss://... or unix:///path/to.sock"));
-    }
-    let info = dsn.into_connection_info().map_err(|e| {
-        bad(e.detail().unwrap_or_else(|| e.category()))
-    })?;
-    if info.redis_settings().db() < 0 {
-        return Err(bad("the database number must not be negative"));
-    }
-    match info.addr() {
-        ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
-            if host.is_empty() {
-                return Err(bad("missing host"));
-            }
-            if *port == 0 {
-                return Err(bad("port 0 is not a valid port"));
-            }
-        }
-        ConnectionAddr::Unix(path) => {
-            if path.as_os_str().is_empty() || path == std::path::Path::new("/") {
-                return Err(bad("missing socket path"));
-            }
-        }
-        _ => return Err(bad("unsupported address")),
-    }
-    Ok(info)
-}
-
-/// How an address is shown in messages: scheme, host and port or socket path, and
-/// the database; never the credentials.
-pub fn display_addr(info: &ConnectionInfo) -> String {
-    let db = info.redis_settings().db();
-    let base = match info.addr() {
-        ConnectionAddr::Tcp(host, port) => format!("redis://{}:{port}", bracket(host)),
-        ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{}:{port}", bracket(host)),
-        ConnectionAddr::Unix(path) => format!("unix://{}", path.display()),
-        _ => "redis".to_string(),
-    };
-    if db != 0 {
-        format!("{base}/{db}")
-    } else {
-        base
-    }
-}
-
-/// `info`'s settings (credentials, database, TLS or not) at another address: a
-/// master a sentinel named, a node a cluster named.
-pub fn info_at(info: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
-    let (scheme, fragment) = match info.addr() {
-        ConnectionAddr::TcpTls { insecure: true, .. } => ("rediss", "#insecure"),
-        ConnectionAddr::TcpTls { .. } => ("rediss", ""),
-        _ => ("redis", ""),
-    };
-    match format!("{scheme}://{}:{port}/{fragment}", bracket(host)).as_str().into_connection_info() {
-        Ok(moved) => moved.set_redis_settings(info.redis_settings().clone()),
-        Err(_) => info.clone(),
-    }
-}
-
-fn bracket(host: &str) -> String {
-    if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_string()
-    }
-}
-
 /// The TLS files of a `Lock`'s settings. None set: the OS store, no client certificate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsFiles {
@@ -594,53 +422,6 @@ mod tests {
             from_table.set(name, &OptValue::Str(value.as_bytes().to_vec()), Source::Ini).unwrap();
         }
         assert_eq!(from_table, s);
-    }
-
-    #[test]
-    fn good_dsns_parse() {
-        for dsn in [
-            "redis://127.0.0.1:6379",
-            "redis://localhost",
-            "redis://user:secret@10.0.0.1:6380/3",
-            "redis://:secret@[::1]:6379",
-            "rediss://cache.example:6380",
-            "unix:///var/run/redis.sock",
-        ] {
-            parse_dsn(dsn).unwrap_or_else(|e| panic!("{dsn}: {e}"));
-        }
-        let info = parse_dsn("redis://u:p@h:7/2").unwrap();
-        assert_eq!(display_addr(&info), "redis://h:7/2");
-        assert_eq!(display_addr(&parse_dsn("redis://[::1]:1").unwrap()), "redis://[::1]:1");
-    }
-
-    #[test]
-    fn bad_dsns_are_value_errors_without_password() {
-        for dsn in [
-            "",
-            "127.0.0.1:6379",
-            "http://h:1",
-            "redis://",
-            "redis://:hunter2@h:99999",
-            "redis://:hunter2@h:1/notanumber",
-            "redis://:hunter2@h:1/-1",
-            "redis://h:0",
-            "unix://",
-        ] {
-            match parse_dsn(dsn) {
-                Err(LockError::InvalidValue(m)) => {
-                    assert!(m.contains("invalid dsn"), "{m}");
-                    assert!(!m.contains("hunter2"), "password leaked: {m}");
-                }
-                other => panic!("{dsn:?} gave {other:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn redaction_hides_user_info_only() {
-        assert_eq!(redact_dsn("redis://u:pw@h:1/0"), "redis://***@h:1/0");
-        assert_eq!(redact_dsn("redis://h:1/0"), "redis://h:1/0");
-        assert_eq!(redact_dsn("redis://:p@ss@h:1"), "redis://***@h:1");
     }
 
     #[test]
@@ -720,32 +501,5 @@ mod tests {
         assert!(s.check().is_err(), "Sentinel and Cluster are exclusive");
         let err = s.set("cluster", &OptValue::List(vec![b"redis://:secret@127.0.0.1:7000/3".to_vec()]), Source::Option);
         assert!(matches!(&err, Err(LockError::InvalidValue(m)) if m.contains("database") && !m.contains("secret")), "{err:?}");
-    }
-
-    #[test]
-    fn another_address_keeps_credentials_and_tls() {
-        let base = parse_dsn("rediss://user:pw@10.0.0.1:7000/#insecure").unwrap();
-        let moved = info_at(&base, "10.0.0.2", 7001);
-        assert!(matches!(moved.addr(), ConnectionAddr::TcpTls { host, port: 7001, insecure: true, .. } if host == "10.0.0.2"));
-        assert_eq!(moved.redis_settings().username(), Some("user"));
-        assert_eq!(moved.redis_settings().password(), Some("pw"));
-        let plain = info_at(&parse_dsn("redis://127.0.0.1:7000").unwrap(), "::1", 7002);
-        assert!(matches!(plain.addr(), ConnectionAddr::Tcp(host, 7002) if host == "::1"));
-    }
-
-    #[test]
-    fn lock_out_and_time_out_bounds() {
-        assert_eq!(lock_out_ms(10.0).unwrap(), 10_000);
-        assert_eq!(lock_out_ms(0.0015).unwrap(), 2);
-        assert_eq!(lock_out_ms(0.25).unwrap(), 250);
-        assert_eq!(lock_out_ms(f64::INFINITY).unwrap(), NO_EXPIRY);
-        for bad in [0.0, -1.0, 0.0004, f64::NAN, f64::NEG_INFINITY, 1e12] {
-            assert!(lock_out_ms(bad).is_err(), "{bad}");
-        }
-        assert_eq!(time_out(0.0).unwrap(), Duration::ZERO);
-        assert_eq!(time_out(1.5).unwrap(), Duration::from_millis(1500));
-        for bad in [-0.001, f64::NAN, f64::NEG_INFINITY, f64::INFINITY] {
-            assert!(time_out(bad).is_err(), "{bad}");
-        }
     }
 }

@@ -1,7 +1,7 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core knows nothing of PHP. It is built in floors, each importing only the
-//! floors below it (`tools/check-layers.sh` keeps it so):
+//! floors below it (`tools/check-layers.php` keeps it so):
 //!
 //! - `php`: the thin binding, compiled with the default `php` feature;
 //! - `kinds`: the mutex, its shared (read) mode and the semaphore, with their scripts;
@@ -9,14 +9,17 @@
 //! - `wait`: the one waiting mechanism and its back-off;
 //! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
 //! - `net`: RESP, the connections, scripts on the wire, TLS, the wake subscriber;
-//! - the ground floor, here: `config`, `keys`, `token`, `fork_wiped`, `error`.
+//! - the ground floor, here: `config` (with `dsn` and `terms`), `keys`, `token`,
+//!   `fork_wiped`, `error`.
 //!
 //! `docs/architecture.md` walks through them.
 
 pub mod config;
+pub mod dsn;
 pub mod error;
 pub mod fork_wiped;
 pub mod keys;
+pub mod terms;
 pub mod token;
 
 pub mod net;

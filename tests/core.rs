@@ -531,7 +531,7 @@ fn plain_connections_read_large_split_and_pipelined_replies() {
     use redis::ConnectionLike;
     use redis_lock::net::wire::{Connection, Plain};
     let server = RedisServer::start();
-    let info = redis_lock::config::parse_dsn(&server.dsn()).unwrap();
+    let info = redis_lock::dsn::parse_dsn(&server.dsn()).unwrap();
     assert!(Connection::plain_for(&info));
     let mut conn = Connection::Plain(Plain::connect(&info, Duration::from_secs(2)).unwrap());
     // A reply far past the first buffer (4 KiB), read in many pieces.
@@ -565,7 +565,7 @@ fn plain_connections_authenticate_and_select_without_quoting_the_password() {
     let port = support::free_port();
     let server = RedisServer::start_on(port);
     server.cmd(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
-    let at = |dsn: String| redis_lock::config::parse_dsn(&dsn).unwrap();
+    let at = |dsn: String| redis_lock::dsn::parse_dsn(&dsn).unwrap();
     let wrong = Plain::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), Duration::from_secs(2)).err().expect("refused");
     assert_eq!(wrong.kind(), redis::ErrorKind::AuthenticationFailed);
     assert!(!wrong.to_string().contains("wrong-pw") && !format!("{wrong:?}").contains("wrong-pw"), "{wrong}");

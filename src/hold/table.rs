@@ -11,6 +11,7 @@
 //! that thread does not exist in the child.
 
 use crate::keys::LockKeys;
+use crate::terms::Terms;
 use crate::net::script::Script;
 use crate::fork_wiped;
 use crate::topology::route::Route;
@@ -105,7 +106,7 @@ impl Renewal {
     /// The schedule of a hold taken at `now` on these terms: none without
     /// `auto_renew`, or for a lease that never ends.
     /// Boxed: most holds have none, and a small `Hold` moves cheaply.
-    pub fn for_terms(terms: &crate::config::Terms, now: Instant) -> Option<Box<Self>> {
+    pub fn for_terms(terms: &Terms, now: Instant) -> Option<Box<Self>> {
         terms.lease.filter(|_| terms.auto_renew).map(|lease| Box::new(Renewal::new(lease, now, terms.max_hold)))
     }
 }

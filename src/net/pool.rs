@@ -11,7 +11,8 @@
 //! forked child sees another pid and forgets the inherited sockets without
 //! closing them, which could disturb the parent, then connects afresh.
 
-use crate::config::{self, Settings, TlsFiles};
+use crate::config::{Settings, TlsFiles};
+use crate::dsn::{display_addr, info_at, parse_dsn};
 use crate::error::{LockError, Result};
 use crate::fork_wiped;
 use crate::net::idle::Idle;
@@ -144,12 +145,12 @@ pub trait Discovery: Send + Sync + std::fmt::Debug {
 /// The endpoint registered under `key` whose server `discovery` finds (the dsn
 /// gives its credentials and database, `addr` names it in messages).
 pub fn endpoint_discovered(key: String, dsn: &str, settings: &Settings, discovery: Box<dyn Discovery>, addr: String) -> Result<Arc<Endpoint>> {
-    register(key, || config::parse_dsn(dsn), settings, Some(discovery), Some(addr))
+    register(key, || parse_dsn(dsn), settings, Some(discovery), Some(addr))
 }
 
 /// The endpoint for `dsn` with the timeouts of `settings` (one of several servers).
 pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
-    register(endpoint_key(dsn, settings), || config::parse_dsn(dsn), settings, None, None)
+    register(endpoint_key(dsn, settings), || parse_dsn(dsn), settings, None, None)
 }
 
 /// The registry key of `dsn` with `settings`: the same as
@@ -187,7 +188,7 @@ pub(crate) fn endpoint_at(base: &ConnectionInfo, host: &str, port: u16, scope: &
         settings.read_timeout.as_nanos(),
         settings.tls
     );
-    register(key, || Ok(config::info_at(base, host, port)), settings, None, None)
+    register(key, || Ok(info_at(base, host, port)), settings, None, None)
 }
 
 fn register(
@@ -210,7 +211,7 @@ fn register(
     let info = info.set_redis_settings(redis_settings);
     let ep = Arc::new(Endpoint {
         key: Arc::from(key.as_str()),
-        addr: addr.unwrap_or_else(|| config::display_addr(&info)),
+        addr: addr.unwrap_or_else(|| display_addr(&info)),
         info,
         discovery,
         tls: settings.tls.clone(),

@@ -20,6 +20,7 @@
 //! acquisition), so a fork never finds its mutex held.
 
 use crate::config::{self, Settings};
+use crate::dsn;
 use crate::error::{LockError, Result};
 use crate::net::pool::{self, Endpoint, Retry};
 use crate::net::wire::Connection;
@@ -91,7 +92,7 @@ pub fn get(settings: &Settings) -> Result<Arc<Cluster>> {
         .iter()
         .map(|dsn| pool::endpoint_for(dsn, settings))
         .collect::<Result<Vec<_>>>()?;
-    let base = config::parse_dsn(settings.cluster.first().map(String::as_str).unwrap_or(config::DEFAULT_DSN))?;
+    let base = dsn::parse_dsn(settings.cluster.first().map(String::as_str).unwrap_or(config::DEFAULT_DSN))?;
     let cluster = Arc::new(Cluster { scope: scope.clone(), seeds, base, settings: settings.clone(), map: Mutex::new(None) });
     if all.len() >= MAX_CLUSTERS {
         all.clear();

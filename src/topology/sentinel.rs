@@ -6,7 +6,8 @@
 //! which may be back as a replica. A connection that later finds itself on a
 //! replica (`READONLY`) is dropped, so the next use asks the sentinels again.
 
-use crate::config::{self, Settings, TlsFiles};
+use crate::config::{Settings, TlsFiles};
+use crate::dsn;
 use crate::net::pool::{self, Discovery, Endpoint, Use};
 use crate::net::wire::Connection;
 use redis::{ConnectionInfo, Value};
@@ -42,13 +43,13 @@ pub struct Sentinels {
 impl Sentinels {
     /// Parses the sentinels' dsns (already checked by the settings).
     pub fn new(dsns: &[String], service: &str, tls: &TlsFiles) -> crate::error::Result<Self> {
-        let nodes = dsns.iter().map(|d| config::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
+        let nodes = dsns.iter().map(|d| dsn::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
         Ok(Sentinels { nodes, service: service.to_string(), tls: tls.clone() })
     }
 
     /// How messages name the service.
     pub fn describe(&self) -> String {
-        let addrs: Vec<String> = self.nodes.iter().map(config::display_addr).collect();
+        let addrs: Vec<String> = self.nodes.iter().map(dsn::display_addr).collect();
         format!("service \"{}\" via sentinels {}", self.service, addrs.join(", "))
     }
 
@@ -69,14 +70,14 @@ impl Sentinels {
             let named = match self.ask(node, left, read_timeout) {
                 Ok(addr) => addr,
                 Err(cause) => {
-                    causes.push(format!("{}: {cause}", config::display_addr(node)));
+                    causes.push(format!("{}: {cause}", dsn::display_addr(node)));
                     continue;
                 }
             };
-            let info = config::info_at(master, &named.0, named.1);
+            let info = dsn::info_at(master, &named.0, named.1);
             match self.open(&info, left, read_timeout, use_).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
-                Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), config::display_addr(node))),
+                Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), dsn::display_addr(node))),
             }
         }
         Err(format!("no master found: {}", causes.join("; ")))

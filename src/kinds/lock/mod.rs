@@ -28,7 +28,8 @@ mod retake;
 pub use release::release_all_held;
 use release::{release_hold, release_token, Release, Released};
 
-use crate::config::{self, Settings, Terms};
+use crate::config::Settings;
+use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
 use crate::hold::table::{self, Hold, Kind, RenewBy, Renewal, Status};
@@ -132,10 +133,10 @@ impl Lock {
                 "Lock::__construct(): Argument #1 ($key) must not be empty".to_string(),
             ));
         }
-        let wait = config::time_out(time_out)?;
-        let ttl_ms = config::lock_out_ms(lock_out)?;
+        let wait = terms::time_out(time_out)?;
+        let ttl_ms = terms::lock_out_ms(lock_out)?;
         settings.check()?;
-        if ttl_ms == config::NO_EXPIRY && !settings.servers.is_empty() {
+        if ttl_ms == terms::NO_EXPIRY && !settings.servers.is_empty() {
             return Err(LockError::InvalidValue(
                 "Lock::__construct(): Argument #3 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
             ));
@@ -288,8 +289,8 @@ impl Lock {
     /// `$lockOut`) from now, if it still holds `token` (default: this object's).
     /// Returns false when the token no longer holds the key.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
-        let ms = config::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
-        if ms == config::NO_EXPIRY && self.route.lease_only() {
+        let ms = terms::extension_ms("Lock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
+        if ms == terms::NO_EXPIRY && self.route.lease_only() {
             return Err(LockError::InvalidValue(
                 "Lock::extendLock(): Argument #2 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
             ));
@@ -313,7 +314,7 @@ impl Lock {
             // Not confirmed (a quorum's renewal ran out of time): not known to be lost either.
             Extended::No => return Ok(false),
         };
-        Claim::renewed(own_hold, extended, (ms != config::NO_EXPIRY).then_some(lease), sent);
+        Claim::renewed(own_hold, extended, (ms != terms::NO_EXPIRY).then_some(lease), sent);
         Ok(extended)
     }
 
