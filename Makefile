@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts check-layers check-links stubs stubs-check demo bench \
+.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts test-image dist check-layers check-links stubs stubs-check demo bench \
 	install uninstall deb test-install clean
 
 all: build
@@ -32,7 +32,8 @@ build: nts-only
 	$(CARGO) build --release
 
 ## The whole suite, as CI runs it: the layer and link checks, on each server of
-## SERVERS, the ZTS refusals, then the stub check.
+## SERVERS, the ZTS refusals, the images' install path with PIE's source build and
+## binary (test-image), then the stub check.
 test: build
 	@$(MAKE) --no-print-directory check-layers check-links
 	@for s in $(SERVERS); do \
@@ -40,6 +41,7 @@ test: build
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
 	done
 	@$(MAKE) --no-print-directory test-zts
+	@tools/test-image.sh --own-prefix
 	@$(MAKE) --no-print-directory stubs-check
 
 ## The core's floors (php > kinds > hold > wait > topology > net > ground): every
@@ -110,6 +112,18 @@ uninstall:
 ## A Debian package, php<ver>-redis-lock_<version>_<arch>.deb, in target/deb/.
 deb: build
 	tools/deb.sh $(EXT) $(CURDIR)/target/deb
+
+## The archive PIE's pre-packaged-binary method downloads, for the PHP of PHP_CONFIG:
+## target/dist/php_redis_lock-<version>_php<M.m>-<arch>-linux-glibc[-zts].tgz
+dist: build
+	tools/dist.sh $(EXT) $(CURDIR)/target/dist
+
+## The official php images' install path (docker-php-ext-install's steps), PIE's source
+## build and make dist, on a PHP built from Debian's source as the images build
+## theirs (tools/php-src.sh nts, cached): in /usr/local inside tools/clean-root.sh,
+## in a prefix of its own elsewhere. make test runs it in a prefix of its own.
+test-image:
+	tools/test-image.sh
 
 ## Each install path (make install, phpize, the .deb) checked with the CLI and a
 ## php-fpm pool. It installs and removes system packages, so it runs only inside a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/php-src.sh VARIANT
+# Usage: tools/php-src.sh VARIANT [--image]
 #
 # Builds PHP from Debian's own source package for this release (php8.2 on Debian 12,
 # php8.4 on Debian 13), installs it into a prefix of its own and prints that prefix:
@@ -7,13 +7,22 @@
 # such a PHP through PHP_CONFIG=PREFIX/bin/php-config.
 #
 # VARIANT:
+#   nts   non-thread-safe, configured as the official `php` Docker images configure
+#         theirs (their flags and built-in modules; no PEAR, which make install would
+#         download), with a conf.d scan directory beside php.ini and no phpenmod.
 #   zts   thread-safe (ZTS) CLI, with FrankenPHP's thread flags (--enable-zts
 #         --disable-zend-signals) and only the extensions PHP always builds in.
 #
+# --image (nts only, and only inside a root made by tools/clean-root.sh): lay PHP out
+# exactly as the images do, in /usr/local (php.ini in /usr/local/etc/php, modules
+# scanned from /usr/local/etc/php/conf.d). It prints /usr/local. On a working machine
+# that would shadow Debian's php on PATH, so it is refused there.
+#
 # Each build (release, PHP version, variant, flags) is made once and cached under
 # $REDIS_LOCK_PHP_CACHE (default /var/tmp/redis-lock-php); later calls print the
-# cached prefix at once. A build takes a few minutes on 2 cores; its log stays beside
-# the prefix. The prefix is never /usr/local, where it would shadow Debian's php.
+# cached prefix at once (an --image build is cached as a staged tree and copied into
+# /usr/local). A build takes a few minutes on 2 cores; its log stays beside the
+# prefix. Without --image the prefix is never /usr/local.
 #
 # The source comes through apt with lists of the tool's own (deb-src lines for this
 # release, kept in the cache), so this machine's apt configuration is left as it is.
@@ -29,11 +38,30 @@
 set -euo pipefail
 
 variant=${1:-}
+image=0
+[ "${2:-}" = --image ] && image=1
 case "$variant" in
+    # The official images' configure flags (docker-library/php), less PEAR; --with-libdir
+    # is theirs too, so that configure finds Debian's multiarch libraries.
+    nts) flags=(--enable-option-checking=fatal --with-mhash --with-pic --enable-ftp --enable-mbstring
+                --enable-mysqlnd --with-password-argon2 --with-sodium=shared --with-pdo-sqlite=/usr
+                --with-sqlite3=/usr --with-curl --with-iconv --with-openssl --with-readline --with-zlib
+                --disable-phpdbg --disable-cgi --enable-embed
+                "--with-libdir=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)")
+         build_deps=(libargon2-dev libcurl4-openssl-dev libonig-dev libreadline-dev libsodium-dev
+                     libsqlite3-dev libssl-dev libxml2-dev zlib1g-dev) ;;
     zts) flags=(--enable-zts --disable-zend-signals --disable-all --enable-cli --disable-cgi
-                --disable-phpdbg --without-pear) ;;
-    *) echo "usage: $0 zts" >&2; exit 2 ;;
+                --disable-phpdbg --without-pear)
+         build_deps=() ;;
+    *) echo "usage: $0 nts|zts [--image]" >&2; exit 2 ;;
 esac
+if ((image)); then
+    [ "$variant" = nts ] || { echo "php-src: --image is the NTS images' layout" >&2; exit 2; }
+    [ -f /.redis-lock-clean-root ] || {
+        echo "php-src: --image installs into /usr/local, which would shadow this machine's php; run it in tools/clean-root.sh" >&2
+        exit 2
+    }
+fi
 cache=${REDIS_LOCK_PHP_CACHE:-/var/tmp/redis-lock-php}
 . /etc/os-release
 suite=${VERSION_CODENAME:?php-src: /etc/os-release names no release}
@@ -51,19 +79,43 @@ fi
 # The key names what was built: the branch, the flags and the version of the steps
 # below (raise `steps` when they change), so a prefix made another way is never reused.
 steps=2
-key=$(printf '%s\n' "$branch" "${flags[*]}" "steps $steps" | sha256sum | cut -c1-12)
+layout=()
+((image)) && layout=("images' layout in /usr/local")
+key=$(printf '%s\n' "$branch" "${flags[*]}" "${layout[@]}" "steps $steps" | sha256sum | cut -c1-12)
 prefix=$cache/$suite-php$branch-$variant-$key
+# The images' layout is staged in the cache (make install INSTALL_ROOT=) and copied
+# into /usr/local; PHP's paths are /usr/local's, so the staged copy is never run.
+if ((image)); then
+    stage=$prefix
+    prefix=/usr/local
+    ini_dir=/usr/local/etc/php
+else
+    stage=
+    ini_dir=$prefix/etc
+fi
 mkdir -p "$cache"
 exec 9>"$cache/.lock-$suite-$branch-$variant"
 flock 9
-if [ -x "$prefix/bin/php" ] && [ -f "$prefix/.complete" ]; then
+# Copies a staged images' layout into /usr/local, once per root.
+place() {
+    if [ ! -f /usr/local/.redis-lock-php ] || ! cmp -s "$stage/.complete" /usr/local/.redis-lock-php; then
+        cp -a "$stage/usr/local/." /usr/local/
+        cp "$stage/.complete" /usr/local/.redis-lock-php
+    fi
+}
+if ((image)) && [ -f "$stage/.complete" ]; then
+    place
+    echo "$prefix"
+    exit 0
+fi
+if ((!image)) && [ -x "$prefix/bin/php" ] && [ -f "$prefix/.complete" ]; then
     echo "$prefix"
     exit 0
 fi
 
 # dpkg-source unpacks the package; phpize runs autoconf, and configure scripts pkg-config.
 missing=()
-for p in dpkg-dev autoconf pkg-config xz-utils; do installed "$p" || missing+=("$p"); done
+for p in dpkg-dev autoconf pkg-config xz-utils "${build_deps[@]}"; do installed "$p" || missing+=("$p"); done
 if ((${#missing[@]})); then
     [ "$(id -u)" -eq 0 ] || { log "run as root, or install: apt-get install ${missing[*]}"; exit 1; }
     log "installing ${missing[*]}"
@@ -106,16 +158,27 @@ src=$work/src
 
 log "building PHP $got ($variant) into $prefix"
 start=$SECONDS
-rm -rf "$prefix"
+((image)) || rm -rf "$prefix"
 buildlog=$cache/$suite-php$branch-$variant-$key.log
 (
     cd "$src"
-    ./configure --prefix="$prefix" --with-config-file-path="$prefix/etc" \
-        --with-config-file-scan-dir="$prefix/etc/conf.d" "${flags[@]}"
+    ./configure --prefix="$prefix" --with-config-file-path="$ini_dir" \
+        --with-config-file-scan-dir="$ini_dir/conf.d" "${flags[@]}"
     make -j"$(nproc)"
-    make install
+    if ((image)); then
+        rm -rf "$stage"
+        make install INSTALL_ROOT="$stage"
+    else
+        make install
+    fi
 ) >"$buildlog" 2>&1 || { log "the build failed; the end of $buildlog:"; tail -n 30 "$buildlog" >&2; exit 1; }
-mkdir -p "$prefix/etc/conf.d"
-echo "php$branch $got ${flags[*]}" >"$prefix/.complete"
+if ((image)); then
+    mkdir -p "$stage$ini_dir/conf.d"
+    echo "php$branch $got ${flags[*]}" >"$stage/.complete"
+    place
+else
+    mkdir -p "$ini_dir/conf.d"
+    echo "php$branch $got ${flags[*]}" >"$prefix/.complete"
+fi
 log "built in $((SECONDS - start)) s"
 echo "$prefix"
