@@ -10,8 +10,10 @@
 #   nts   non-thread-safe, configured as the official `php` Docker images configure
 #         theirs (their flags and built-in modules; no PEAR, which make install would
 #         download), with a conf.d scan directory beside php.ini and no phpenmod.
-#   zts   thread-safe (ZTS) CLI, with FrankenPHP's thread flags (--enable-zts
-#         --disable-zend-signals) and only the extensions PHP always builds in.
+#   zts   thread-safe (ZTS), with FrankenPHP's flags (--enable-zts --enable-embed
+#         --disable-zend-signals): the CLI and libphp.so, with only the extensions
+#         PHP always builds in. (PHP builds one SAPI module at a time, so Apache's
+#         threaded mod_php, --with-apxs2, would be a variant of its own.)
 #
 # --image (nts only, and only inside a root made by tools/clean-root.sh): lay PHP out
 # exactly as the images do, in /usr/local (php.ini in /usr/local/etc/php, modules
@@ -50,7 +52,8 @@ case "$variant" in
                 "--with-libdir=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)")
          build_deps=(libargon2-dev libcurl4-openssl-dev libonig-dev libreadline-dev libsodium-dev
                      libsqlite3-dev libssl-dev libxml2-dev zlib1g-dev) ;;
-    zts) flags=(--enable-zts --disable-zend-signals --disable-all --enable-cli --disable-cgi
+    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals.
+    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --disable-all --enable-cli --disable-cgi
                 --disable-phpdbg --without-pear)
          build_deps=() ;;
     *) echo "usage: $0 nts|zts [--image]" >&2; exit 2 ;;
