@@ -575,3 +575,67 @@ fn plain_connections_authenticate_and_select_without_quoting_the_password() {
     assert!(info.contains(" db=3 "), "{info}");
     drop(server);
 }
+
+#[test]
+fn request_end_releases_only_the_calling_threads_holds() {
+    // Under a threaded SAPI each thread runs its own requests: one thread's request
+    // end must leave another thread's locks alone.
+    use redis_lock::kinds::lock::release_all_held;
+    use std::sync::mpsc;
+    let server = RedisServer::start();
+    let dsn = server.dsn();
+    let (taken, b_has_it) = mpsc::channel();
+    let (go_on, a_ended) = mpsc::channel::<()>();
+    let b = std::thread::spawn({
+        let dsn = dsn.clone();
+        move || {
+            let mut l = Lock::new(b"core:owner:b", 0.0, 30.0, &settings(&dsn)).unwrap();
+            l.try_acquire(None).unwrap().expect("free");
+            taken.send(()).unwrap();
+            a_ended.recv().unwrap();
+            // The object is still alive: only request end can release it here.
+            release_all_held();
+            l.is_locked().unwrap()
+        }
+    });
+    b_has_it.recv().unwrap();
+    let mut a = Lock::new(b"core:owner:a", 0.0, 30.0, &settings(&dsn)).unwrap();
+    a.try_acquire(None).unwrap().expect("free");
+    release_all_held();
+    assert_eq!(get(&server, "core:owner:a"), None, "this thread's request end released its lock");
+    assert!(get(&server, "core:owner:b").is_some(), "another thread's lock survived this thread's request end");
+    go_on.send(()).unwrap();
+    assert!(!b.join().unwrap(), "that thread's own request end released it");
+    assert_eq!(get(&server, "core:owner:b"), None);
+}
+
+#[test]
+fn one_threads_round_trip_never_waits_for_anothers() {
+    // Each thread has connections of its own: a slow reply to one thread (here a
+    // BLPOP the server answers after 1.5 s) holds up no other thread's lock cycle.
+    use redis_lock::net::pool::{self, Retry};
+    use redis_lock::net::wire;
+    use std::sync::mpsc;
+    let server = RedisServer::start();
+    let dsn = server.dsn();
+    let (sending, sent) = mpsc::channel();
+    let slow = std::thread::spawn({
+        let dsn = dsn.clone();
+        move || {
+            let mut s = settings(&dsn);
+            s.set("read_timeout", &OptValue::Float(5.0), Source::Option).unwrap();
+            let ep = pool::endpoint_for(&dsn, &s).unwrap();
+            sending.send(()).unwrap();
+            pool::run(&ep, Retry::IfStale, |conn, _| wire::request(conn, &[b"BLPOP", b"core:threads:nothing", b"1.5"])).unwrap()
+        }
+    });
+    sent.recv().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = Instant::now();
+    let mut l = Lock::new(b"core:threads:fast", 0.0, 5.0, &settings(&dsn)).unwrap();
+    let token = l.try_acquire(None).unwrap().expect("free");
+    assert!(l.release(Some(&token)).unwrap());
+    let took = t.elapsed();
+    assert!(took < Duration::from_millis(700), "this thread waited for another's round trip: {took:?}");
+    assert_eq!(slow.join().unwrap(), Value::Nil, "the slow thread got its own reply");
+}

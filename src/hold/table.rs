@@ -5,6 +5,11 @@
 //! auto-renewed carry a `Renewal`, and the watchdog marks a hold lost when renewal
 //! finds that its token no longer holds the key.
 //!
+//! One table per process, for every thread's holds: one watchdog renews them all.
+//! Each hold names its owner, the thread whose request took it (`Owner`), and
+//! request end takes out only the holds of the thread that ends its request:
+//! under a threaded SAPI other threads are in the middle of theirs.
+//!
 //! Fork safety: the table belongs to the process that made it. A forked child gets
 //! a fresh, empty table on first use and never touches the parent's: its mutex may
 //! have been held by the parent's watchdog thread at the instant of the fork, and
@@ -18,13 +23,36 @@ use crate::topology::route::Route;
 use crate::token::Token;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Identifies one hold in the table; never reused within a process.
 pub type HoldId = u64;
+
+/// Whose request a hold belongs to: the thread that took it. Each thread gets a
+/// number of its own on first use, never reused within the process (a thread id
+/// can be, once its thread has ended).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner(u64);
+
+impl Owner {
+    /// The calling thread.
+    pub fn current() -> Owner {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        thread_local! {
+            static THIS: Cell<u64> = const { Cell::new(0) };
+        }
+        THIS.with(|this| {
+            if this.get() == 0 {
+                this.set(NEXT.fetch_add(1, Ordering::Relaxed));
+            }
+            Owner(this.get())
+        })
+    }
+}
 
 /// What a hold is of its lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +85,8 @@ impl std::fmt::Debug for RenewBy {
 #[derive(Debug)]
 pub struct Hold {
     pub kind: Kind,
+    /// The thread whose request took it: only that thread's request end releases it.
+    pub owner: Owner,
     /// Where the key's commands run (on a Redlock quorum, every node).
     pub route: Route,
     pub keys: Arc<LockKeys>,
@@ -192,7 +222,7 @@ fn shared() -> &'static Shared {
     // The parent's table (if any) is left as it is: leaked in this process, never locked.
     match CURRENT.compare_exchange(current, fresh as *const Shared as *mut Shared, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => fresh,
-        // Another thread of this process got there first (only in tests: PHP is NTS).
+        // Another thread of this process got there first.
         // SAFETY: as above.
         Err(winner) => unsafe { winner.as_ref() }.unwrap_or(fresh),
     }
@@ -300,12 +330,14 @@ pub fn orphan(id: HoldId) {
     }
 }
 
-/// Request end: takes out the holds to release (the caller releases them); the
-/// `auto_release => false` ones become orphans (see `orphan`).
+/// Request end, in the calling thread: takes out that thread's holds to release (the
+/// caller releases them); its `auto_release => false` ones become orphans (see
+/// `orphan`). Other threads' holds stay as they are.
 pub fn take_auto_released() -> Vec<Hold> {
     let Some(s) = existing() else { return Vec::new() };
+    let owner = Owner::current();
     let mut t = s.lock();
-    let ids: Vec<HoldId> = t.holds.keys().copied().collect();
+    let ids: Vec<HoldId> = t.holds.iter().filter(|(_, h)| h.owner == owner).map(|(&id, _)| id).collect();
     let mut out = Vec::new();
     for id in ids {
         let Some(h) = t.holds.get_mut(&id) else { continue };

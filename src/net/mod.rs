@@ -4,7 +4,7 @@
 //! value, for one server or every node of a quorum; `wire` is the command
 //! connection (our own over plain TCP and Unix sockets, redis-rs's over TLS);
 //! `script` sends a Lua script by SHA1 with its text as the fallback; `tls` decides
-//! whom `rediss://` trusts; `pool` is the per-process, fork-aware registry of
+//! whom `rediss://` trusts; `pool` is the per-thread, fork-aware registry of
 //! endpoints and their connections; `wake` is the pub/sub subscriber that waiters
 //! sleep on. Nothing here knows what a lock is, or how servers are arranged: that
 //! is `topology`, one floor up.

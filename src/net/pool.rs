@@ -1,7 +1,11 @@
-//! The per-process connection registry.
+//! The connection registry, one per thread.
 //!
 //! One connection per connection settings (dsn and timeouts), shared by every
-//! `Lock` of the process and kept across requests (php-fpm workers live long).
+//! `Lock` of the thread and kept across requests (php-fpm workers live long). Per
+//! thread, not per process: under a threaded SAPI each thread runs requests of its
+//! own, and its commands go over connections no other thread uses, without waiting
+//! for another thread's round trips. A thread's connections close when it ends.
+//! (Under php-fpm and the CLI a process has one such thread.)
 //! Connections are made lazily, on first use, never at module startup. An app that
 //! builds its settings per request (per tenant, say) would grow them without bound:
 //! beyond `max_endpoints` the least recently used endpoint's idle connection (and
@@ -20,7 +24,8 @@ use crate::net::tls;
 use crate::net::wire::{Connection, Plain};
 use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Parsed connection settings, shared by every `Lock` that uses them.
@@ -100,19 +105,34 @@ struct Registry {
 /// (a guard against dsns built per request, not a limit on connections in use).
 const MAX_ENDPOINTS: usize = 64;
 
-static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+thread_local! {
+    static REGISTRY: RefCell<Option<Registry>> = const { RefCell::new(None) };
+}
 
-fn registry() -> MutexGuard<'static, Option<Registry>> {
-    REGISTRY.lock().unwrap_or_else(|poisoned| {
-        // A panic unwound while a command was in flight: that connection may have a
-        // reply pending that the next command would read as its own. Drop them all.
-        let mut guard = poisoned.into_inner();
-        if let Some(reg) = guard.as_mut() {
-            reg.conns.clear();
+/// Runs `f` on this thread's registry, made on first use. A panic that unwinds out
+/// of `f` (while a command was in flight) drops every connection: one may have a
+/// reply pending that the next command would read as its own. Once the thread's
+/// registry is gone (the thread is ending), a throwaway one serves, keeping nothing.
+/// `f` is `FnMut` so that it is still at hand for that: it runs once.
+fn with_registry<T>(mut f: impl FnMut(&mut Registry) -> T) -> T {
+    struct Unwinding<'a>(&'a mut Registry);
+    impl Drop for Unwinding<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                self.0.conns.clear();
+            }
         }
-        REGISTRY.clear_poison();
-        guard
-    })
+    }
+    let pooled = REGISTRY.try_with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        let guard = Unwinding(current(&mut slot));
+        Some(f(&mut *guard.0))
+    });
+    match pooled {
+        Ok(Some(v)) => v,
+        // Gone, or in use (never re-entered today): a throwaway registry, not a panic.
+        _ => f(current(&mut None)),
+    }
 }
 
 fn current(slot: &mut Option<Registry>) -> &mut Registry {
@@ -198,11 +218,13 @@ fn register(
     discovery: Option<Box<dyn Discovery>>,
     addr: Option<String>,
 ) -> Result<Arc<Endpoint>> {
-    let mut guard = registry();
-    let reg = current(&mut guard);
-    reg.cap = settings.max_endpoints as usize;
-    if let Some(ep) = reg.endpoints.get(&key) {
-        return Ok(ep.clone());
+    let cap = settings.max_endpoints as usize;
+    let known = with_registry(|reg| {
+        reg.cap = cap;
+        reg.endpoints.get(&key).cloned()
+    });
+    if let Some(ep) = known {
+        return Ok(ep);
     }
     let info = info()?;
     // No CLIENT SETINFO: it costs a round trip per connect, and redis-rs ignores its
@@ -218,10 +240,12 @@ fn register(
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
     });
-    if reg.endpoints.len() >= MAX_ENDPOINTS {
-        reg.endpoints.clear();
-    }
-    reg.endpoints.insert(key, ep.clone());
+    with_registry(|reg| {
+        if reg.endpoints.len() >= MAX_ENDPOINTS {
+            reg.endpoints.clear();
+        }
+        reg.endpoints.insert(key.clone(), ep.clone());
+    });
     Ok(ep)
 }
 
@@ -358,7 +382,7 @@ fn describe(e: &RedisError, ep: &Endpoint) -> String {
     }
 }
 
-/// Runs `op` on the process's connection for `ep`, connecting first if needed.
+/// Runs `op` on this thread's connection for `ep`, connecting first if needed.
 ///
 /// `op` receives the connection and whether this is the second try. The connection
 /// is used where it lies in the registry; after an error that breaks it, it is
@@ -369,72 +393,71 @@ pub fn run<T>(
     retry: Retry,
     mut op: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
 ) -> Result<T> {
-    let mut guard = registry();
-    let reg = current(&mut guard);
-    let (at, reused) = match reg.conns.position(&ep.key) {
-        Some(at) => (at, true),
-        None => (reg.conns.put(&ep.key, connect(ep)?, reg.cap), false),
-    };
-    let err = match op(reg.conns.used(at), false) {
-        Ok(v) => return Ok(v),
-        Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => return Err(ep.error(&e)),
-        Err(e) => e,
-    };
-    reg.conns.take(&ep.key);
-    let again = match retry {
-        Retry::ToSettle => true,
-        Retry::IfStale => reused && !err.is_timeout(),
-    };
-    if !again {
-        return Err(ep.error(&err));
-    }
-    let timed_out = err.is_timeout();
-    let started = std::time::Instant::now();
-    let reconnected = if timed_out {
-        let budget = settle_budget(ep);
-        connect_within(ep, ep.connect_timeout.min(budget), budget, Use::Commands)
-    } else {
-        connect(ep)
-    };
-    let mut conn = reconnected.map_err(|second| match second {
-        // The first try was sent: what it did is unknown.
-        LockError::Connection { addr, cause, .. } => LockError::Connection {
-            addr,
-            cause: format!("{}; reconnecting: {cause}", describe(&err, ep)),
-            sent: true,
-        },
-        other => other,
-    })?;
-    if timed_out {
-        let left = settle_budget(ep).saturating_sub(started.elapsed()).max(Duration::from_millis(1));
-        conn.set_read_timeout(Some(left)).map_err(|e| ep.error(&e))?;
-    }
-    match op(&mut conn, true) {
-        Ok(v) => {
-            if timed_out {
-                // Back to the normal bound before the connection is shared again.
-                conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
-                conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
-            }
-            reg.conns.put(&ep.key, conn, reg.cap);
-            Ok(v)
+    with_registry(|reg| {
+        let (at, reused) = match reg.conns.position(&ep.key) {
+            Some(at) => (at, true),
+            None => (reg.conns.put(&ep.key, connect(ep)?, reg.cap), false),
+        };
+        let err = match op(reg.conns.used(at), false) {
+            Ok(v) => return Ok(v),
+            Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => return Err(ep.error(&e)),
+            Err(e) => e,
+        };
+        reg.conns.take(&ep.key);
+        let again = match retry {
+            Retry::ToSettle => true,
+            Retry::IfStale => reused && !err.is_timeout(),
+        };
+        if !again {
+            return Err(ep.error(&err));
         }
-        Err(e) => {
-            if !breaks_connection(&e) && !ep.on_replica(&e) && !timed_out {
+        let timed_out = err.is_timeout();
+        let started = std::time::Instant::now();
+        let reconnected = if timed_out {
+            let budget = settle_budget(ep);
+            connect_within(ep, ep.connect_timeout.min(budget), budget, Use::Commands)
+        } else {
+            connect(ep)
+        };
+        let mut conn = reconnected.map_err(|second| match second {
+            // The first try was sent: what it did is unknown.
+            LockError::Connection { addr, cause, .. } => LockError::Connection {
+                addr,
+                cause: format!("{}; reconnecting: {cause}", describe(&err, ep)),
+                sent: true,
+            },
+            other => other,
+        })?;
+        if timed_out {
+            let left = settle_budget(ep).saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+            conn.set_read_timeout(Some(left)).map_err(|e| ep.error(&e))?;
+        }
+        match op(&mut conn, true) {
+            Ok(v) => {
+                if timed_out {
+                    // Back to the normal bound before the connection is shared again.
+                    conn.set_read_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
+                    conn.set_write_timeout(Some(ep.read_timeout)).map_err(|e| ep.error(&e))?;
+                }
                 reg.conns.put(&ep.key, conn, reg.cap);
+                Ok(v)
             }
-            Err(ep.error(&e))
+            Err(e) => {
+                if !breaks_connection(&e) && !ep.on_replica(&e) && !timed_out {
+                    reg.conns.put(&ep.key, conn, reg.cap);
+                }
+                Err(ep.error(&e))
+            }
         }
-    }
+    })
 }
 
-/// Takes the process's connection for `ep` out of the registry, or makes one within
+/// Takes this thread's connection for `ep` out of the registry, or makes one within
 /// `budget`, for a caller that talks to several servers at once and must not hold
 /// the registry meanwhile. `check_in` gives it back.
 pub(crate) fn check_out(ep: &Endpoint, budget: Duration) -> Result<Connection> {
     let pooled = {
-        let mut guard = registry();
-        current(&mut guard).conns.take(&ep.key)
+        with_registry(|reg| reg.conns.take(&ep.key))
     };
     match pooled {
         Some(conn) => Ok(conn),
@@ -448,9 +471,12 @@ pub(crate) fn check_in(ep: &Endpoint, conn: Connection) {
     if conn.set_read_timeout(Some(ep.read_timeout)).is_err() || conn.set_write_timeout(Some(ep.read_timeout)).is_err() {
         return;
     }
-    let mut guard = registry();
-    let reg = current(&mut guard);
-    reg.conns.put(&ep.key, conn, reg.cap);
+    let mut conn = Some(conn);
+    with_registry(|reg| {
+        if let Some(conn) = conn.take() {
+            reg.conns.put(&ep.key, conn, reg.cap);
+        }
+    });
 }
 
 /// Describes a failure on `ep` for messages (no credentials).
@@ -460,14 +486,12 @@ pub(crate) fn describe_failure(ep: &Endpoint, e: &RedisError) -> String {
 
 /// Drops every connection of this process (used at module shutdown).
 pub fn close_all() {
-    let mut guard = registry();
-    current(&mut guard).conns.clear();
+    with_registry(|reg| reg.conns.clear());
 }
 
 /// How many endpoints keep an idle connection (`max_endpoints`, as last set).
 pub(crate) fn cap() -> usize {
-    let mut guard = registry();
-    current(&mut guard).cap
+    with_registry(|reg| reg.cap)
 }
 
 #[cfg(test)]

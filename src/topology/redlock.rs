@@ -19,7 +19,7 @@ use redis::{ErrorKind, ServerErrorKind, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Where a fan-out gets its connections: the process's registry for requests, the
+/// Where a fan-out gets its connections: the thread's registry for requests, the
 /// watchdog's own set for renewals (the watchdog must never lock the registry, whose
 /// mutex a fork could catch held).
 pub(crate) trait Links {

@@ -164,6 +164,7 @@ impl Lock {
         self.kind = kind;
         self.claim.record(Hold {
             kind,
+            owner: Owner::current(),
             route: self.route.clone(),
             keys: self.keys.clone(),
             token,

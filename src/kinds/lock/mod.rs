@@ -32,7 +32,7 @@ use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
-use crate::hold::table::{self, Hold, Kind, RenewBy, Renewal, Status};
+use crate::hold::table::{self, Hold, Kind, Owner, RenewBy, Renewal, Status};
 use crate::keys::LockKeys;
 use crate::net::pool::Retry;
 use crate::topology::route::{Extended, Route};

@@ -22,7 +22,7 @@ use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
-use crate::hold::table::{Hold, Kind, RenewBy, Renewal};
+use crate::hold::table::{Hold, Kind, Owner, RenewBy, Renewal};
 use crate::keys::LockKeys;
 use crate::net::pool::Retry;
 use crate::net::resp;
@@ -208,6 +208,7 @@ impl Semaphore {
     fn record(&mut self, token: Token, renew: Option<Box<Renewal>>) {
         self.claim.record(Hold {
             kind: Kind::Permits,
+            owner: Owner::current(),
             route: self.route.clone(),
             keys: self.keys.clone(),
             renew_by: &RENEWAL,
