@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts test-image dist check-layers check-links stubs stubs-check demo bench \
+.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench \
 	install uninstall deb test-install clean
 
 all: build
@@ -32,8 +32,9 @@ build: nts-only
 	$(CARGO) build --release
 
 ## The whole suite, as CI runs it: the layer and link checks, on each server of
-## SERVERS, the ZTS refusals, the images' install path with PIE's source build and
-## binary (test-image), then the stub check.
+## SERVERS, the ZTS refusals, the module under Apache's threads (test-zts-apache), the
+## images' install path with PIE's source build and binary (test-image), then the
+## stub check.
 test: build
 	@$(MAKE) --no-print-directory check-layers check-links
 	@for s in $(SERVERS); do \
@@ -41,6 +42,7 @@ test: build
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
 	done
 	@$(MAKE) --no-print-directory test-zts
+	@$(MAKE) --no-print-directory test-zts-apache
 	@tools/test-image.sh --own-prefix
 	@$(MAKE) --no-print-directory stubs-check
 
@@ -117,6 +119,13 @@ deb: build
 ## target/dist/php_redis_lock-<version>_php<M.m>-<arch>-linux-glibc[-zts].tgz
 dist: build
 	tools/dist.sh $(EXT) $(CURDIR)/target/dist
+
+## The module under threads: Apache httpd with mpm_event and a ZTS mod_php built from
+## Debian's source (tools/php-src.sh zts-apache, cached), 2 processes x 16 threads:
+## an exact counter under ab -c 32, a long hold kept, a fatal error's lock released,
+## recycled processes leaking nothing. Built with the zts-preview feature.
+test-zts-apache: build
+	tools/test-zts-apache.sh
 
 ## The official php images' install path (docker-php-ext-install's steps), PIE's source
 ## build and make dist, on a PHP built from Debian's source as the images build

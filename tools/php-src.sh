@@ -12,8 +12,11 @@
 #         download), with a conf.d scan directory beside php.ini and no phpenmod.
 #   zts   thread-safe (ZTS), with FrankenPHP's flags (--enable-zts --enable-embed
 #         --disable-zend-signals): the CLI and libphp.so, with only the extensions
-#         PHP always builds in. (PHP builds one SAPI module at a time, so Apache's
-#         threaded mod_php, --with-apxs2, would be a variant of its own.)
+#         PHP always builds in.
+#   zts-apache  thread-safe, with Apache's mod_php (--with-apxs2, from Debian's
+#         apache2-dev) instead of the embed SAPI: PHP builds one SAPI module at a
+#         time. PREFIX/lib/apache2/libphp.so is the module; the system's Apache
+#         is left alone.
 #
 # --image (nts only, and only inside a root made by tools/clean-root.sh): lay PHP out
 # exactly as the images do, in /usr/local (php.ini in /usr/local/etc/php, modules
@@ -56,7 +59,13 @@ case "$variant" in
     zts) flags=(--enable-zts --enable-embed --disable-zend-signals --disable-all --enable-cli --disable-cgi
                 --disable-phpdbg --without-pear)
          build_deps=() ;;
-    *) echo "usage: $0 nts|zts [--image]" >&2; exit 2 ;;
+    # Apache's threaded mod_php (mpm_event, mpm_worker): PHP builds one SAPI module
+    # at a time, so this is a build of its own. Its libphp.so goes to
+    # PREFIX/lib/apache2/, never into the system's Apache.
+    zts-apache) flags=(--enable-zts --disable-zend-signals --with-apxs2=/usr/bin/apxs --disable-all
+                       --enable-cli --enable-posix --disable-cgi --disable-phpdbg --without-pear)
+         build_deps=(apache2-dev) ;;
+    *) echo "usage: $0 nts|zts|zts-apache [--image]" >&2; exit 2 ;;
 esac
 if ((image)); then
     [ "$variant" = nts ] || { echo "php-src: --image is the NTS images' layout" >&2; exit 2; }
@@ -171,6 +180,9 @@ buildlog=$cache/$suite-php$branch-$variant-$key.log
     if ((image)); then
         rm -rf "$stage"
         make install INSTALL_ROOT="$stage"
+    elif [ "$variant" = zts-apache ]; then
+        # apxs -i would install into the system's Apache and edit its config.
+        make install INSTALL_IT="mkdir -p '$prefix/lib/apache2' && cp libs/libphp.so '$prefix/lib/apache2/'"
     else
         make install
     fi

@@ -21,11 +21,12 @@ under threads its locks would not exclude each other. Use a non-thread-safe (NTS
 the CLI, php-fpm, or mod_php under Apache's prefork MPM.";
 
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
-    // Under threads, every thread's requests would share the per-process state (the
-    // connections, the table of holds, the wake subscriber), and a lock taken in one
-    // thread is lost or freed by another's: locks that do not lock. Refuse to start
-    // instead; the engine then stops with "Unable to start redis_lock module".
-    if ext_php_rs::PHP_ZTS {
+    // Until every threaded test passes (the connections and the table of holds are
+    // per thread and per owner now; the embed harness, fatal errors, churn and
+    // FrankenPHP's worker mode are still to be checked), a thread-safe PHP is refused:
+    // the engine then stops with "Unable to start redis_lock module". The
+    // `zts-preview` feature lets the threaded tests load it.
+    if ext_php_rs::PHP_ZTS && !cfg!(feature = "zts-preview") {
         php_error(&ErrorType::CoreWarning, ZTS_REFUSAL);
         return -1;
     }
