@@ -55,20 +55,7 @@ cargo_dir=$(dirname "$(command -v cargo)")
 # PATH without cargo: make install must not need it.
 no_cargo_path=$(tr ':' '\n' <<<"$PATH" | grep -vx "$cargo_dir" | paste -sd:)
 
-passed=0 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | tail -n 25 | sed 's/^/    /'; failed=$((failed + 1)); }
-check() { local name=$1; shift; local out; if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi; }
-expect_output() {
-    local name=$1 pattern=$2; shift 2
-    local out; out=$("$@" 2>&1)
-    if grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else not_ok "$name" "$out"; fi
-}
-expect_fail_output() {
-    local name=$1 pattern=$2; shift 2
-    local out rc; out=$("$@" 2>&1); rc=$?
-    if [ "$rc" -ne 0 ] && grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else not_ok "$name (exit $rc)" "$out"; fi
-}
+. tools/tap.sh
 
 work=$(mktemp -d /tmp/redis-lock-image.XXXXXX)
 cleanup() { rm -rf "$work"; rm -f "$scan_dir/docker-php-ext-redis_lock.ini" "$ext_dir/redis_lock.so"; }
@@ -144,5 +131,4 @@ echo "# 4. the Dockerfile"
 check "docs/install.md shows the repository's Dockerfile, word for word" bash -c \
     "diff <(sed -n '/^\`\`\`dockerfile\$/,/^\`\`\`\$/p' docs/install.md | sed '1d;\$d') Dockerfile"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -31,25 +31,9 @@ api=$(php-config --phpapi)
 ext_dir=$(php-config --extension-dir)
 fpm=$(command -v "php-fpm$ver")
 work=$(mktemp -d /tmp/redis-lock-install.XXXXXX)
-passed=0 failed=0
 fpm_pid=
 
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed + 1)); }
-# check NAME COMMAND...: passes when COMMAND exits 0.
-check() { local name=$1; shift; local out; if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi; }
-# expect_output NAME PATTERN COMMAND...: passes when COMMAND's output (stdout and stderr) matches PATTERN.
-expect_output() {
-    local name=$1 pattern=$2; shift 2
-    local out; out=$("$@" 2>&1)
-    if grep -qE -- "$pattern" <<<"$out"; then ok "$name"; else not_ok "$name" "$out"; fi
-}
-# expect_no_output NAME PATTERN COMMAND...: passes when nothing COMMAND prints matches PATTERN.
-expect_no_output() {
-    local name=$1 pattern=$2; shift 2
-    local out; out=$("$@" 2>&1)
-    if grep -qE -- "$pattern" <<<"$out"; then not_ok "$name" "$out"; else ok "$name"; fi
-}
+. tools/tap.sh
 
 # A php-fpm master with one pool on a free loopback port, run as Debian runs it:
 # its php.ini and conf.d are /etc/php/<ver>/fpm/, workers run as www-data.
@@ -264,5 +248,4 @@ check "the project's Makefile was left alone" git diff --quiet -- Makefile
 check "make uninstall" make uninstall
 expect_disabled "uninstall after phpize"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

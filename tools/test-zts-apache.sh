@@ -42,10 +42,7 @@ if ((${#missing[@]})); then
         || { echo "not ok - installing ${missing[*]}"; exit 1; }
 fi
 
-passed=0 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | tail -n 20 | sed 's/^/    /'; failed=$((failed + 1)); }
-check() { local name=$1; shift; local out; if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$out"; fi; }
+. tools/tap.sh
 
 echo "# ZTS PHP with mod_php: $(cat "$prefix/.complete")"
 if ! build=$(PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config \
@@ -182,5 +179,4 @@ clients=$(redis INFO clients | tr -d '\r' | sed -n 's/^connected_clients://p')
     || not_ok "no connection leaks with recycled processes" "$clients clients, more than 32 threads x 2 + 2"
 check "no PHP error but the fatal one on purpose" bash -c "! grep -v 'undefined_function_called_on_purpose\|^#\|thrown in\|Stack trace' '$work/php-error.log' | grep -q ."
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -30,10 +30,7 @@ zts_php=$prefix/bin/php
 zts_config=$prefix/bin/php-config
 work=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-zts.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-passed=0 failed=0
-
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() { echo "not ok - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    /'; failed=$((failed + 1)); }
+. tools/tap.sh
 # run COMMAND...: sets $out (stdout and stderr) and $rc.
 run() { out=$("$@" 2>&1); rc=$?; }
 # refused NAME: the last run failed, saying the refusal.
@@ -85,5 +82,4 @@ run bash -c "cd '$work/nts' && phpize && ./configure --with-php-config=\"\$(comm
 if ((rc == 0)); then ok "control: phpize's configure accepts the Debian NTS PHP"
 else not_ok "control: phpize's configure accepts the Debian NTS PHP" "$(tail -n 20 <<<"$out")"; fi
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+finish

@@ -58,6 +58,16 @@ pub(crate) trait Waiter {
     }
 }
 
+/// A queue entry as every kind's scripts read it:
+/// `<lease ms>:<mark>:<channel length>:<channel><token>`, where the mark is the
+/// kind's (a lock's mode flag, a semaphore's weight). The token comes last, whole,
+/// so that any bytes a caller chose for it read unambiguously.
+pub(crate) fn queue_entry(lease_ms: &str, mark: impl std::fmt::Display, channel: &str, token: &[u8]) -> Vec<u8> {
+    let mut entry = format!("{lease_ms}:{mark}:{}:{channel}", channel.len()).into_bytes();
+    entry.extend_from_slice(token);
+    entry
+}
+
 /// How a wait ended.
 pub(crate) enum Waited {
     /// Handed over or taken, with the fencing token when one was issued.

@@ -259,13 +259,6 @@ impl Lock {
     }
 }
 
-/// A queue entry (see `scripts`): `<lease ms>:<f>:<channel length>:<channel><token>`.
-fn queue_entry(ttl_arg: &str, flag: u8, channel: &str, token: &[u8]) -> Vec<u8> {
-    let mut entry = format!("{ttl_arg}:{}:{}:{channel}", flag as char, channel.len()).into_bytes();
-    entry.extend_from_slice(token);
-    entry
-}
-
 /// One wait of a `Lock`, as `waiting` sees it.
 struct LockWait<'a> {
     lock: &'a Lock,
@@ -284,7 +277,7 @@ impl Waiter for LockWait<'_> {
     }
 
     fn entry(&self, channel: &str) -> Vec<u8> {
-        queue_entry(&self.lock.terms.ttl_arg, self.mode.entry_flag(self.fence), channel, self.token)
+        waiting::queue_entry(&self.lock.terms.ttl_arg, self.mode.entry_flag(self.fence) as char, channel, self.token)
     }
 
     fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {

@@ -281,9 +281,7 @@ impl Waiter for PermitWait<'_> {
     }
 
     fn entry(&self, channel: &str) -> Vec<u8> {
-        let mut entry = format!("{}:{}:{}:{channel}", self.sem.terms.ttl_arg, self.weight, channel.len()).into_bytes();
-        entry.extend_from_slice(self.token);
-        entry
+        waiting::queue_entry(&self.sem.terms.ttl_arg, self.weight, channel, self.token)
     }
 
     fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
