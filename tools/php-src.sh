@@ -108,6 +108,18 @@ fi
 mkdir -p "$cache"
 exec 9>"$cache/.lock-$suite-$branch-$variant"
 flock 9
+# dpkg-source unpacks the package; phpize runs autoconf, and configure scripts pkg-config.
+# Checked before the cache is used: a cached PHP still links the libraries the -dev
+# packages bring (libreadline, libargon2, ...), which a fresh root does not have.
+missing=()
+for p in dpkg-dev autoconf pkg-config xz-utils "${build_deps[@]}"; do installed "$p" || missing+=("$p"); done
+if ((${#missing[@]})); then
+    [ "$(id -u)" -eq 0 ] || { log "run as root, or install: apt-get install ${missing[*]}"; exit 1; }
+    log "installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
 # Copies a staged images' layout into /usr/local, once per root.
 place() {
     if [ ! -f /usr/local/.redis-lock-php ] || ! cmp -s "$stage/.complete" /usr/local/.redis-lock-php; then
@@ -123,16 +135,6 @@ fi
 if ((!image)) && [ -x "$prefix/bin/php" ] && [ -f "$prefix/.complete" ]; then
     echo "$prefix"
     exit 0
-fi
-
-# dpkg-source unpacks the package; phpize runs autoconf, and configure scripts pkg-config.
-missing=()
-for p in dpkg-dev autoconf pkg-config xz-utils "${build_deps[@]}"; do installed "$p" || missing+=("$p"); done
-if ((${#missing[@]})); then
-    [ "$(id -u)" -eq 0 ] || { log "run as root, or install: apt-get install ${missing[*]}"; exit 1; }
-    log "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # deb-src lines for this release, on the mirrors this machine's apt uses.
