@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps nts-only build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench \
+.PHONY: all deps build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench \
 	install uninstall deb test-install clean
 
 all: build
@@ -24,11 +24,7 @@ all: build
 deps:
 	@tools/deps.sh
 
-## Refuses a thread-safe (ZTS) PHP before anything is built: see tools/nts-only.sh.
-nts-only: deps
-	@tools/nts-only.sh
-
-build: nts-only
+build: deps
 	$(CARGO) build --release
 
 ## The whole suite, as CI runs it: the layer and link checks, on each server of
@@ -77,12 +73,12 @@ test-bridges: build
 	REDIS_LOCK_EXT=$(EXT) tools/with-redis.sh $(PHP) -d extension=$(EXT) $$(command -v phpunit) -c bridges/phpunit.xml
 
 ## Regenerates stubs/redis_lock.stubs.php from the code.
-stubs: nts-only
+stubs: deps
 	$(CARGO) build
 	tools/stubs.sh target/debug/libredis_lock.so > stubs/redis_lock.stubs.php
 
 ## Fails when the committed stub no longer matches the code.
-stubs-check: nts-only
+stubs-check: deps
 	$(CARGO) build
 	tools/stubs.sh target/debug/libredis_lock.so | diff -u stubs/redis_lock.stubs.php - \
 	  || { echo "stubs/redis_lock.stubs.php is stale: run make stubs"; exit 1; }
@@ -131,7 +127,7 @@ test-zts-apache: build
 ## build and make dist, on a PHP built from Debian's source as the images build
 ## theirs (tools/php-src.sh nts, cached): in /usr/local inside tools/clean-root.sh,
 ## in a prefix of its own elsewhere. make test runs it in a prefix of its own.
-test-image:
+test-image: deps
 	tools/test-image.sh
 
 ## Each install path (make install, phpize, the .deb) checked with the CLI and a

@@ -10,13 +10,6 @@ PHP_ARG_ENABLE([redis_lock],
   [yes])
 
 if test "$PHP_REDIS_LOCK" != "no"; then
-  dnl Thread-safe PHP first: nothing else matters when the module would not lock.
-  dnl phpize's own checks set PHP_THREAD_SAFETY from php_config.h before this file runs.
-  dnl The same words as the module's startup (src/php/mod.rs) and tools/nts-only.sh.
-  if test "$PHP_THREAD_SAFETY" = "yes"; then
-    AC_MSG_ERROR([$PHP_CONFIG is a thread-safe (ZTS) PHP. redis_lock does not support thread-safe (ZTS) PHP yet: under threads its locks would not exclude each other. Use a non-thread-safe (NTS) PHP: the CLI, php-fpm, or mod_php under Apache's prefork MPM.])
-  fi
-
   dnl Rust: cargo on the PATH, or where rustup puts it, or $CARGO.
   AC_PATH_PROG([CARGO], [cargo], [no], [$PATH:$HOME/.cargo/bin])
   if test "$CARGO" = "no"; then

@@ -55,8 +55,9 @@ case "$variant" in
                 "--with-libdir=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)")
          build_deps=(libargon2-dev libcurl4-openssl-dev libonig-dev libreadline-dev libsodium-dev
                      libsqlite3-dev libssl-dev libxml2-dev zlib1g-dev) ;;
-    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals.
-    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --disable-all --enable-cli --disable-cgi
+    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals;
+    # pcntl and posix for the phpt suite (it forks) and the threaded harness.
+    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --disable-all --enable-cli --enable-pcntl --enable-posix --disable-cgi
                 --disable-phpdbg --without-pear)
          build_deps=() ;;
     # Apache's threaded mod_php (mpm_event, mpm_worker): PHP builds one SAPI module

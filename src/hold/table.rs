@@ -8,7 +8,9 @@
 //! One table per process, for every thread's holds: one watchdog renews them all.
 //! Each hold names its owner, the thread whose request took it (`Owner`), and
 //! request end takes out only the holds of the thread that ends its request:
-//! under a threaded SAPI other threads are in the middle of theirs.
+//! under a threaded SAPI other threads are in the middle of theirs. Under a worker
+//! SAPI (FrankenPHP's worker mode) the owner also names the handled request, and the
+//! end of a handled request takes out that request's holds.
 //!
 //! Fork safety: the table belongs to the process that made it. A forked child gets
 //! a fresh, empty table on first use and never touches the parent's: its mutex may
@@ -32,26 +34,41 @@ use std::time::{Duration, Instant};
 /// Identifies one hold in the table; never reused within a process.
 pub type HoldId = u64;
 
-/// Whose request a hold belongs to: the thread that took it. Each thread gets a
-/// number of its own on first use, never reused within the process (a thread id
-/// can be, once its thread has ended).
+/// Whose request a hold belongs to: the thread that took it and, under a worker
+/// SAPI that runs many requests inside one PHP request (FrankenPHP's worker mode),
+/// the handled request it was taken in. Thread numbers are given on first use and
+/// never reused within the process (a thread id can be, once its thread has ended).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Owner(u64);
+pub struct Owner {
+    thread: u64,
+    /// The handled request (`begin_handled_request`), or 0 outside any: then only the
+    /// end of the PHP request releases the hold.
+    handled: u64,
+}
+
+thread_local! {
+    static THIS_THREAD: Cell<u64> = const { Cell::new(0) };
+    static HANDLED: Cell<u64> = const { Cell::new(0) };
+}
 
 impl Owner {
-    /// The calling thread.
+    /// The calling thread, in its current handled request if any.
     pub fn current() -> Owner {
         static NEXT: AtomicU64 = AtomicU64::new(1);
-        thread_local! {
-            static THIS: Cell<u64> = const { Cell::new(0) };
-        }
-        THIS.with(|this| {
+        let thread = THIS_THREAD.with(|this| {
             if this.get() == 0 {
                 this.set(NEXT.fetch_add(1, Ordering::Relaxed));
             }
-            Owner(this.get())
-        })
+            this.get()
+        });
+        Owner { thread, handled: HANDLED.with(Cell::get) }
     }
+}
+
+/// A worker SAPI starts a handled request on the calling thread: holds taken from now
+/// until `end_handled_request` belong to it. Numbers are per thread; 0 is never given.
+pub fn begin_handled_request() {
+    HANDLED.with(|h| h.set(h.get().wrapping_add(1).max(1)));
 }
 
 /// What a hold is of its lock.
@@ -85,7 +102,8 @@ impl std::fmt::Debug for RenewBy {
 #[derive(Debug)]
 pub struct Hold {
     pub kind: Kind,
-    /// The thread whose request took it: only that thread's request end releases it.
+    /// The thread whose request took it (and the handled request, under a worker
+    /// SAPI): only that request's end releases it.
     pub owner: Owner,
     /// Where the key's commands run (on a Redlock quorum, every node).
     pub route: Route,
@@ -334,10 +352,27 @@ pub fn orphan(id: HoldId) {
 /// caller releases them); its `auto_release => false` ones become orphans (see
 /// `orphan`). Other threads' holds stay as they are.
 pub fn take_auto_released() -> Vec<Hold> {
-    let Some(s) = existing() else { return Vec::new() };
+    let thread = Owner::current().thread;
+    take_owned(|o| o.thread == thread)
+}
+
+/// The end of a handled request (`begin_handled_request`) in the calling thread: as
+/// `take_auto_released`, for the holds taken during it only. What the worker took
+/// outside any handled request stays until the PHP request ends. The thread is then
+/// outside any handled request.
+pub fn end_handled_request() -> Vec<Hold> {
     let owner = Owner::current();
+    HANDLED.with(|h| h.set(0));
+    if owner.handled == 0 {
+        return Vec::new();
+    }
+    take_owned(|o| *o == owner)
+}
+
+fn take_owned(mine: impl Fn(&Owner) -> bool) -> Vec<Hold> {
+    let Some(s) = existing() else { return Vec::new() };
     let mut t = s.lock();
-    let ids: Vec<HoldId> = t.holds.iter().filter(|(_, h)| h.owner == owner).map(|(&id, _)| id).collect();
+    let ids: Vec<HoldId> = t.holds.iter().filter(|(_, h)| mine(&h.owner)).map(|(&id, _)| id).collect();
     let mut out = Vec::new();
     for id in ids {
         let Some(h) = t.holds.get_mut(&id) else { continue };

@@ -6,32 +6,18 @@ mod engine;
 mod exceptions;
 mod ini;
 mod semaphore;
+mod worker;
 
-use ext_php_rs::error::php_error;
 use ext_php_rs::prelude::*;
 use ext_php_rs::zend::ModuleEntry;
 
 pub use class::Lock;
 pub use semaphore::Semaphore;
 
-/// Why a thread-safe PHP is refused. The Makefile (`tools/nts-only.sh`) and phpize's
-/// `configure` (`phpize/config.m4`) say the same words; `tools/test-zts.sh` checks all three.
-const ZTS_REFUSAL: &str = "redis_lock does not support thread-safe (ZTS) PHP yet: \
-under threads its locks would not exclude each other. Use a non-thread-safe (NTS) PHP: \
-the CLI, php-fpm, or mod_php under Apache's prefork MPM.";
-
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
-    // Until every threaded test passes (the connections and the table of holds are
-    // per thread and per owner now; the embed harness, fatal errors, churn and
-    // FrankenPHP's worker mode are still to be checked), a thread-safe PHP is refused:
-    // the engine then stops with "Unable to start redis_lock module". The
-    // `zts-preview` feature lets the threaded tests load it.
-    if ext_php_rs::PHP_ZTS && !cfg!(feature = "zts-preview") {
-        php_error(&ErrorType::CoreWarning, ZTS_REFUSAL);
-        return -1;
-    }
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
     ini::register(module_number);
+    let _ = std::panic::catch_unwind(worker::install);
     if exceptions::register_all() {
         0
     } else {
@@ -48,6 +34,7 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
 
 extern "C" fn shutdown(_ty: i32, _module_number: i32) -> i32 {
     // Must not unwind into the engine. The watchdog goes first: it uses connections.
+    let _ = std::panic::catch_unwind(worker::uninstall);
     let _ = std::panic::catch_unwind(crate::hold::table::shutdown);
     let _ = std::panic::catch_unwind(crate::net::wake::close_all);
     let _ = std::panic::catch_unwind(crate::net::pool::close_all);

@@ -25,7 +25,7 @@ mod acquire;
 mod release;
 mod retake;
 
-pub use release::release_all_held;
+pub use release::{release_all_held, release_handled_request_held};
 use release::{release_hold, release_token, Release, Released};
 
 use crate::config::Settings;

@@ -3,10 +3,18 @@
 
 use super::*;
 
-/// Releases every lock this process still holds (request end). Errors are ignored:
-/// a lock that cannot be released now runs out with its lease.
+/// Releases every lock the calling thread's request still holds (request end). Errors
+/// are ignored: a lock that cannot be released now runs out with its lease.
 pub fn release_all_held() {
     for hold in table::take_auto_released() {
+        release_hold(&hold);
+    }
+}
+
+/// The end of a handled request under a worker SAPI (see `table::end_handled_request`):
+/// releases what was taken during it, as request end would.
+pub fn release_handled_request_held() {
+    for hold in table::end_handled_request() {
         release_hold(&hold);
     }
 }
