@@ -28,7 +28,7 @@ build: deps
 	$(CARGO) build --release
 
 ## The whole suite, as CI runs it: the layer and link checks, on each server of
-## SERVERS, the ZTS refusals, the module under Apache's threads (test-zts-apache), the
+## SERVERS, the thread-safe PHP (test-zts), the module under Apache's threads (test-zts-apache), the
 ## images' install path with PIE's source build and binary (test-image), then the
 ## stub check.
 test: build
@@ -61,8 +61,9 @@ test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \
 	tools/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
 
-## A thread-safe (ZTS) PHP refused at each step (module startup, make, phpize's
-## configure), against a ZTS PHP built from Debian's source (tools/php-src.sh, cached).
+## The module on a thread-safe (ZTS) PHP built from Debian's source (tools/php-src.sh
+## zts, cached): the phpt suite with the ZTS CLI, the -zts PIE archive, and the threaded
+## harness (harness/: 16 PHP threads in one process, FrankenPHP's worker mode).
 test-zts: build
 	tools/test-zts.sh
 
@@ -119,7 +120,7 @@ dist: build
 ## The module under threads: Apache httpd with mpm_event and a ZTS mod_php built from
 ## Debian's source (tools/php-src.sh zts-apache, cached), 2 processes x 16 threads:
 ## an exact counter under ab -c 32, a long hold kept, a fatal error's lock released,
-## recycled processes leaking nothing. Built with the zts-preview feature.
+## recycled processes leaking nothing.
 test-zts-apache: build
 	tools/test-zts-apache.sh
 

@@ -3,9 +3,8 @@
 #
 # The module under threads, in Apache httpd with mpm_event and a thread-safe mod_php
 # built from Debian's source (tools/php-src.sh zts-apache, cached), 2 processes x
-# 16 threads, against a throwaway server. The module is built with the
-# `zts-preview` feature, which lets a ZTS PHP load it; users' builds still refuse
-# one (tools/test-zts.sh) until the rest of the threaded work is done.
+# 16 threads, against a throwaway server. The module is built with cargo against
+# that PHP, into target/zts-apache.
 #
 #   - 3,000 requests from 32 clients (ab -c 32), each taking one lock around a
 #     non-atomic read-increment-write of a file: the counter ends exact, no request
@@ -46,7 +45,7 @@ fi
 
 echo "# ZTS PHP with mod_php: $(cat "$prefix/.complete")"
 if ! build=$(PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config \
-        cargo build --release --lib --features zts-preview --target-dir target/zts-apache 2>&1); then
+        cargo build --release --lib --target-dir target/zts-apache 2>&1); then
     not_ok "the module builds against the ZTS PHP" "$build"
     exit 1
 fi

@@ -48,7 +48,10 @@ pub struct Owner {
 
 thread_local! {
     static THIS_THREAD: Cell<u64> = const { Cell::new(0) };
+    /// The handled request in progress on this thread, or 0.
     static HANDLED: Cell<u64> = const { Cell::new(0) };
+    /// The number the last handled request on this thread was given.
+    static LAST_HANDLED: Cell<u64> = const { Cell::new(0) };
 }
 
 impl Owner {
@@ -68,7 +71,11 @@ impl Owner {
 /// A worker SAPI starts a handled request on the calling thread: holds taken from now
 /// until `end_handled_request` belong to it. Numbers are per thread; 0 is never given.
 pub fn begin_handled_request() {
-    HANDLED.with(|h| h.set(h.get().wrapping_add(1).max(1)));
+    let n = LAST_HANDLED.with(|last| {
+        last.set(last.get().wrapping_add(1).max(1));
+        last.get()
+    });
+    HANDLED.with(|h| h.set(n));
 }
 
 /// What a hold is of its lock.
