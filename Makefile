@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench \
+.PHONY: all deps build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
 	install uninstall deb test-install clean
 
 all: build
@@ -29,8 +29,8 @@ build: deps
 
 ## The whole suite, as CI runs it: the layer and link checks, on each server of
 ## SERVERS, the thread-safe PHP (test-zts), the module under Apache's threads (test-zts-apache), the
-## images' install path with PIE's source build and binary (test-image), then the
-## stub check.
+## images' install path with PIE's source build and binary (test-image), on the NTS
+## and the ZTS PHP, then the stub check.
 test: build
 	@$(MAKE) --no-print-directory check-layers check-links
 	@for s in $(SERVERS); do \
@@ -40,6 +40,7 @@ test: build
 	@$(MAKE) --no-print-directory test-zts
 	@$(MAKE) --no-print-directory test-zts-apache
 	@tools/test-image.sh --own-prefix
+	@tools/test-image.sh --own-prefix --zts
 	@$(MAKE) --no-print-directory stubs-check
 
 ## The core's floors (php > kinds > hold > wait > topology > net > ground): every
@@ -99,6 +100,11 @@ bench: build
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/peers.php
 	$(PHP) -d extension=$(EXT) bench/bridges.php
+
+## Debian's NTS CLI against the ZTS CLI (tools/php-src.sh zts), side by side: the
+## uncontended cycle and 8 processes x 1 ms holds (bench/results/zts.md), then callgrind.
+bench-zts: build
+	tools/bench-zts.sh
 
 ## As root: the module into PHP's extension dir, its ini into mods-available,
 ## enabled for every SAPI (phpenmod). `make uninstall` undoes it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Usage: tools/test-image.sh [--own-prefix]   (make test-image; make test runs it
-#                                              with --own-prefix)
+# Usage: tools/test-image.sh [--own-prefix] [--zts]   (make test-image; make test runs
+#                                              it with --own-prefix, and with --zts)
 #
 # The official `php` Docker images' install path, PIE's source build and PIE's
 # prebuilt binary, on a non-thread-safe PHP built from Debian's source as the images
@@ -24,8 +24,10 @@
 #
 # Inside a root made by tools/clean-root.sh, PHP is laid out as in the images, in
 # /usr/local (tools/php-src.sh nts --image); elsewhere, and with --own-prefix, in a
-# prefix of its own. Exit status 0 with a "skipped" line when the mirror serves no
-# PHP source for this release.
+# prefix of its own. With --zts, the same steps on the thread-safe PHP of the
+# php:8.x-zts images and FrankenPHP (tools/php-src.sh zts, in its own prefix): make
+# dist then writes the -zts archive. Exit status 0 with a "skipped" line when the
+# mirror serves no PHP source for this release.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -33,17 +35,25 @@ repo=$PWD
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
     exec tools/with-redis.sh "$0" "$@"
 fi
+variant=nts own=0
+for arg in "$@"; do
+    case $arg in
+        --own-prefix) own=1 ;;
+        --zts) variant=zts ;;
+        *) echo "usage: $0 [--own-prefix] [--zts]" >&2; exit 2 ;;
+    esac
+done
 layout=()
-if [ -f /.redis-lock-clean-root ] && [ "${1:-}" != --own-prefix ]; then
+if [ -f /.redis-lock-clean-root ] && ((!own)) && [ "$variant" = nts ]; then
     layout=(--image)
 fi
 
 start=$SECONDS
-prefix=$(tools/php-src.sh nts "${layout[@]}")
+prefix=$(tools/php-src.sh "$variant" "${layout[@]}")
 case $? in
     0) ;;
     3) echo "skipped: the mirror serves no PHP source for this release (tools/php-src.sh)"; exit 0 ;;
-    *) echo "not ok - building PHP from source (tools/php-src.sh nts ${layout[*]})"; exit 1 ;;
+    *) echo "not ok - building PHP from source (tools/php-src.sh $variant ${layout[*]})"; exit 1 ;;
 esac
 echo "# PHP from source in $prefix ($((SECONDS - start)) s, cached after the first build): $(cat "$prefix/.redis-lock-php" "$prefix/.complete" 2>/dev/null | head -n 1)"
 php=$prefix/bin/php
@@ -114,6 +124,7 @@ zts=$(php -n -r 'echo PHP_ZTS ? "-zts" : "";')
 debug=$(php -n -r 'echo PHP_DEBUG ? "-debug" : "";')
 asset=$src/target/dist/php_redis_lock-${version}_php${minor}-${arch}-linux-${libc}${debug}${zts}.tgz
 check "the archive is named by PIE's rule: $(basename "$asset")" test -f "$asset"
+[ "$variant" != zts ] || check "on the thread-safe PHP it is the -zts archive" test "$zts" = -zts
 check "it holds redis_lock.so at its root, and nothing else" \
     bash -c "contents=\$(tar tzf '$asset'); echo \"\$contents\"; [ \"\$contents\" = redis_lock.so ]"
 mkdir -p "$work/unpacked"
