@@ -610,6 +610,48 @@ fn request_end_releases_only_the_calling_threads_holds() {
 }
 
 #[test]
+fn a_handled_requests_end_releases_only_what_it_took() {
+    // FrankenPHP's worker mode: handled requests inside one PHP request. The end of
+    // one releases what was taken during it (not `auto_release => false`), and
+    // leaves what the worker took before any handled request, and each handled
+    // request gets a number of its own (a reused one would release the boot's).
+    use redis_lock::hold::table::{begin_handled_request, end_handled_request};
+    use redis_lock::kinds::lock::{release_all_held, release_handled_request_held};
+    let server = RedisServer::start();
+    let dsn = server.dsn();
+    std::thread::spawn(move || {
+        // PHP's own request startup activates the SAPI too: the boot counts as one.
+        begin_handled_request();
+        let mut boot = Lock::new(b"core:worker:boot", 0.0, 30.0, &settings(&dsn)).unwrap();
+        boot.try_acquire(None).unwrap().expect("free");
+        for n in 0..3 {
+            begin_handled_request();
+            let key = format!("core:worker:req:{n}");
+            let mut req = Lock::new(key.as_bytes(), 0.0, 30.0, &settings(&dsn)).unwrap();
+            req.try_acquire(None).unwrap().expect("free");
+            let mut kept_settings = settings(&dsn);
+            kept_settings.auto_release = false;
+            let kept_key = format!("core:worker:kept:{n}");
+            let mut kept = Lock::new(kept_key.as_bytes(), 0.0, 30.0, &kept_settings).unwrap();
+            kept.try_acquire(None).unwrap().expect("free");
+            release_handled_request_held();
+            assert_eq!(get(&server, &key), None, "the handled request's end released its lock");
+            assert!(get(&server, &kept_key).is_some(), "auto_release => false stays held");
+            assert!(get(&server, "core:worker:boot").is_some(), "the boot's lock stays held ({n})");
+            assert!(!req.is_locked().unwrap());
+            std::mem::forget(req); // the object lives on, as a worker's global would
+        }
+        // Outside any handled request, its end releases nothing.
+        assert!(end_handled_request().is_empty());
+        release_all_held();
+        assert_eq!(get(&server, "core:worker:boot"), None, "the script's end released the boot's lock");
+        drop(boot);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
 fn one_threads_round_trip_never_waits_for_anothers() {
     // Each thread has connections of its own: a slow reply to one thread (here a
     // BLPOP the server answers after 1.5 s) holds up no other thread's lock cycle.
