@@ -612,9 +612,10 @@ fn request_end_releases_only_the_calling_threads_holds() {
 #[test]
 fn a_handled_requests_end_releases_only_what_it_took() {
     // FrankenPHP's worker mode: handled requests inside one PHP request. The end of
-    // one releases what was taken during it (not `auto_release => false`), and
-    // leaves what the worker took before any handled request, and each handled
-    // request gets a number of its own (a reused one would release the boot's).
+    // one releases what was taken during it (not `auto_release => false`) and
+    // nothing of an earlier request still open (here the boot, which FrankenPHP
+    // would end too: left open, it shows that each handled request gets a number of
+    // its own, as a reused one would release the boot's).
     use redis_lock::hold::table::{begin_handled_request, end_handled_request};
     use redis_lock::kinds::lock::{release_all_held, release_handled_request_held};
     let server = RedisServer::start();

@@ -111,11 +111,26 @@ pub fn request(steps: impl FnOnce()) -> String {
     take_output()
 }
 
-/// FrankenPHP's loop inside one request: a handled request starts with the SAPI's
-/// activation and ends with its deactivation, objects and globals living on.
+/// One handled request of FrankenPHP's loop inside one PHP request: its request
+/// startup (`php_output_activate`, `sapi_activate`), `steps`, then its request
+/// shutdown (`handled_request_end`). Returns what it printed.
 pub fn handled_request(steps: impl FnOnce()) -> String {
-    worker_request_startup().expect("worker request startup");
+    request_startup_only();
     steps();
+    handled_request_end()
+}
+
+/// FrankenPHP's worker request startup alone: what `frankenphp_handle_request()`
+/// does first, and all it does on the call that returns false.
+pub fn request_startup_only() {
+    worker_request_startup().expect("worker request startup");
+}
+
+/// FrankenPHP's worker request shutdown (`php_output_end_all`,
+/// `php_output_deactivate`, `sapi_deactivate`): the end of a handled request, and
+/// of the boot's dummy request at the script's first `frankenphp_handle_request()`.
+/// Returns what the request printed.
+pub fn handled_request_end() -> String {
     worker_request_shutdown();
     take_output()
 }

@@ -1,13 +1,13 @@
 //! FrankenPHP's worker mode: many HTTP requests inside one PHP request.
 //!
 //! A worker script calls `frankenphp_handle_request()` in a loop; the engine's request
-//! end (and so our RSHUTDOWN) comes only when the script ends. FrankenPHP marks each
-//! handled request with the SAPI's `activate` and `deactivate` hooks instead, so under
-//! a SAPI named `frankenphp` we wrap both, as other extensions do (xdebug, dd-trace):
-//! `activate` starts a handled request in the table of holds, and `deactivate`
-//! releases what was taken during it, the rule php-fpm users get at request end
-//! (`auto_release => false` holds stay, as there). What the worker takes outside a
-//! handled request (while booting) lives until the script ends.
+//! end (and so our RSHUTDOWN) comes only when the script ends. FrankenPHP starts and
+//! ends each handled request (and the script's boot, its "dummy request", at the first
+//! call) with the SAPI's `activate` and `deactivate` hooks instead, so under a SAPI
+//! named `frankenphp` we wrap both, as dd-trace does: `activate` starts a handled
+//! request in the table of holds, and `deactivate` releases what was taken during it,
+//! the rule php-fpm users get at request end (`auto_release => false` holds stay, as
+//! there). What the loop takes between handled requests lives until the script ends.
 //!
 //! Under any other SAPI nothing is wrapped: request end is RSHUTDOWN, as always.
 
