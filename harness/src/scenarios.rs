@@ -350,6 +350,16 @@ fn churn(tap: &mut Tap, server: &mut Server) {
     tap.check(subscribers <= 1, &format!("at most one wake subscriber for the process ({subscribers})"), "");
     let held: Vec<String> = (0..4).map(|k| format!("zts:churn:{k}")).filter(|k| server.exists(k)).collect();
     tap.check(held.is_empty(), "no lock is left held", held.join(" "));
+    // The table of holds, as phpinfo() shows it, from a new thread.
+    let entries = thread(|| {
+        request(|| {
+            eval(r#"ob_start(); phpinfo(INFO_MODULES); $i = strip_tags(ob_get_clean());
+                    echo preg_match('/locks held by this process\D*(\d+)/', $i, $m) ? $m[1] : 'not shown';"#);
+        })
+    })
+    .join()
+    .unwrap_or_default();
+    tap.check(entries == "0", &format!("no entry is left in the table of holds ({entries})"), "");
     let growth = rss_late as i64 - rss_early as i64;
     tap.check(growth < 4096, &format!("memory does not grow with threads that came and went (+{growth} KiB from 40 to 200 threads)"), "");
     println!("# figure: command connections: at most {most_alive} with {PER_WAVE} threads alive; {left} after 1,000 requests on 200 threads, and {subscribers} wake subscriber for the process");
@@ -448,7 +458,9 @@ fn worker(tap: &mut Tap, frankenphp: bool) {
         .map(|w| {
             thread(move || {
                 let mut server = Server::open(&std::env::var("REDIS_LOCK_TEST_DSN").unwrap_or_default());
-                let key = |what: &str| format!("zts:worker:{w}:{what}");
+                // The control runs on the same server after the `auto_release => false`
+                // locks of the first run: keys of its own.
+                let key = |what: &str| format!("zts:{}:{w}:{what}", if frankenphp { "worker" } else { "control" });
                 let mut outs = Vec::new();
                 let last = request(|| {
                     eval(&format!(
