@@ -5,7 +5,8 @@
 //! Usage: redis-lock-zts-harness MODULE SCENARIO
 //!   MODULE    the redis_lock module built against the same PHP
 //!   SCENARIO  counter | counter-unlocked | request-end | fatal | watchdog | churn |
-//!             fork | worker | worker-control
+//!             fork | worker | worker-control, or eval (runs $CODE in one request
+//!             on one PHP thread and prints its output: for trying things out)
 //! The server is REDIS_LOCK_TEST_DSN's (tools/with-redis.sh).
 
 mod php;
