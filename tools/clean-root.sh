@@ -9,8 +9,9 @@
 # (PHP, Redis, Valkey, libclang, cargo-php) must be installed by the project's
 # own `make` targets, so a pass here proves they do.
 #
-#   -s SUITE   the Debian release to debootstrap: trixie (PHP 8.4, Redis 8, Valkey 8)
-#              or bookworm (PHP 8.2, Redis 7).
+#   -s SUITE   the Debian release to debootstrap: trixie (PHP 8.4, Redis 8, Valkey 8),
+#              bookworm (PHP 8.2, Redis 7) or testing (PHP 8.4, Redis 8, Valkey 9,
+#              Laravel 13, Symfony 7.4; apt there ignores the snapshot's Valid-Until).
 #   -k         keep the root afterwards and print its path.
 #
 # Needs root, debootstrap (installed when missing) and unshare. The first run of
@@ -66,6 +67,12 @@ if [ ! -x "$base/bin/bash" ]; then
         echo "deb $mirror $suite-updates main"
         [ -z "$security" ] || echo "deb $security $suite-security main"
     } >"$base.new/etc/apt/sources.list"
+    # Debian testing is served as a snapshot whose Release file can be past its one-week
+    # Valid-Until (stable releases carry none): apt in that root must not refuse it.
+    case $suite in
+        testing|unstable|sid|forky)
+            echo 'Acquire::Check-Valid-Until "false";' >"$base.new/etc/apt/apt.conf.d/99redis-lock-snapshot" ;;
+    esac
     # Package installs must not start services (this is a root, not a booted system).
     printf '#!/bin/sh\nexit 101\n' >"$base.new/usr/sbin/policy-rc.d"
     chmod +x "$base.new/usr/sbin/policy-rc.d"
