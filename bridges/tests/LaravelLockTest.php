@@ -165,6 +165,43 @@ final class LaravelLockTest extends TestCase
         $second->release();
     }
 
+    public function testRefresh(): void
+    {
+        // Laravel 13.16's refresh(), on every Laravel line: the lease from now, the
+        // lock's own by default, 0 for none; never for another owner or after expiry.
+        $name = Support::name('refresh');
+        $redis = Support::redis();
+        $key = Support::laravelKey($name);
+        $lock = Cache::lock($name, 2);
+        $this->assertTrue($lock->get());
+        $this->assertTrue($lock->refresh(30));
+        $this->assertGreaterThan(29000, $redis->pttl($key), 'refresh(30): a 30 s lease');
+        $this->assertTrue($lock->refresh());
+        $this->assertLessThanOrEqual(2000, $redis->pttl($key), 'refresh(): the lock\'s own 2 s');
+        $this->assertGreaterThan(1000, $redis->pttl($key));
+        $this->assertTrue($lock->refresh(0));
+        $this->assertSame(-1, $redis->pttl($key), 'refresh(0): no expiry');
+        $this->assertFalse(Cache::restoreLock($name, 'someone else')->refresh(10), 'another owner');
+        $this->assertSame(-1, $redis->pttl($key), 'another owner changed nothing');
+        $this->assertTrue($lock->release());
+        $this->assertFalse($lock->refresh(10), 'released: nothing to refresh');
+        $this->assertSame(0, $redis->exists($key), 'and nothing brought back');
+
+        $forever = Cache::lock($name);
+        $this->assertTrue($forever->get());
+        $this->assertTrue($forever->refresh(), 'taken with 0 seconds: refresh() keeps it without expiry');
+        $this->assertSame(-1, $redis->pttl($key));
+        $this->assertTrue($forever->refresh(5));
+        $this->assertGreaterThan(4000, $redis->pttl($key));
+        $forever->release();
+
+        $short = Cache::lock($name, 1);
+        $this->assertTrue($short->get());
+        usleep(1100000);
+        $this->assertFalse($short->refresh(10), 'an expired lease is not brought back');
+        $this->assertSame(0, $redis->exists($key));
+    }
+
     public function testFatalErrorReleases(): void
     {
         $redis = Support::redis();

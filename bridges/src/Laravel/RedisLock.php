@@ -81,6 +81,27 @@ class RedisLock extends Lock
         return $this->native(0.0)->releaseLock($this->owner);
     }
 
+    /**
+     * Gives the lock a new lease of $seconds from now (default: the lock's own) if this
+     * owner still holds it; 0 (or less) takes the expiry away, as Laravel's own Redis
+     * lock does (Laravel 13.16+). Never brings back a lock that expired or went to
+     * another owner: false then.
+     */
+    public function refresh($seconds = null)
+    {
+        $seconds ??= $this->seconds;
+        $lease = $seconds > 0 ? (float) $seconds : \INF;
+        try {
+            $refreshed = $this->native(0.0)->extendLock($this->owner, $lease);
+        } catch (\ValueError $e) {
+            throw new \InvalidArgumentException($e->getMessage(), 0, $e);   // a lease the extension refuses
+        }
+        if ($refreshed) {
+            Holds::extend($this->holdId(), $lease);
+        }
+        return $refreshed;
+    }
+
     /** Releases the lock whoever holds it, handing it to the next waiter. */
     public function forceRelease()
     {
