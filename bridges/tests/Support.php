@@ -105,9 +105,13 @@ final class Support
         return $app;
     }
 
-    /** The key Laravel's RedisLock writes for lock $name in that application. */
+    /**
+     * The key Laravel's RedisLock writes for lock $name in that application: the
+     * connection prefix, then the cache prefix as Laravel's own store has it (Laravel
+     * 10 and earlier add a ':' to it, Laravel 11 and later do not).
+     */
     public static function laravelKey(string $name): string
     {
-        return 'app_database_app_cache:' . $name;
+        return 'app_database_' . \Illuminate\Support\Facades\Cache::store('redis')->getPrefix() . $name;
     }
 }
