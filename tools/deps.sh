@@ -10,7 +10,10 @@
 #   - cargo-php, for the stubs;
 #   - phpunit and the framework packages the bridges are tested against and
 #     `make bench` compares with (php-symfony-lock, php-symfony-semaphore,
-#     php-laravel-framework: whichever versions the release ships).
+#     php-laravel-framework: whichever versions the release ships);
+#   - what the test applications under bridges/tests/apps/ need, as each lists it in
+#     its `packages` file (one package a line; @PHP@ stands for php<ver>; a line
+#     ending in ? is installed only where the release ships it).
 # --install-tests adds what `make test-install` needs: php-fpm, cgi-fcgi and
 # composer. Prints nothing when everything is there already.
 set -euo pipefail
@@ -43,17 +46,32 @@ php_version() {
 ver=$(php_version)
 packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" redis-server redis-tools redis-sentinel
           phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
+optional=()
+for list in "$(dirname "$0")"/../bridges/tests/apps/*/packages; do
+    [ -f "$list" ] || continue
+    while read -r p; do
+        p=${p%%#*}; p=${p//@PHP@/php$ver}; p=${p//[[:space:]]/}
+        [ -n "$p" ] || continue
+        if [ "${p%\?}" != "$p" ]; then optional+=("${p%\?}"); else packages+=("$p"); fi
+    done <"$list"
+done
 if [ "${1:-}" = "--install-tests" ]; then
     packages+=("php$ver-fpm" libfcgi-bin composer)
 fi
 
 missing=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
-# Valkey only where the release has it; asking costs a look at the local lists.
+# Valkey, and the optional packages, only where the release has them; asking costs a
+# look at the local lists.
 if ! installed valkey-server; then
     ((${#missing[@]})) && apt_update
     known valkey-server && missing+=(valkey-server valkey-tools valkey-sentinel)
 fi
+for p in "${optional[@]}"; do
+    installed "$p" && continue
+    ((${#missing[@]})) && apt_update
+    known "$p" && missing+=("$p")
+done
 
 if ((${#missing[@]})); then
     echo "deps: installing ${missing[*]}"
