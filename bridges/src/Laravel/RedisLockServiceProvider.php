@@ -2,11 +2,12 @@
 
 namespace RedisLock\Bridge\Laravel;
 
+use Illuminate\Contracts\Events\Dispatcher;
 use Illuminate\Support\ServiceProvider;
 
 /**
- * Registers the cache driver `redis_lock`: Laravel's Redis cache store whose locks
- * run on the redis_lock extension. In config/cache.php:
+ * Registers the cache driver `redis_lock`: Laravel's Redis cache store whose locks,
+ * and `Cache::funnel()`, run on the redis_lock extension. In config/cache.php:
  *
  *     'stores' => ['redis_lock' => [
  *         'driver' => 'redis_lock',
@@ -25,7 +26,13 @@ class RedisLockServiceProvider extends ServiceProvider
                 $store = new RedisStore($app['redis'], $config['prefix'] ?? $app['config']['cache.prefix'], $connection);
                 $store->setLockConnection($config['lock_connection'] ?? $connection);
                 $store->setLockOptions($config['lock_options'] ?? []);
-                return $app['cache']->repository($store);
+                // Laravel's repository, with funnel() on the extension's Semaphore; set up
+                // as CacheManager::repository() sets up its own (store name, events).
+                $repository = new Repository($store, ['store' => $config['store'] ?? 'redis_lock']);
+                if (($config['events'] ?? true) && $app->bound(Dispatcher::class)) {
+                    $repository->setEventDispatcher($app[Dispatcher::class]);
+                }
+                return $repository;
             });
         });
     }

@@ -22,7 +22,7 @@ class RedisStore extends LaravelRedisStore
 {
     /** @var array<string, mixed> */
     private array $lockOptions = [];
-    /** @var array<string, Options> by connection name */
+    /** @var array<string, Options> by connection name, and kind (lock or semaphore) */
     private array $resolved = [];
 
     /**
@@ -60,14 +60,37 @@ class RedisStore extends LaravelRedisStore
         return $this->lock($name, 0, $owner);
     }
 
-    private function optionsFor(Connection $connection): Options
+    /**
+     * The extension's Semaphore on $name (with the cache prefix), on the lock
+     * connection: what `Cache::funnel()` runs on.
+     *
+     * @param float $timeout how long acquire() waits, in seconds
+     * @param float $lease each hold's lease, in seconds (INF: none)
+     * @throws \InvalidArgumentException for options the Semaphore refuses (Redlock's
+     *         `servers`), or a limit, wait or lease it refuses
+     */
+    public function semaphore(string $name, int $permits, float $timeout, float $lease): \Semaphore
+    {
+        $options = $this->optionsFor($this->lockConnection(), true);
+        try {
+            // The hold ends with the funnel's callback, so the extension's own
+            // auto-release (object end, request end, fatal error) is the right one.
+            return new \Semaphore($this->prefix . $name, $permits, $timeout, $lease,
+                ['auto_release' => $options->releaseOnFatal] + $options->native);
+        } catch (\ValueError $e) {
+            throw new \InvalidArgumentException($e->getMessage(), 0, $e);
+        }
+    }
+
+    private function optionsFor(Connection $connection, bool $semaphore = false): Options
     {
         $derived = ConnectionOptions::of(...);
         $server = \array_intersect_key($this->lockOptions, ['dsn' => 1, 'servers' => 1, 'sentinels' => 1, 'cluster' => 1]);
-        return $this->resolved[$connection->getName() ?? ''] ??= new Options(
+        return $this->resolved[($connection->getName() ?? '') . ($semaphore ? "\0semaphore" : '')] ??= new Options(
             // Servers given in the options replace the connection's; its prefix stays.
             $this->lockOptions + ($server ? ['prefix' => $derived($connection)['prefix']] : $derived($connection)),
             static fn(string $m, ?\Throwable $e = null) => new \InvalidArgumentException($m, 0, $e),
+            $semaphore,
         );
     }
 }
