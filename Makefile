@@ -93,13 +93,15 @@ demo: build
 ## This extension against the article's class on phpredis: uncontended cost, then
 ## contention (writes bench/results/contention.{md,svg}); then Redlock against one server;
 ## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
-## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg}).
+## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg});
+## then Laravel's funnels, Redis::funnel() against the bridge's Cache::funnel() (bench/results/funnel.{md,svg}).
 bench: build
 	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/peers.php
 	$(PHP) -d extension=$(EXT) bench/bridges.php
+	$(PHP) -d extension=$(EXT) bench/funnel.php
 
 ## Debian's NTS CLI against the ZTS CLI (tools/php-src.sh zts), side by side: the
 ## uncontended cycle and 8 processes x 1 ms holds (bench/results/zts.md), then callgrind.

@@ -16,6 +16,7 @@
 // Prints a Markdown table and writes bench/results/contention.{md,svg}.
 require __DIR__ . '/ArticleLock.php';
 require __DIR__ . '/../php-tests/_helper.inc';
+require __DIR__ . '/commands.php';
 
 
 $scenarios = array_slice($argv, 1) ?: ['8x1000:1600', '32x1000:1600', '8x0:4000', '8x0+1000:2000'];
@@ -151,18 +152,6 @@ function worker(string $impl, int $w, int $rounds, int $holdUs, int $outUs, stri
     file_put_contents("$tmp/$w.tmp", json_encode(['waits' => $waits, 'end' => microtime(true), 'gave_up' => $gaveUp]));
     rename("$tmp/$w.tmp", "$tmp/$w.json");
     return 0;
-}
-
-/** The commands the lock server ran, from its commandstats. */
-function command_count(string $info): int
-{
-    preg_match_all('/^cmdstat_([a-z|]+):calls=(\d+)/m', $info, $m);
-    $server = 0;
-    foreach ($m[1] as $i => $name) {
-        if ($name === 'config|resetstat' || $name === 'info' || $name === 'script|flush') { continue; }
-        $server += (int) $m[2][$i];
-    }
-    return $server;
 }
 
 function pct(array $xs, float $p): float

@@ -1,14 +1,15 @@
 <?php
 // What the framework benches share: percentiles and the wait picture.
+require_once __DIR__ . '/commands.php';
 
 /**
  * One run on a throwaway server: $workers forked processes, each calling
  * $work($w, $srv, $start) from $start on, which returns what it measured (an array,
  * 'end' its finishing time). Returns the workers' results, the run's length from
- * $start to the last worker's end, and the server's "bad" counter (sections that saw
- * the limit broken).
+ * $start to the last worker's end, the server's "bad" counter (sections that saw
+ * the limit broken) and the commands and scripts it ran.
  *
- * @return array{results: list<array>, seconds: float, bad: int}
+ * @return array{results: list<array>, seconds: float, bad: int, commands: int, scripts: int}
  */
 function run_workers(int $workers, float $lead, callable $work): array
 {
@@ -40,7 +41,9 @@ function run_workers(int $workers, float $lead, callable $work): array
             $end = max($end, $d['end']);
             unlink("$tmp/$w.json");
         }
-        return ['results' => $results, 'seconds' => $end - $start, 'bad' => (int) rl_cmd($srv['dsn'], 'GET', 'bad')];
+        $stats = rl_cmd($srv['dsn'], 'INFO', 'commandstats');   // before the GET below adds one
+        return ['results' => $results, 'seconds' => $end - $start, 'bad' => (int) rl_cmd($srv['dsn'], 'GET', 'bad'),
+                'commands' => command_count($stats), 'scripts' => script_count($stats)];
     } finally {
         @rmdir($tmp);
         rl_stop_redis($srv);

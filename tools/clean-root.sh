@@ -22,6 +22,10 @@
 # version, variant and the tool's own text, so it is never taken for another). Inside, the command has its own PID and mount namespaces: every
 # process it starts dies with it, and no service starts on package install. The
 # network is this machine's; the apt mirror is the one this machine uses.
+#
+# Exits 75 when the root cannot be built from the archive (debootstrap or apt failed),
+# else with COMMAND's exit code (tools/deps.sh, run first, gives 75 for the archive's
+# failures too).
 set -euo pipefail
 
 suite=trixie
@@ -61,7 +65,7 @@ if [ ! -x "$base/bin/bash" ]; then
     echo "clean-root: building a Debian $suite base root (once)"
     rm -rf "$base.new"
     debootstrap --variant=minbase "$suite" "$base.new" "$mirror" >"$cache/debootstrap-$suite.log" 2>&1 \
-        || { tail -n 20 "$cache/debootstrap-$suite.log" >&2; exit 1; }
+        || { tail -n 20 "$cache/debootstrap-$suite.log" >&2; echo "clean-root: debootstrap of $suite failed: the archive (exit 75)" >&2; exit 75; }
     {
         echo "deb $mirror $suite main"
         echo "deb $mirror $suite-updates main"
@@ -79,7 +83,7 @@ if [ ! -x "$base/bin/bash" ]; then
     cp /etc/resolv.conf "$base.new/etc/resolv.conf"
     chroot "$base.new" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
         sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential git ca-certificates >/dev/null && apt-get clean' \
-        || { echo "clean-root: could not install the base tools" >&2; exit 1; }
+        || { echo "clean-root: could not install the base tools from the $suite archive (exit 75)" >&2; exit 75; }
     # The extra CAs this machine trusts (a registry may be reached through one).
     if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
         cp /usr/local/share/ca-certificates/*.crt "$base.new/usr/local/share/ca-certificates/"

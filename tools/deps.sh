@@ -16,16 +16,23 @@
 #     ending in ? is installed only where the release ships it).
 # --install-tests adds what `make test-install` needs: php-fpm, cgi-fcgi and
 # composer. Prints nothing when everything is there already.
+#
+# Exits 75 when apt itself fails (the archive unreachable, or broken that day: Debian
+# testing moves), so that CI can tell the archive's trouble from a failure of ours.
 set -euo pipefail
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 known() { [ -n "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]; }
 
 updated=0
+archive_failed() {
+    echo "deps: apt-get $1 failed: the Debian archive could not give what the build needs (exit 75)" >&2
+    exit 75
+}
 apt_update() {
     ((updated)) && return 0
     [ "$(id -u)" -eq 0 ] || return 0
-    apt-get update -qq
+    apt-get update -qq || archive_failed update
     updated=1
 }
 
@@ -80,7 +87,8 @@ if ((${#missing[@]})); then
         exit 1
     fi
     apt_update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || archive_failed "install ${missing[*]}"
 fi
 # A package install may start a system redis-server or valkey-server; the tests never use it.
 
