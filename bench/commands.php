@@ -23,3 +23,10 @@ function script_count(string $info): int
     preg_match_all('/^cmdstat_(eval|evalsha|eval_ro|evalsha_ro):calls=(\d+)/m', $info, $m);
     return array_sum(array_map('intval', $m[2]));
 }
+
+/** The CPU seconds a server has used (INFO cpu: user and system, its main thread's included). */
+function server_cpu(string $info): float
+{
+    preg_match_all('/^used_cpu_(?:user|sys):([0-9.]+)/m', $info, $m);
+    return array_sum(array_map('floatval', $m[1]));
+}

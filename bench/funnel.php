@@ -12,7 +12,7 @@
 // The funnel runs on a server of its own, so its INFO commandstats count the funnel's
 // traffic only: "scripts/section" (EVAL and EVALSHA, each a client's round trip) and
 // "commands/section" (everything Redis ran, the scripts' own commands included,
-// pub/sub too); the limit
+// pub/sub too), and the CPU the server used per section; the limit
 // check (how many are inside at once) runs on another. Each round runs every
 // implementation in turn (the order rotates); "vs bridge" is the median over the
 // rounds of each round's throughput ratio. Prints a Markdown table, writes
@@ -58,6 +58,7 @@ try {
             $a['writer_waits'] = [];
             $a['commands'] = ($a['commands'] ?? 0) + $run['commands'];
             $a['scripts'] = ($a['scripts'] ?? 0) + $run['scripts'];
+            $a['cpu'] = ($a['cpu'] ?? 0) + $run['cpu'];
             $a['timeouts'] = ($a['timeouts'] ?? 0) + array_sum(array_column($run['results'], 'timeouts'));
             $a['bad'] = ($a['bad'] ?? 0) + (int) rl_cmd($gauge['dsn'], 'GET', 'bad');
             unset($a);
@@ -71,10 +72,10 @@ try {
 }
 foreach ($ratios as $impl => $rs) { sort($rs); $acc[$impl]['ratio'] = $rs[intdiv(count($rs), 2)]; }
 $name = "$workers workers, limit " . LIMIT . ', 1 ms';
-$md = "| load | implementation | sections/s | vs bridge (median of per-round ratios) | scripts/section | commands/section run by Redis | timeouts | limit broken | wait p50 | wait p99 | wait max |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+$md = "| load | implementation | sections/s | vs bridge (median of per-round ratios) | scripts/section | commands/section run by Redis | Redis CPU µs/section | timeouts | limit broken | wait p50 | wait p99 | wait max |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 foreach ($acc as $impl => $a) {
-    $md .= sprintf("| %s | %s | %.0f | %.2f× | %.1f | %.1f | %d | %d | %.1f ms | %.1f ms | %.1f ms |\n", $name, funnel_label($impl), $a['sections'] / $a['seconds'], $a['ratio'],
-        $a['scripts'] / $a['sections'], $a['commands'] / $a['sections'], $a['timeouts'], $a['bad'], pct($a['waits'], 50), pct($a['waits'], 99), max($a['waits']));
+    $md .= sprintf("| %s | %s | %.0f | %.2f× | %.1f | %.1f | %.0f | %d | %d | %.1f ms | %.1f ms | %.1f ms |\n", $name, funnel_label($impl), $a['sections'] / $a['seconds'], $a['ratio'],
+        $a['scripts'] / $a['sections'], $a['commands'] / $a['sections'], 1e6 * $a['cpu'] / $a['sections'], $a['timeouts'], $a['bad'], pct($a['waits'], 50), pct($a['waits'], 99), max($a['waits']));
 }
 echo $md;
 @mkdir(__DIR__ . '/results');

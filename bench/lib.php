@@ -7,9 +7,9 @@ require_once __DIR__ . '/commands.php';
  * $work($w, $srv, $start) from $start on, which returns what it measured (an array,
  * 'end' its finishing time). Returns the workers' results, the run's length from
  * $start to the last worker's end, the server's "bad" counter (sections that saw
- * the limit broken) and the commands and scripts it ran.
+ * the limit broken), the commands and scripts it ran and the CPU seconds it used.
  *
- * @return array{results: list<array>, seconds: float, bad: int, commands: int, scripts: int}
+ * @return array{results: list<array>, seconds: float, bad: int, commands: int, scripts: int, cpu: float}
  */
 function run_workers(int $workers, float $lead, callable $work): array
 {
@@ -42,8 +42,9 @@ function run_workers(int $workers, float $lead, callable $work): array
             unlink("$tmp/$w.json");
         }
         $stats = rl_cmd($srv['dsn'], 'INFO', 'commandstats');   // before the GET below adds one
+        $cpu = server_cpu(rl_cmd($srv['dsn'], 'INFO', 'cpu'));
         return ['results' => $results, 'seconds' => $end - $start, 'bad' => (int) rl_cmd($srv['dsn'], 'GET', 'bad'),
-                'commands' => command_count($stats), 'scripts' => script_count($stats)];
+                'commands' => command_count($stats), 'scripts' => script_count($stats), 'cpu' => $cpu];
     } finally {
         @rmdir($tmp);
         rl_stop_redis($srv);
