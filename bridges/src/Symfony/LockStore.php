@@ -15,7 +15,7 @@ use Symfony\Component\Lock\Exception\LockStorageException;
 use Symfony\Component\Lock\Key;
 
 /**
- * A symfony/lock store on the redis_lock extension (symfony/lock 5.4 and 6.4).
+ * A symfony/lock store on the redis_lock extension (symfony/lock 5.4, 6.4 and 7.4).
  *
  * Blocking and shared: `acquire(true)` and `acquireRead(true)` queue and sleep until
  * a release hands the lock over, instead of retrying every 100 ms. Upgrade (a read

@@ -12,7 +12,7 @@ use Symfony\Component\Semaphore\Key;
 use Symfony\Component\Semaphore\PersistingStoreInterface;
 
 /**
- * A symfony/semaphore store on the extension's Semaphore (symfony/semaphore 5.4 and 6.4).
+ * A symfony/semaphore store on the extension's Semaphore (symfony/semaphore 5.4, 6.4 and 7.4).
  *
  * Each key is a weighted hold with its own lease, judged on Redis's clock, so a
  * crashed holder's permits come back when its lease ends; a release hands freed
