@@ -94,18 +94,10 @@ function bridge_worker(string $impl, int $sections, array $srv, float $start): a
     $gauge = new Redis();                               // the overlap check, on a connection of its own
     $gauge->connect('127.0.0.1', $srv['port']);
     if (str_ends_with($impl, 'laravel')) {
-        $app = new Illuminate\Foundation\Application(sys_get_temp_dir());
-        $app->instance('config', new Illuminate\Config\Repository([
-            'database' => ['redis' => ['client' => 'phpredis', 'default' => ['host' => '127.0.0.1', 'port' => $srv['port'], 'database' => 0]]],
-            'cache' => ['prefix' => 'bench', 'stores' => [
-                'laravel' => ['driver' => 'redis', 'connection' => 'default'],
-                'bridge-laravel' => ['driver' => 'redis_lock', 'connection' => 'default'],
-            ]],
-        ]));
-        $app->register(Illuminate\Redis\RedisServiceProvider::class);
-        $app->register(Illuminate\Cache\CacheServiceProvider::class);
-        $app->register(RedisLock\Bridge\Laravel\RedisLockServiceProvider::class);
-        $app->boot();
+        $app = laravel_app($srv, [
+            'laravel' => ['driver' => 'redis', 'connection' => 'default'],
+            'bridge-laravel' => ['driver' => 'redis_lock', 'connection' => 'default'],
+        ]);
         $store = $app['cache']->store($impl);
         $take = function () use ($store) { $lock = $store->lock('bench', 10); $lock->block(5); return $lock; };
     } else {

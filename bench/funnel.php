@@ -94,18 +94,10 @@ function funnel_worker(string $impl, int $sections, array $srv, array $gauge, fl
 {
     $in = new Redis();                                  // the limit check, on a server of its own
     $in->connect('127.0.0.1', $gauge['port']);
-    $app = new Illuminate\Foundation\Application(sys_get_temp_dir());
-    $app->instance('config', new Illuminate\Config\Repository([
-        'database' => ['redis' => ['client' => 'phpredis', 'default' => ['host' => '127.0.0.1', 'port' => $srv['port'], 'database' => 0]]],
-        'cache' => ['prefix' => 'bench', 'stores' => [
-            'redis' => ['driver' => 'redis', 'connection' => 'default'],
-            'bridge' => ['driver' => 'redis_lock', 'connection' => 'default'],
-        ]],
-    ]));
-    $app->register(Illuminate\Redis\RedisServiceProvider::class);
-    $app->register(Illuminate\Cache\CacheServiceProvider::class);
-    $app->register(RedisLock\Bridge\Laravel\RedisLockServiceProvider::class);
-    $app->boot();
+    $app = laravel_app($srv, [
+        'redis' => ['driver' => 'redis', 'connection' => 'default'],
+        'bridge' => ['driver' => 'redis_lock', 'connection' => 'default'],
+    ]);
     $funnel = match ($impl) {
         'redis' => fn() => $app['redis']->connection('default')->funnel('bench'),
         'bridge' => fn() => $app['cache']->store('bridge')->funnel('bench'),

@@ -94,3 +94,21 @@ function svg(array $results, callable $label): string
     }
     return $out . "</svg>\n";
 }
+
+/**
+ * A minimal Laravel application on the run's server, with $stores in cache.stores (its
+ * phpredis connection "default", the bridge's driver registered), booted.
+ */
+function laravel_app(array $srv, array $stores): Illuminate\Foundation\Application
+{
+    $app = new Illuminate\Foundation\Application(sys_get_temp_dir());
+    $app->instance('config', new Illuminate\Config\Repository([
+        'database' => ['redis' => ['client' => 'phpredis', 'default' => ['host' => '127.0.0.1', 'port' => $srv['port'], 'database' => 0]]],
+        'cache' => ['prefix' => 'bench', 'stores' => $stores],
+    ]));
+    $app->register(Illuminate\Redis\RedisServiceProvider::class);
+    $app->register(Illuminate\Cache\CacheServiceProvider::class);
+    $app->register(RedisLock\Bridge\Laravel\RedisLockServiceProvider::class);
+    $app->boot();
+    return $app;
+}
