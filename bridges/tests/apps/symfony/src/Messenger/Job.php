@@ -1,0 +1,10 @@
+<?php
+
+namespace App\Messenger;
+
+final class Job
+{
+    public function __construct(public readonly string $name)
+    {
+    }
+}
