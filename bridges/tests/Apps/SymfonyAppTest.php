@@ -87,7 +87,7 @@ final class SymfonyAppTest extends TestCase
 
     /**
      * The framework's LockFactory (autowired) and the application's SemaphoreFactory are the
-     * bridge's, configured as docs/frameworks.md says: the holds are keys on the test
+     * bridge's, configured as docs/symfony.md says: the holds are keys on the test
      * server, exclude another process, and go with their release.
      */
     public function testFrameworkLockServicesAreTheBridges(): void

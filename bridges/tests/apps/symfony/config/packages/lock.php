@@ -1,6 +1,6 @@
 <?php
 
-// The bridge's stores, as docs/frameworks.md ("Symfony Lock") tells users to set them up.
+// The bridge's stores, as docs/symfony.md ("With FrameworkBundle") tells users to set them up.
 
 use RedisLock\Bridge\Symfony\LockStore;
 use RedisLock\Bridge\Symfony\SemaphoreStore;
