@@ -66,8 +66,20 @@ final class Holds
     public static function atShutdown(): void
     {
         $error = \error_get_last();
-        if (self::$pid !== \getmypid() || $error === null || !($error['type'] & self::FATAL)) {
-            return;
+        if ($error !== null && ($error['type'] & self::FATAL)) {
+            self::releaseAll();
+        }
+    }
+
+    /**
+     * Releases every hold this process still has, as a fatal error does: for a process
+     * about to die without running its shutdown functions (a queue worker killing
+     * itself at a job's timeout). Redis being unreachable is ignored: the leases end them.
+     */
+    public static function releaseAll(): void
+    {
+        if (self::$pid !== \getmypid()) {
+            return;   // a forked child's table is its own, and holds nothing yet
         }
         $holds = self::$holds;
         self::$holds = [];

@@ -36,4 +36,12 @@ class RedisLockServiceProvider extends ServiceProvider
             });
         });
     }
+
+    public function boot()
+    {
+        // A job killed at its timeout releases its locks, as a fatal error does.
+        if ($this->app->bound('events')) {
+            TimedOutJobs::listen($this->app['events']);
+        }
+    }
 }

@@ -205,6 +205,41 @@ final class LaravelAppTest extends TestCase
         $this->assertGreaterThan(1, $next['attempts'], 'turned away while the lock stood');
     }
 
+    public function testJobPastItsTimeoutReleasesWithoutOverlapping(): void
+    {
+        // laravel/framework#37060: at --timeout the worker SIGKILLs itself, so no shutdown
+        // function runs. The bridge releases on the WorkerStopping it fires first; the
+        // next job runs at its first attempt, not after expireAfter (30 s).
+        $jobs = static fn(string $name): string => json_encode([
+            ['job' => 'slot', 'journal' => $name, 'label' => 'hangs', 'mode' => 'hang', 'key' => $name, 'expireAfter' => 30, 'releaseAfter' => 1],
+            ['job' => 'slot', 'journal' => $name, 'label' => 'next', 'mode' => 'sleep', 'ms' => 10, 'key' => $name, 'expireAfter' => 30, 'releaseAfter' => 1],
+        ]);
+        $timedOut = static function (string $queue, array $env = []): float {
+            [$rc, , $err] = self::artisan(['queue:work', "--queue=$queue", '--max-jobs=1', '--sleep=0.1', '--timeout=1'], $env);
+            if ($rc !== 128 + 9) {
+                throw new \RuntimeException("the worker was not killed at its timeout (exit $rc): $err");
+            }
+            return microtime(true);
+        };
+        self::ok(['app:dispatch', 'timeout', $jobs('timeout')]);
+        $killed = $timedOut('timeout');
+        $this->assertCount(1, self::records('timeout', 'start', 'hangs'), 'the job ran until its timeout');
+        $this->assertSame([], self::keys(0, 'laravel-queue-overlap:', ':timeout'), 'released before the worker killed itself');
+        self::ok(['queue:work', '--queue=timeout', '--once']);
+        $next = self::records('timeout', 'start', 'next');
+        $this->assertCount(1, $next, 'the next job ran');
+        $this->assertSame(1, $next[0]['attempts'], 'at its first attempt, not turned away');
+        $this->assertLessThan(5.0, $next[0]['t'] - $killed);
+
+        // The control, on Laravel's own Redis store: the lock outlives the killed worker.
+        $control = ['REDIS_LOCK_APP_STORE' => 'redis'];
+        self::ok(['app:dispatch', 'laravel-timeout', $jobs('laravel-timeout')], $control);
+        $timedOut('laravel-timeout', $control);
+        $keys = self::keys(0, 'laravel-queue-overlap:', ':laravel-timeout');
+        $this->assertCount(1, $keys, 'Laravel\'s own store leaves the timed-out job\'s lock');
+        $this->assertGreaterThan(25000, Support::redis()->pttl($keys[0]));
+    }
+
     public function testScheduleRunsAnOnOneServerTaskOnce(): void
     {
         if (function_exists('posix_geteuid') && posix_geteuid() !== 0) {
