@@ -114,4 +114,19 @@ final class Support
     {
         return 'app_database_' . \Illuminate\Support\Facades\Cache::store('redis')->getPrefix() . $name;
     }
+
+    /** Removes a file or a folder with all it holds (links are removed, not followed). */
+    public static function removeTree(string $path): void
+    {
+        if (is_dir($path) && !is_link($path)) {
+            foreach (scandir($path) as $entry) {
+                if ($entry !== '.' && $entry !== '..') {
+                    self::removeTree("$path/$entry");
+                }
+            }
+            rmdir($path);
+        } elseif (file_exists($path) || is_link($path)) {
+            unlink($path);
+        }
+    }
 }

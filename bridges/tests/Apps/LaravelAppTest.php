@@ -48,7 +48,7 @@ final class LaravelAppTest extends TestCase
                 $redis->del($keys);
             }
         }
-        self::remove(self::$dir);
+        Support::removeTree(self::$dir);
     }
 
     protected function tearDown(): void
@@ -535,19 +535,5 @@ final class LaravelAppTest extends TestCase
             }
             return true;
         }));
-    }
-
-    private static function remove(string $path): void
-    {
-        if (is_dir($path) && !is_link($path)) {
-            foreach (scandir($path) as $entry) {
-                if ($entry !== '.' && $entry !== '..') {
-                    self::remove("$path/$entry");
-                }
-            }
-            rmdir($path);
-        } elseif (file_exists($path) || is_link($path)) {
-            unlink($path);
-        }
     }
 }

@@ -73,14 +73,14 @@ final class SymfonyAppTest extends TestCase
             }
         }
         if (isset($this->varDir)) {
-            self::remove($this->varDir);
+            Support::removeTree($this->varDir);
         }
     }
 
     public static function tearDownAfterClass(): void
     {
         if (self::$cacheDir !== null) {
-            self::remove(self::$cacheDir);
+            Support::removeTree(self::$cacheDir);
             self::$cacheDir = null;
         }
     }
@@ -332,19 +332,5 @@ final class SymfonyAppTest extends TestCase
         $dir = sys_get_temp_dir() . "/$name." . bin2hex(random_bytes(6));
         mkdir($dir, 0700);
         return $dir;
-    }
-
-    private static function remove(string $path): void
-    {
-        if (is_dir($path) && !is_link($path)) {
-            foreach (scandir($path) as $entry) {
-                if ($entry !== '.' && $entry !== '..') {
-                    self::remove("$path/$entry");
-                }
-            }
-            rmdir($path);
-        } elseif (file_exists($path) || is_link($path)) {
-            unlink($path);
-        }
     }
 }
