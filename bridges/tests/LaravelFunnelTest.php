@@ -93,6 +93,29 @@ final class LaravelFunnelTest extends TestCase
         }
     }
 
+    public function testAKilledJobGivesItsSlotBack(): void
+    {
+        // What TimedOutJobs does at a job's timeout: the funnel's slot is in the
+        // process's table of holds, and goes back with it.
+        $name = Support::name('killed');
+        $redis = Support::redis();
+        $key = Support::laravelKey($name);
+        $seen = Cache::funnel($name)->limit(2)->then(function () use ($redis, $key) {
+            $before = $redis->exists($key);
+            \RedisLock\Bridge\Holds::releaseAll();
+            return [$before, $redis->exists($key)];
+        });
+        $this->assertSame([1, 0], $seen, 'held, then given back by the table');
+        // With 'auto_release' => false the table leaves it to its lease.
+        Support::laravel(['auto_release' => false]);
+        $seen = Cache::funnel($name)->limit(2)->then(function () use ($redis, $key) {
+            \RedisLock\Bridge\Holds::releaseAll();
+            return $redis->exists($key);
+        });
+        $this->assertSame(1, $seen, 'auto_release => false: still held');
+        $this->assertSame(0, $redis->exists($key), 'and given back when the callback ended');
+    }
+
     public function testALeaseEndsADeadHoldersSlot(): void
     {
         $name = Support::name('lease');

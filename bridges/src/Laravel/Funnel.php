@@ -3,6 +3,7 @@
 namespace RedisLock\Bridge\Laravel;
 
 use Illuminate\Support\InteractsWithTime;
+use RedisLock\Bridge\Holds;
 
 /**
  * `Cache::funnel($name)` on a `redis_lock` store: at most `limit()` callbacks run at
@@ -88,9 +89,16 @@ class Funnel
             }
             throw $e;
         }
+        // In the process's table of holds too, so that a job killed at its timeout
+        // (TimedOutJobs) gives its slot back.
+        $hold = "funnel\0{$this->name}\0$token";
+        if ($this->store->releasesOnFatal()) {
+            Holds::add($hold, $lease, static fn() => $semaphore->release($token));
+        }
         try {
             return $callback();
         } finally {
+            Holds::forget($hold);
             $semaphore->release($token);
         }
     }

@@ -82,6 +82,12 @@ class RedisStore extends LaravelRedisStore
         }
     }
 
+    /** Whether a fatal error (or a job's timeout) releases what this store's locks and funnels hold. */
+    public function releasesOnFatal(): bool
+    {
+        return $this->optionsFor($this->lockConnection())->releaseOnFatal;
+    }
+
     private function optionsFor(Connection $connection, bool $semaphore = false): Options
     {
         $derived = ConnectionOptions::of(...);
