@@ -73,6 +73,7 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("tls_cert_file", ""),
     ("tls_key_file", ""),
     ("max_endpoints", "16"),
+    ("owner_info", "0"),
 ];
 
 /// The article's server.
@@ -124,6 +125,9 @@ pub struct Settings {
     /// How many endpoints (distinct servers and connection settings) keep an idle
     /// connection in this process; beyond it the least recently used are closed.
     pub max_endpoints: u32,
+    /// Record who holds each hold (host, pid, SAPI, script, since) beside it, for
+    /// `inspect()` and the `redis-lock` tool.
+    pub owner_info: bool,
 }
 
 impl Default for Settings {
@@ -147,6 +151,7 @@ impl Default for Settings {
             cluster: Vec::new(),
             tls: TlsFiles::default(),
             max_endpoints: 16,
+            owner_info: false,
         }
     }
 }
@@ -195,6 +200,7 @@ impl Settings {
             "tls_cert_file" => self.tls.cert_file = path_value(&label, value, source)?,
             "tls_key_file" => self.tls.key_file = path_value(&label, value, source)?,
             "max_endpoints" => self.max_endpoints = count_value(&label, value, source, 1)?,
+            "owner_info" => self.owner_info = bool_value(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(

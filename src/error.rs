@@ -31,9 +31,9 @@ pub enum LockError {
     Timeout { what: &'static str, key: String, waited: f64 },
 
     /// A hold was found no longer held by the token that took it, when the work it
-    /// protected finished (`synchronized()`).
-    #[error("redis-lock: the {what} \"{key}\" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected")]
-    Lost { what: &'static str, key: String },
+    /// protected finished (`synchronized()`); `seen` says when that was found.
+    #[error("redis-lock: the {what} \"{key}\" was lost before the work finished (its lease ran out, or someone else took it; {seen}): part of the work ran unprotected")]
+    Lost { what: &'static str, key: String, seen: String },
 
     /// A semaphore was used with another number of permits than its current holders
     /// agreed on: obeying either would break the other's limit.
@@ -56,9 +56,14 @@ impl LockError {
         LockError::Timeout { what, key: String::from_utf8_lossy(name).into_owned(), waited: waited.as_secs_f64() }
     }
 
-    /// `Lost` for the `what` named `name`.
-    pub(crate) fn lost(what: &'static str, name: &[u8]) -> Self {
-        LockError::Lost { what, key: String::from_utf8_lossy(name).into_owned() }
+    /// `Lost` for the `what` named `name`, found by the watchdog `before` the work
+    /// finished, or (`None`) by the release that ended it.
+    pub(crate) fn lost(what: &'static str, name: &[u8], before: Option<std::time::Duration>) -> Self {
+        let seen = match before {
+            Some(d) => format!("the watchdog found it gone {:.3} s before the work finished", d.as_secs_f64()),
+            None => "the release at the end of the work found it gone".to_string(),
+        };
+        LockError::Lost { what, key: String::from_utf8_lossy(name).into_owned(), seen }
     }
 }
 

@@ -11,15 +11,20 @@
 //! cached: the pid and every token come from the OS at each use.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 const PAGE: usize = 4096;
 
 /// What the wiped page holds; all zeros is its valid starting state, which is
 /// also what a child finds.
+/// How many counters the page keeps (`counters`).
+pub const COUNTERS: usize = 16;
+
 #[repr(C)]
 struct State {
+    /// The process's statistics (`crate::stats`): a forked child starts from zero.
+    counters: [AtomicU64; COUNTERS],
     /// This process's pid, or 0 until read (and in a forked child).
     pid: AtomicU32,
     /// 1 while a thread draws from `random` (threads exist in the watchdog and in
@@ -27,7 +32,7 @@ struct State {
     busy: AtomicU32,
     /// How many bytes at the start of `random` are still unused.
     left: UnsafeCell<u32>,
-    random: UnsafeCell<[u8; PAGE - 12]>,
+    random: UnsafeCell<[u8; PAGE - 12 - COUNTERS * 8]>,
 }
 
 /// The mapped page; it lives as long as the process.
@@ -84,6 +89,13 @@ pub fn pid() -> u32 {
         }
         pid => pid,
     }
+}
+
+/// The process's counters, zero in a forked child (without MADV_WIPEONFORK, shared
+/// statics that a child inherits).
+pub fn counters() -> &'static [AtomicU64; COUNTERS] {
+    static FALLBACK: [AtomicU64; COUNTERS] = [const { AtomicU64::new(0) }; COUNTERS];
+    page().map_or(&FALLBACK, |s| &s.counters)
 }
 
 /// Fills `out` with bytes from the OS generator `fill`, read ahead into the page.

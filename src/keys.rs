@@ -1,5 +1,6 @@
 //! Names of the auxiliary keys kept beside a lock (its waiting queue, the first
-//! waiter's patience, the fencing counter, the readers of a shared hold), chosen so that in Redis Cluster they
+//! waiter's patience, the fencing counter, the readers of a shared hold, who holds
+//! it), chosen so that in Redis Cluster they
 //! hash to the lock key's slot.
 //!
 //! Cluster hashes only the part between the first `{` and the next `}` when that
@@ -10,7 +11,7 @@
 //! those names apart from the names derived from tagged keys, which never end in one.
 
 /// A lock's key and the keys its scripts keep beside it, in the order the scripts
-/// take them (`KEYS[1..5]`).
+/// take them (`KEYS[1..6]`).
 #[derive(Debug)]
 pub struct LockKeys {
     /// The lock itself: holds the holder's token, with the lease as its expiry.
@@ -23,6 +24,8 @@ pub struct LockKeys {
     pub fence: Vec<u8>,
     /// The readers of a shared hold, with when each one's lease ends.
     pub readers: Vec<u8>,
+    /// Who holds it and who waits (`owner_info`): a hash of token to `owner::record`.
+    pub owner: Vec<u8>,
     /// A hash of `lock`, to tell cheaply whether two objects name the same lock.
     pub id: u64,
 }
@@ -35,15 +38,39 @@ impl LockKeys {
             patience: aux_key(&lock, b":patience"),
             fence: aux_key(&lock, b":fence"),
             readers: aux_key(&lock, b":readers"),
+            owner: aux_key(&lock, b":owner"),
             id: fnv1a(&lock),
             lock,
         }
     }
 
-    /// All five, as a script's `KEYS`.
-    pub fn all(&self) -> [&[u8]; 5] {
-        [&self.lock, &self.queue, &self.patience, &self.fence, &self.readers]
+    /// All six, as a script's `KEYS`.
+    pub fn all(&self) -> [&[u8]; 6] {
+        [&self.lock, &self.queue, &self.patience, &self.fence, &self.readers, &self.owner]
     }
+}
+
+/// The suffixes of the auxiliary keys.
+const SUFFIXES: [&[u8]; 5] = [b":queue", b":patience", b":fence", b":readers", b":owner"];
+
+/// Whether `key` is the auxiliary key of some lock key (listings leave those out).
+/// A lock named like one (`{a}:queue`) is taken for one: names of that shape are
+/// the library's.
+pub fn is_aux(key: &[u8]) -> bool {
+    SUFFIXES.iter().any(|suffix| {
+        let candidates: [Option<&[u8]>; 3] = [
+            // `key` wrapped: `{key}suffix`.
+            key.strip_suffix(*suffix).and_then(|k| k.strip_prefix(b"{")).and_then(|k| k.strip_suffix(b"}")),
+            // A tagged key: `key suffix`.
+            key.strip_suffix(*suffix),
+            // A borrowed tag: `{tag}key suffix}`.
+            key.strip_suffix(b"}").and_then(|k| k.strip_suffix(*suffix)).and_then(|k| {
+                let close = k.iter().position(|&b| b == b'}')?;
+                k.strip_prefix(b"{").map(|_| &k[close + 1..])
+            }),
+        ];
+        candidates.into_iter().flatten().any(|base| !base.is_empty() && aux_key(base, suffix) == key)
+    })
 }
 
 /// The auxiliary key `suffix` of the lock key `key`.
@@ -153,6 +180,19 @@ mod tests {
         let tagged = odd[..odd.len() - ":queue}".len()].to_vec();
         assert_ne!(aux_key(&tagged, b":queue"), odd);
         assert_ne!(aux_key(b"{}x", b":queue"), aux_key(b"{}x", b":fence"));
+    }
+
+    #[test]
+    fn auxiliary_keys_are_told_from_lock_keys() {
+        for key in [&b"orders:42"[..], b"a{b}c", b"{user1}:x", b"a{b", b"a}b", b"{}x", b"}"] {
+            assert!(!is_aux(key), "{:?}", String::from_utf8_lossy(key));
+            for suffix in SUFFIXES {
+                let aux = aux_key(key, suffix);
+                assert!(is_aux(&aux), "{:?}", String::from_utf8_lossy(&aux));
+            }
+        }
+        assert!(!is_aux(b"orders:queue"));
+        assert!(!is_aux(b"{x}:queued"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
 //! - `net`: RESP, the connections, scripts on the wire, TLS, the wake subscriber;
 //! - the ground floor, here: `config` (with `dsn` and `terms`), `keys`, `token`,
-//!   `fork_wiped`, `error`.
+//!   `fork_wiped`, `error`, `owner` (who holds what) and `stats` (the process's counters).
 //!
 //! `docs/architecture.md` walks through them.
 
@@ -19,6 +19,8 @@ pub mod dsn;
 pub mod error;
 pub mod fork_wiped;
 pub mod keys;
+pub mod owner;
+pub mod stats;
 pub mod terms;
 pub mod token;
 

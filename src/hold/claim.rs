@@ -46,6 +46,25 @@ impl Claim {
         self.own_for(token).is_some_and(|id| status(id) == Status::Lost)
     }
 
+    /// How long ago the watchdog found `token`, this object's, taken from it.
+    pub fn lost_ago(&self, token: &[u8]) -> Option<Duration> {
+        self.own_for(token).and_then(crate::hold::table::lost_at).map(|at| at.elapsed())
+    }
+
+    /// After `synchronized()`'s work, released with `released`: the error when the
+    /// hold was this object's `token` and was lost before the release (`what`, `name`
+    /// name it). `lost_ago` is read before the release, which forgets it.
+    pub fn finished(&self, ours: bool, lost_ago: Option<Duration>, released: bool, what: &'static str, name: &[u8]) -> crate::error::Result<()> {
+        if released || !ours {
+            return Ok(());
+        }
+        if lost_ago.is_none() {
+            // Found by the release itself: the watchdog had not counted it.
+            crate::stats::note(crate::stats::Counter::Lost);
+        }
+        Err(crate::error::LockError::lost(what, name, lost_ago))
+    }
+
     /// `token` (default: this object's), unless the watchdog found it taken from this
     /// object: then there is nothing to ask Redis (`None`).
     pub fn live(&self, token: Option<&[u8]>) -> Option<Token> {
@@ -137,6 +156,9 @@ impl Claim {
     /// After a renewal of `own` (see `own_for`) sent at `sent` with `lease` (None: no
     /// expiry): the watchdog goes on with the new lease, or knows the hold lost.
     pub fn renewed(own: Option<HoldId>, done: bool, lease: Option<Duration>, sent: Instant) {
+        if done {
+            crate::stats::note(crate::stats::Counter::Renewals);
+        }
         if let Some(id) = own {
             if done {
                 set_lease(id, lease, sent);

@@ -122,6 +122,8 @@ pub struct Hold {
     pub renew: Option<Box<Renewal>>,
     /// Renewal found the key gone or held by another token.
     pub lost: bool,
+    /// When that was found.
+    pub lost_at: Option<Instant>,
     /// Released when its object goes away or the request ends (`auto_release`).
     pub auto_release: bool,
     /// Its object is gone and it is not auto-released: it stays only while the
@@ -304,9 +306,25 @@ pub fn take(id: HoldId) -> Option<Hold> {
 pub fn mark_lost(id: HoldId) {
     if let Some(s) = existing() {
         if let Some(h) = s.lock().holds.get_mut(&id) {
-            h.lost = true;
-            h.renew = None;
+            h.mark_lost(Instant::now());
         }
+    }
+}
+
+/// When the hold `id` was found lost, if it was.
+pub fn lost_at(id: HoldId) -> Option<Instant> {
+    existing()?.lock().holds.get(&id).and_then(|h| h.lost_at)
+}
+
+impl Hold {
+    /// Its token was found no longer holding the key, `at`: nothing more to renew.
+    pub fn mark_lost(&mut self, at: Instant) {
+        if !self.lost {
+            crate::stats::note(crate::stats::Counter::Lost);
+            self.lost = true;
+            self.lost_at = Some(at);
+        }
+        self.renew = None;
     }
 }
 

@@ -14,6 +14,7 @@
 //! auto-renewed acquisition, and is stopped and joined at module shutdown.
 
 use crate::hold::table::{self, HoldId, RenewBy, Shared};
+use crate::stats::{self, Counter};
 use crate::keys::LockKeys;
 use crate::net::pool::{self, Endpoint};
 use crate::net::call::Call;
@@ -156,11 +157,11 @@ fn run(shared: &'static Shared) {
             let Some(hold) = table.holds.get_mut(&due.id) else { continue };
             let Some(r) = hold.renew.as_mut() else { continue };
             match outcome {
-                Outcome::Lost => {
-                    hold.lost = true;
-                    hold.renew = None;
+                Outcome::Lost => hold.mark_lost(done),
+                Outcome::Renewed if due.last => {
+                    stats::note(Counter::Renewals);
+                    hold.renew = None
                 }
-                Outcome::Renewed if due.last => hold.renew = None,
                 Outcome::Renewed if r.lease != due.lease => {
                     // extendLock() ran meanwhile, on another connection: this renewal
                     // may have landed after it with the old lease. Set the new one now.
@@ -168,13 +169,13 @@ fn run(shared: &'static Shared) {
                     r.due = done;
                 }
                 Outcome::Renewed => {
+                    stats::note(Counter::Renewals);
                     r.valid_until = now + due.lease;
                     r.due = done + table::interval(r.lease);
                 }
                 Outcome::Failed if done >= r.valid_until => {
                     // Unconfirmed for a whole lease: Redis has let the key go by now.
-                    hold.lost = true;
-                    hold.renew = None;
+                    hold.mark_lost(done);
                 }
                 Outcome::Failed => r.due = done + retry_after(r.lease),
             }

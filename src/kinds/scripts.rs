@@ -91,6 +91,27 @@ end
     };
 }
 
+/// Lua helpers for who holds what (`owner_info`): the hash KEYS[6] maps a holder's
+/// (or a queued waiter's) token to its record. `own(owner, t, info, ms)` records
+/// `info` ("": nothing to record) and keeps the hash at least `ms` more ms ("0": no
+/// expiry); `keep_owner(owner, ms)` only keeps it. A grant records nothing: the
+/// waiter recorded itself when it queued.
+#[macro_export]
+macro_rules! lua_own {
+    () => {
+        r"local function keep_owner(owner, ms)
+    if ms == '0' then redis.call('persist', owner) else redis.call('pexpire', owner, ms, 'gt') end
+end
+local function own(owner, t, info, ms)
+    if info == '' then return end
+    local fresh = redis.call('exists', owner) == 0
+    redis.call('hset', owner, t, info)
+    if fresh and ms ~= '0' then redis.call('pexpire', owner, ms) else keep_owner(owner, ms) end
+end
+"
+    };
+}
+
 /// `grant(lock, fence, entry)` gives the lock to the waiting writer `entry` if it
 /// still listens, with the answers of `tell`. The message is `g:<token>`, or
 /// `g<fencing token>:<token>` when the waiter asked for one. Publishing first is
@@ -149,9 +170,10 @@ end
 
 /// The end of an acquire script that found the lock busy: returns `{0, pttl}` for
 /// one try (`entry` is ""), or queues `entry` (unless `queued` already) with `push`,
-/// keeps the queue `life` ms, starts the first waiter's `patience` (KEYS[3]), and
-/// returns `{2, pttl}`. Expects the locals `lock`, `queue`, `entry`, `queued`,
-/// `push`, `life` and `patience`.
+/// keeps the queue `life` ms, starts the first waiter's `patience` (KEYS[3]),
+/// records the waiter's `info` (KEYS[6], for its wait and its lease) and returns
+/// `{2, pttl}`. Expects the locals `lock`, `queue`, `entry`, `queued`, `push`,
+/// `life`, `patience`, `token`, `lease` and `info`, and `lua_own`.
 #[macro_export]
 macro_rules! lua_enqueue {
     () => {
@@ -163,6 +185,11 @@ if not queued then
         redis.call('set', KEYS[3], '1', 'px', patience)
     else
         redis.call('pexpire', queue, life, 'gt')
+    end
+    if info ~= '' then
+        local ms = '0'
+        if lease ~= '0' then ms = tostring(tonumber(life) + tonumber(lease)) end
+        own(KEYS[6], token, info, ms)
     end
 end
 return {2, pttl}"
@@ -186,15 +213,17 @@ end
     };
 }
 
-/// The first try of a process that issues fencing tokens eagerly: `SET NX PX` of the
-/// token ARGV[1] on KEYS[1] with a lease of ARGV[2] ms (0: no expiry), then `INCR` of
-/// the counter KEYS[2]. Returns the fencing token, or 0 when the key is held.
+/// The first try when it must do more than `SET NX PX`: `SET NX PX` of the token
+/// ARGV[1] on KEYS[1] with a lease of ARGV[2] ms (0: no expiry), then, when taken,
+/// the record ARGV[5] of who took it in the hash KEYS[3] ("": none) and, with
+/// ARGV[4] = "1", an `INCR` of the fencing counter KEYS[2]. Returns the fencing token
+/// (1 without one), or 0 when the key is held.
 ///
 /// With ARGV[3] = "1" it settles a lost reply of an earlier run: a key found held by
 /// this token was taken by that run, and the counter is then still this holder's
 /// number (no one else has held the key since). Otherwise a key that holds the same
 /// token is busy like any other: taking a lock is never re-entry.
-pub static TAKE_FENCED: LazyLock<Script> = LazyLock::new(|| {
+pub static TAKE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"local holder
 if ARGV[2] == '0' then
@@ -202,8 +231,19 @@ if ARGV[2] == '0' then
 else
     holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2], 'get')
 end
-if not holder then return redis.call('incr', KEYS[2]) end
+if not holder then
+    if ARGV[5] ~= '' then
+        local fresh = redis.call('exists', KEYS[3]) == 0
+        redis.call('hset', KEYS[3], ARGV[1], ARGV[5])
+        if ARGV[2] == '0' then redis.call('persist', KEYS[3])
+        elseif fresh then redis.call('pexpire', KEYS[3], ARGV[2])
+        else redis.call('pexpire', KEYS[3], ARGV[2], 'gt') end
+    end
+    if ARGV[4] == '1' then return redis.call('incr', KEYS[2]) end
+    return 1
+end
 if holder == ARGV[1] and ARGV[3] == '1' then
+    if ARGV[4] ~= '1' then return 1 end
     return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2])
 end
 return 0",
@@ -236,7 +276,8 @@ return 0",
 /// - ARGV[8]: "1" to issue a fencing token;
 /// - ARGV[9]: "1" when this token holds a read share (KEYS[5]) that it upgrades: the
 ///   lock is taken once no other reader is left, and meanwhile the waiter queues
-///   first in line.
+///   first in line;
+/// - ARGV[10]: who takes it (`owner::record`, in KEYS[6]), or "" to record nothing.
 ///
 /// Returns `{1, fencing token}` when the token holds the lock (now, or handed over
 /// earlier; the fencing token is 0 when none was asked for), `{0, pttl}` when busy and
@@ -248,7 +289,7 @@ return 0",
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         r"local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
-local token, lease, entry = ARGV[1], ARGV[2], ARGV[3]
+local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[10]
 local again = ARGV[6] == '1'
 if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
@@ -256,7 +297,9 @@ if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
         lua_grant!(),
         r"    hand_over(lock, queue, KEYS[5], fence, entry)
 end
-local holder
+",
+        lua_own!(),
+        r"local holder
 if lease == '0' then
     holder = redis.call('set', lock, token, 'nx', 'get')
 else
@@ -279,6 +322,7 @@ end
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
 if taken or (holder == token and again and not queued) then
     if queued then redis.call('lrem', queue, 0, entry) end
+    if taken then own(KEYS[6], token, info, lease) end
     if ARGV[8] ~= '1' then return {1, 0} end
     -- Taken now: a new number. Held already (handed over, or a retried call): the
     -- counter still has this holder's number, since no one else took the key since.
@@ -295,7 +339,8 @@ if upgrading then push = 'lpush' end
 });
 
 /// Releases KEYS[1] if it holds the token ARGV[1], or whoever holds it with ARGV[4] =
-/// "1" (a forced release, readers included). Returns 1 when released, 2 when released
+/// "1" (a forced release, readers included), and removes the holder's record from
+/// KEYS[6]. Returns 1 when released, 2 when released
 /// but only freed while waiters are queued (the short-hold case below), 0 otherwise,
 /// -1 when the lock is held by readers (a reader's share is released by
 /// `shared::READ_RELEASE`).
@@ -321,10 +366,12 @@ end
 -- Forced, in read mode: every reader's share goes with it.
 if holder == '' then redis.call('del', KEYS[5]) end
 if redis.call('exists', KEYS[2]) == 0 then
-    redis.call('del', KEYS[1])
+    -- Nobody waits: no one else's record is left in KEYS[6] either.
+    redis.call('del', KEYS[1], KEYS[6])
     return 1
 end
 local lock, queue, patience, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+redis.call('hdel', KEYS[6], holder)
 if ARGV[2] == '1' then
     local p = redis.call('get', patience)
     if p then
@@ -377,12 +424,16 @@ return 0"
 /// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns
 /// `{1, fencing counter}` if the lock KEYS[1] was handed to this waiter's token
 /// ARGV[1] in the meantime (the counter KEYS[3] then holds its number), `{0, 0}`
-/// otherwise, `{2, 0}` if a read share was handed to it (KEYS[4]: the readers). A
+/// otherwise, `{2, 0}` if a read share was handed to it (KEYS[4]: the readers;
+/// KEYS[5]: who holds and waits, where the waiter's record is removed). A
 /// grant takes the entry out of the queue: a key that holds the token while the
 /// entry is still queued is another holder's with the same chosen token.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        r"if redis.call('lrem', KEYS[2], 0, ARGV[2]) ~= 0 then return {0, 0} end
+        r"if redis.call('lrem', KEYS[2], 0, ARGV[2]) ~= 0 then
+    redis.call('hdel', KEYS[5], ARGV[1])
+    return {0, 0}
+end
 local holder = redis.call('get', KEYS[1])
 if holder == ARGV[1] then return {1, tonumber(redis.call('get', KEYS[3])) or 0} end
 if holder == '' and redis.call('zscore', KEYS[4], ARGV[1]) then return {2, 0} end
@@ -391,15 +442,61 @@ return {0, 0}",
 });
 
 /// Sets the lease of KEYS[1] to ARGV[2] ms (0: no expiry) if the key still holds the
-/// token ARGV[1]. Returns 1 when it did, 0 when the token no longer holds the key.
-/// Used by `extendLock()` and by the watchdog.
+/// token ARGV[1], and keeps the record of who holds it (KEYS[2], when given) as long.
+/// Returns 1 when it did, 0 when the token no longer holds the key. Used by
+/// `extendLock()` and by the watchdog.
 pub static RENEW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+if KEYS[2] then
+    if ARGV[2] == '0' then redis.call('persist', KEYS[2]) else redis.call('pexpire', KEYS[2], ARGV[2], 'gt') end
+end
 if ARGV[2] == '0' then
     redis.call('persist', KEYS[1])
     return 1
 end
 return redis.call('pexpire', KEYS[1], ARGV[2])",
     )
+});
+
+/// What `Lock::inspect()` shows, read in one step and changing nothing. KEYS as
+/// `LockKeys::all()`; ARGV[1] the inspecting object's token, or "".
+///
+/// Returns `{state, pttl, readers, waiters, fence, mine, records}`: state "free",
+/// "write" or "read"; pttl in ms (-2: free, -1: no expiry); the live readers; the
+/// queue entries whose waiter still listens (`PUBSUB NUMSUB` of its channel; an entry
+/// whose listeners cannot be counted counts); the fencing counter ("" if none); 1
+/// when ARGV[1] holds it; one record per holder ("" where none was kept).
+pub static INSPECT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        lua_tell!(),
+        r"local lock, queue, readers, owner = KEYS[1], KEYS[2], KEYS[5], KEYS[6]
+local t0 = redis.call('time')
+local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
+local holder = redis.call('get', lock)
+local state, pttl, count, mine, records = 'free', -2, 0, 0, {}
+if holder then
+    pttl = redis.call('pttl', lock)
+    local holders = {holder}
+    state = 'write'
+    if holder == '' then
+        state = 'read'
+        holders = redis.call('zrangebyscore', readers, '(' .. now, '+inf')
+        count = #holders
+    end
+    for _, t in ipairs(holders) do
+        if ARGV[1] ~= '' and t == ARGV[1] then mine = 1 end
+        records[#records + 1] = redis.call('hget', owner, t) or ''
+    end
+end
+local waiters = 0
+for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+    local t, lease, f, ch = parse(e)
+    if t then
+        local n = redis.pcall('pubsub', 'numsub', ch)
+        if type(n) ~= 'table' or n[2] ~= 0 then waiters = waiters + 1 end
+    end
+end
+return {state, pttl, count, waiters, redis.call('get', KEYS[4]) or '', mine, records}"
+    ))
 });

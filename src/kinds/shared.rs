@@ -26,15 +26,17 @@ use std::sync::LazyLock;
 /// (0: none), or queues for it with the entry ARGV[3] ("": one try, no queueing).
 /// ARGV[4] is the queue's lifetime in ms, ARGV[5] "1" on any try after the first
 /// (the share may have been handed over already), ARGV[6] the patience in ms of a
-/// waiter that arrives at the head of an empty queue.
+/// waiter that arrives at the head of an empty queue, ARGV[7] the record of who
+/// takes it (`owner::record`, kept in KEYS[6]) or "".
 ///
 /// Returns `{1, 0}` when the token holds a share, `{0, pttl}` when not and not
 /// queued, `{2, pttl}` when queued; pttl is the key's remaining lease in ms.
 pub static READ_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_readers!(),
+        lua_own!(),
         r"local lock, queue, readers = KEYS[1], KEYS[2], KEYS[5]
-local token, lease, entry = ARGV[1], ARGV[2], ARGV[3]
+local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local again = ARGV[5] == '1'
 local now = now_ms()
 local holder = redis.call('get', lock)
@@ -50,6 +52,7 @@ if not holder or holder == '' then
         if queued then redis.call('lrem', queue, 0, entry) end
         add_reader(readers, token, lease, now)
         read_mode(lock, readers, now)
+        own(KEYS[6], token, info, lease)
         return {1, 0}
     end
 end
@@ -73,6 +76,7 @@ local now = now_ms()
 local score = redis.call('zscore', readers, ARGV[1])
 if not score then return 0 end
 redis.call('zrem', readers, ARGV[1])
+redis.call('hdel', KEYS[6], ARGV[1])
 local live = 0
 if score == 'inf' or tonumber(score) > now then live = 1 end
 redis.call('zremrangebyscore', readers, '-inf', now)
@@ -125,8 +129,9 @@ return 1"
 });
 
 /// Sets the lease of the read share of the token ARGV[1] to ARGV[2] ms (0: none),
-/// if the share is still live. Returns 1 when it did, 0 otherwise. KEYS: the lock
-/// and its readers.
+/// if the share is still live, and keeps the record of who holds it as long.
+/// Returns 1 when it did, 0 otherwise. KEYS: the lock, its readers and, when given,
+/// the records.
 pub static READ_RENEW: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_readers!(),
@@ -136,6 +141,9 @@ local score = redis.call('zscore', KEYS[2], ARGV[1])
 if not score or (score ~= 'inf' and tonumber(score) <= now) then return 0 end
 add_reader(KEYS[2], ARGV[1], ARGV[2], now)
 read_mode(KEYS[1], KEYS[2], now)
+if KEYS[3] then
+    if ARGV[2] == '0' then redis.call('persist', KEYS[3]) else redis.call('pexpire', KEYS[3], ARGV[2], 'gt') end
+end
 return 1"
     ))
 });

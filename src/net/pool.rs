@@ -311,6 +311,8 @@ pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Durat
     }
     conn.set_read_timeout(Some(read_timeout))?;
     conn.set_write_timeout(Some(read_timeout))?;
+    // Counted once it works (sentinels' connections too).
+    crate::stats::note(crate::stats::Counter::Connects);
     Ok(conn)
 }
 

@@ -295,14 +295,30 @@ impl Lock {
         Ok(self.core()?.fencing_token()?)
     }
 
+    /// What Redis holds for this lock now, in one read-only round trip: state
+    /// ('free', 'write' or 'read'), ttl (seconds; null when free, INF without
+    /// expiry), readers, waiters (queued and still listening), fence (the last
+    /// fencing number issued for this name, or null), mine (whether this object's
+    /// token holds it now) and owner (with owner_info: host, pid, sapi, script and
+    /// since of the holder, a list of them for readers; null otherwise). Tokens are
+    /// never shown. With Redlock ('servers') only state, ttl and mine are known.
+    ///
+    /// @return array{state: string, ttl: ?float, readers: int, waiters: int, fence: ?int, mine: bool, owner: ?array}
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn inspect(&self) -> PhpResult<ext_php_rs::boxed::ZBox<ZendHashTable>> {
+        let seen = self.core()?.inspect()?;
+        super::observe::lock_array(&seen)
+    }
+
     /// Takes the lock (waiting up to $timeOut seconds), runs $fn, and releases the lock
     /// whatever happens: $fn's return value is returned, its exception rethrown as it
     /// is, and even a fatal error inside $fn releases the lock.
     ///
     /// @throws LockTimeoutException when the lock cannot be had within $timeOut
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
-    /// @throws LockException when $fn returned but the lock had been lost meanwhile (its
-    ///         lease ran out, or someone else took it): the work ran partly unprotected
+    /// @throws LockLostException when $fn returned but the lock had been lost meanwhile
+    ///         (its lease ran out, or someone else took it): the work ran partly
+    ///         unprotected, and $fn's result is not returned
     pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail()?;
         run_held(r#fn, token, &self.inner)

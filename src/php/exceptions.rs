@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 static LOCK_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 static CONNECTION_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 static TIMEOUT_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+static LOST_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 
 fn runtime_exception() -> &'static ClassEntry {
     engine::runtime_exception().unwrap_or_else(ce::exception)
@@ -41,6 +42,13 @@ pub fn timeout_exception() -> &'static ClassEntry {
     loaded(&TIMEOUT_EXCEPTION)
 }
 
+/// `LockLostException extends LockException`: `synchronized()`'s callable returned,
+/// but the hold had not lasted to the release (the watchdog or the release found its
+/// token gone): the work ran without exclusivity, and its result is not returned.
+pub fn lost_exception() -> &'static ClassEntry {
+    loaded(&LOST_EXCEPTION)
+}
+
 type Parent = (fn() -> &'static ClassEntry, &'static str);
 type Keep = fn(&'static mut ClassEntry, Box<[Box<[ext_php_rs::ffi::zend_internal_arg_info]>]>);
 
@@ -48,7 +56,7 @@ fn register(name: &str, parent: Parent, keep: Keep) -> bool {
     ClassBuilder::new(name).extends(parent).registration(keep).register().is_ok()
 }
 
-/// Registers the three classes; module startup only.
+/// Registers the four classes; module startup only.
 pub fn register_all() -> bool {
     register("LockException", (runtime_exception, "RuntimeException"), |ce, _| {
         LOCK_EXCEPTION.store(ce, Ordering::Release)
@@ -56,19 +64,25 @@ pub fn register_all() -> bool {
         CONNECTION_EXCEPTION.store(ce, Ordering::Release)
     }) && register("LockTimeoutException", (lock_exception, "LockException"), |ce, _| {
         TIMEOUT_EXCEPTION.store(ce, Ordering::Release)
+    }) && register("LockLostException", (lock_exception, "LockException"), |ce, _| {
+        LOST_EXCEPTION.store(ce, Ordering::Release)
     })
 }
 
 impl From<LockError> for PhpException {
     fn from(e: LockError) -> Self {
         let message = e.to_string();
+        if !matches!(e, LockError::InvalidValue(_) | LockError::InvalidType(_)) {
+            // Redis trouble (not a bad argument): `redis_lock_stats()`'s errors.
+            crate::stats::note(crate::stats::Counter::Errors);
+        }
         let class = match e {
             LockError::InvalidValue(_) => ce::value_error(),
             LockError::InvalidType(_) => ce::type_error(),
             LockError::Connection { .. } => connection_exception(),
             LockError::Timeout { .. } => timeout_exception(),
+            LockError::Lost { .. } => lost_exception(),
             LockError::Server { .. }
-            | LockError::Lost { .. }
             | LockError::Unfenced { .. }
             | LockError::PermitsMismatch { .. }
             | LockError::Random(_) => {

@@ -5,6 +5,7 @@ mod class;
 mod engine;
 mod exceptions;
 mod ini;
+mod observe;
 mod semaphore;
 mod worker;
 
@@ -17,6 +18,7 @@ pub use semaphore::Semaphore;
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
     ini::register(module_number);
+    crate::owner::install(observe::describe);
     let _ = std::panic::catch_unwind(worker::install);
     if exceptions::register_all() {
         0
@@ -49,7 +51,7 @@ extern "C" fn info(module: *mut ModuleEntry) {
 #[php_module]
 #[php(startup = "startup")]
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
-    module
+    observe::functions(module)
         .name("redis_lock")
         .version(env!("CARGO_PKG_VERSION"))
         .class::<Lock>()

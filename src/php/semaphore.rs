@@ -115,12 +115,26 @@ impl Semaphore {
         Ok(self.core()?.available()?)
     }
 
+    /// What Redis holds for this semaphore now, in one read-only round trip: permits
+    /// (the number its holders agreed on, or this object's when none holds it),
+    /// available, holders (each with weight, ttl in seconds (INF without expiry)
+    /// and owner: host, pid, sapi, script and since with owner_info, else null) and
+    /// waiters (queued and still listening). Tokens are never shown.
+    ///
+    /// @return array{permits: int, available: int, holders: list<array{weight: int, ttl: float, owner: ?array}>, waiters: int}
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn inspect(&self) -> PhpResult<ext_php_rs::boxed::ZBox<ext_php_rs::types::ZendHashTable>> {
+        let seen = self.core()?.inspect()?;
+        super::observe::semaphore_array(&seen)
+    }
+
     /// Takes $weight permits (waiting up to $timeOut), runs $fn, and releases them
     /// whatever happens: $fn's return value is returned, its exception rethrown, and
     /// even a fatal error inside $fn releases them.
     ///
     /// @throws LockTimeoutException when the permits cannot be had within $timeOut
-    /// @throws LockException when $fn returned but the hold had been lost meanwhile
+    /// @throws LockLostException when $fn returned but the hold had been lost meanwhile
+    ///         (its lease ran out): $fn's result is not returned
     #[php(defaults(weight = 1))]
     pub fn synchronized(&self, r#fn: ZendCallable, weight: i64) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail(weight)?;

@@ -212,6 +212,15 @@ impl Cluster {
         format!("cluster (seeds {})", seeds.join(", "))
     }
 
+    /// Every master, from a slot map read now (a listing must not miss a node the
+    /// process has not heard of yet).
+    pub fn masters(&self) -> Result<Vec<Arc<Endpoint>>> {
+        self.refresh(None)?;
+        let mut seen = std::collections::HashSet::new();
+        let map = lock(&self.map);
+        Ok(map.iter().flat_map(|m| m.ranges.iter()).map(|(_, _, ep)| ep.clone()).filter(|ep| seen.insert(ep.id().clone())).collect())
+    }
+
     /// The master of `slot`, reading the map first if it is not known yet.
     fn master(&self, slot: u16) -> Result<Arc<Endpoint>> {
         if lock(&self.map).is_none() {

@@ -67,6 +67,11 @@ impl Quorum {
         Quorum { nodes }
     }
 
+    /// Every node, as the settings list them.
+    pub(crate) fn nodes(&self) -> &[Arc<Endpoint>] {
+        &self.nodes
+    }
+
     /// The first node, as the settings list it.
     pub(crate) fn first(&self) -> Arc<Endpoint> {
         self.nodes[0].clone()

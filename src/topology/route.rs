@@ -167,6 +167,16 @@ impl Route {
         }
     }
 
+    /// Every server that holds keys of this route's kind: the one server, every
+    /// master of the cluster, every node of the quorum (for listings).
+    pub fn masters(&self) -> Result<Vec<Arc<Endpoint>>> {
+        match self {
+            Route::Node(ep) => Ok(vec![ep.clone()]),
+            Route::Slot(p) => p.cluster.masters(),
+            Route::Quorum(q) => Ok(q.nodes().to_vec()),
+        }
+    }
+
     /// Whether the endpoint `id` serves this route (for a quorum, any of its nodes).
     pub fn uses(&self, id: &Arc<str>) -> bool {
         match self {

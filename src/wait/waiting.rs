@@ -16,6 +16,7 @@ use crate::error::Result;
 use crate::topology::route::Route;
 use crate::wait::backoff::Backoff;
 use crate::net::wake;
+use crate::stats::{self, Counter};
 use std::time::{Duration, Instant};
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
@@ -79,8 +80,20 @@ pub(crate) enum Waited {
     Failed(LockError),
 }
 
-/// Waits for the hold until `deadline`, after a first try that found it busy.
+/// Waits for the hold until `deadline`, after a first try that found it busy, and
+/// counts the wait (`stats`).
 pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
+    let started = Instant::now();
+    stats::note(Counter::Contended);
+    let waited = wait_for(w, deadline);
+    stats::waited(started.elapsed());
+    if matches!(waited, Waited::TimedOut) {
+        stats::note(Counter::Timeouts);
+    }
+    waited
+}
+
+fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
     let route = w.route();
     if route.lease_only() {
         return poll(w, deadline);
@@ -90,6 +103,8 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
     let mut backoff = w.backoff();
     // The entry this wait last queued with; it must not outlive the wait.
     let mut queued_as: Option<Vec<u8>> = None;
+    // A grant heard on a cluster, which the next try confirms.
+    let mut heard = false;
     loop {
         if route.moves() {
             // The slot moved, or its master failed over: listen where releases run now.
@@ -109,7 +124,12 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
             queued_as = Some(entry.clone());
         }
         let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
-            Ok(Try::Acquired(fence)) => return Waited::Got(fence),
+            Ok(Try::Acquired(fence)) => {
+                if std::mem::take(&mut heard) {
+                    stats::note(Counter::HandedOver);
+                }
+                return Waited::Got(fence);
+            }
             Ok(Try::Busy { pttl, queued }) => (pttl, queued),
             // Mid-wait, a restart or a dropped connection is waited out until the deadline.
             Err(e) => {
@@ -122,7 +142,11 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
         if Instant::now() >= deadline {
             let Some(entry) = queued_as else { return Waited::TimedOut };
             return match w.cancel(&entry) {
-                Ok(Some(fence)) => Waited::Got(fence),
+                Ok(Some(fence)) => {
+                    // Handed over just before the cancel.
+                    stats::note(Counter::HandedOver);
+                    Waited::Got(fence)
+                }
                 Ok(None) => Waited::TimedOut,
                 Err(e) => Waited::Failed(e),
             };
@@ -137,12 +161,15 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
         let mut wake_at = timer.min(deadline);
         if queued {
             match listen(&mut lease, w.token(), &mut wake_at) {
-                Heard::Granted(fence) if !route.moves() => return Waited::Got(fence),
+                Heard::Granted(fence) if !route.moves() => {
+                    stats::note(Counter::HandedOver);
+                    return Waited::Got(fence);
+                }
                 // Cluster PUBLISH reaches subscribers on every node, but the releaser's
                 // script counts only its own node's: a grant heard here may have been
                 // given to no one (the slot moved during the wait). The next try,
                 // one round trip, confirms it.
-                Heard::Granted(_) => {}
+                Heard::Granted(_) => heard = true,
                 Heard::Nothing => {}
                 Heard::Broken => lease.discard(),
             }

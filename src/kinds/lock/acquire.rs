@@ -14,6 +14,9 @@ impl Lock {
         self.quick = retake::came_back(self.keys.id, start);
         // Back for it: the lock it left free is its own business again.
         self.left_free = None;
+        if self.owner_info {
+            self.record = crate::owner::record();
+        }
         if want == Kind::Read && self.route.lease_only() {
             return Err(redlock_refuses(method));
         }
@@ -83,14 +86,16 @@ impl Lock {
             return self.attempt(token, b"", false, None, fence, Mode::Write);
         }
         let k = &self.keys;
-        if fence {
+        if fence || self.owner_info {
             // A second run settles a lost reply: it finds the key held by this token.
+            let fence_arg: &[u8] = if fence { b"1" } else { b"0" };
             return self.run(Retry::ToSettle, |conn, settling| {
                 let settle: &[u8] = if settling { b"1" } else { b"0" };
-                let reply = TAKE_FENCED.run(conn, &[&k.lock, &k.fence], &[token, self.terms.ttl_arg.as_bytes(), settle])?;
+                let args: [&[u8]; 5] = [token, self.terms.ttl_arg.as_bytes(), settle, fence_arg, &self.record];
+                let reply = TAKE.run(conn, &[&k.lock, &k.fence, &k.owner], &args)?;
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
-                    Some(n) => Ok(Try::Acquired(Some(n))),
+                    Some(n) => Ok(Try::Acquired(fence.then_some(n))),
                     None => Err(unexpected("take", &reply)),
                 }
             });
@@ -135,6 +140,7 @@ impl Lock {
         if kind == Kind::Write {
             self.wait_for_replicas(&token);
         }
+        crate::stats::note(crate::stats::Counter::Acquired);
         let now = Instant::now();
         let renew = Renewal::for_terms(&self.terms, now);
         self.hold_token(token.clone(), renew, kind);
@@ -171,6 +177,7 @@ impl Lock {
             renew_by: if kind == Kind::Read { &READ_RENEWAL } else { &WRITE_RENEWAL },
             renew,
             lost: false,
+            lost_at: None,
             auto_release: self.terms.auto_release,
             orphan: false,
         });
@@ -227,7 +234,7 @@ impl Lock {
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
         let (ttl, queue_ms) = (self.terms.ttl_arg.as_bytes(), queue_ms.as_bytes());
         let reply = match mode {
-            Mode::Read => READ_ACQUIRE.run(conn, &self.keys.all(), &[token, ttl, entry, queue_ms, flag(again), PATIENCE_MS.as_bytes()])?,
+            Mode::Read => READ_ACQUIRE.run(conn, &self.keys.all(), &[token, ttl, entry, queue_ms, flag(again), PATIENCE_MS.as_bytes(), &self.record])?,
             _ => ACQUIRE.run(
                 conn,
                 &self.keys.all(),
@@ -241,6 +248,7 @@ impl Lock {
                     PATIENCE_MS.as_bytes(),
                     flag(fence),
                     flag(mode == Mode::Upgrade),
+                    &self.record,
                 ],
             )?,
         };
@@ -290,7 +298,7 @@ impl Waiter for LockWait<'_> {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
         let k = &self.lock.keys;
         let got: Vec<i64> = self.lock.run(Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers], &[self.token, entry])
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers, &k.owner], &[self.token, entry])
         })?;
         Ok(match got[..] {
             [1, number] if self.mode != Mode::Read => Some(self.fence.then_some(number)),

@@ -22,9 +22,11 @@
 //! lease runs out (a crashed holder never releases), or at its own deadline.
 
 mod acquire;
+mod inspect;
 mod release;
 mod retake;
 
+pub use inspect::{Inspection, State};
 pub use release::{release_all_held, release_handled_request_held};
 use release::{release_hold, release_token, Release, Released};
 
@@ -41,7 +43,7 @@ use crate::fork_wiped;
 use crate::net::call::Call;
 use crate::net::wire;
 use crate::net::resp;
-use crate::kinds::scripts::{ACQUIRE, CANCEL, FENCE, KICK, RELEASE, RENEW, TAKE_FENCED};
+use crate::kinds::scripts::{ACQUIRE, CANCEL, FENCE, KICK, RELEASE, RENEW, TAKE};
 use crate::kinds::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
 use crate::token::{self, Token};
 use crate::wait::backoff::Backoff;
@@ -96,6 +98,10 @@ pub struct Lock {
     /// When (and in which process) this object's last release freed the lock for a
     /// re-take while waiters were queued; its end hands the lock to them.
     left_free: Option<(Instant, u32)>,
+    /// Record who holds it (`owner_info`; never on a Redlock quorum, which keeps only the key).
+    owner_info: bool,
+    /// The record of the acquisition in progress (`owner::record`), empty when none is kept.
+    record: Vec<u8>,
 }
 
 /// How an acquisition takes the lock.
@@ -151,6 +157,7 @@ impl Lock {
         }
         let keys = Arc::new(LockKeys::new(key));
         let route = Route::for_key(settings, &keys.lock)?;
+        let owner_info = settings.owner_info && !route.lease_only();
         retake::note_made(keys.id);
         Ok(Lock {
             name: name.to_vec(),
@@ -167,6 +174,8 @@ impl Lock {
             kind: Kind::Write,
             quick: false,
             left_free: None,
+            owner_info,
+            record: Vec::new(),
         })
     }
 
@@ -303,9 +312,10 @@ impl Lock {
         let lease = Duration::from_millis(ms);
         let renew = |script, keys: &[&[u8]]| self.route.renew(&Call::Script(script, keys, &[&token, ms_arg.as_bytes()]), lease);
         let reading = own_hold.is_some() && self.kind == Kind::Read;
-        let extended = match if reading { Extended::Lost } else { renew(&RENEW, &[key])? } {
+        let owner = &self.keys.owner[..];
+        let extended = match if reading { Extended::Lost } else { renew(&RENEW, &[key, owner])? } {
             // Not a writer's token: it may be a reader's (a lease-only route has none).
-            Extended::Lost if (reading || own_hold.is_none()) && !self.route.lease_only() => renew(&READ_RENEW, &[key, &self.keys.readers])?,
+            Extended::Lost if (reading || own_hold.is_none()) && !self.route.lease_only() => renew(&READ_RENEW, &[key, &self.keys.readers, owner])?,
             other => other,
         };
         let extended = match extended {
@@ -350,11 +360,9 @@ impl Lock {
     /// the token was still this object's but no longer held the key: the work
     /// outlived the lock. A token the work released itself is no error.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        let ours = self.claim.is(token);
-        match self.release(Some(token))? {
-            false if ours => Err(LockError::lost("lock", &self.name)),
-            _ => Ok(()),
-        }
+        let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
+        let released = self.release(Some(token))?;
+        self.claim.finished(ours, lost_ago, released, "lock", &self.name)
     }
 
     /// Whether anyone holds the lock.
@@ -395,11 +403,11 @@ static WRITE_RENEWAL: RenewBy = RenewBy { script: &RENEW, keys: write_keys };
 static READ_RENEWAL: RenewBy = RenewBy { script: &READ_RENEW, keys: read_keys };
 
 fn write_keys(k: &LockKeys) -> Vec<&[u8]> {
-    vec![&k.lock]
+    vec![&k.lock, &k.owner]
 }
 
 fn read_keys(k: &LockKeys) -> Vec<&[u8]> {
-    vec![&k.lock, &k.readers]
+    vec![&k.lock, &k.readers, &k.owner]
 }
 
 /// Redlock keeps no queue and no readers: shared holds need one server, Sentinel or Cluster.

@@ -58,6 +58,14 @@ pub(super) enum Released {
 /// Runs the release script where the key lives (on a Redlock quorum, what a
 /// majority answered counts).
 pub(super) fn release_token(route: &Route, keys: &LockKeys, what: Release) -> Result<Released> {
+    let released = release_once(route, keys, what)?;
+    if released != Released::No {
+        crate::stats::note(crate::stats::Counter::Released);
+    }
+    Ok(released)
+}
+
+fn release_once(route: &Route, keys: &LockKeys, what: Release) -> Result<Released> {
     let (token, short, force): (&[u8], bool, &[u8]) = match what {
         Release::Token(t, short) => (t, short, b"0"),
         Release::Read(t) => (t, false, b"0"),

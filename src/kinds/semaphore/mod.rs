@@ -17,7 +17,7 @@
 
 mod scripts;
 
-use scripts::{ACQUIRE, CANCEL, RELEASE, RENEW, STATE};
+use scripts::{ACQUIRE, CANCEL, INSPECT, RELEASE, RENEW, STATE};
 use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
@@ -51,6 +51,27 @@ pub(crate) fn script_keys(k: &LockKeys) -> [&[u8]; 4] {
     [&k.lock, &k.queue, &k.patience, &k.readers]
 }
 
+/// One live holder of a semaphore, as `inspect()` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Holder {
+    pub weight: u32,
+    /// Seconds of lease left (infinite: no expiry).
+    pub ttl: f64,
+    /// Who holds them, when `owner_info` recorded it.
+    pub owner: Option<crate::owner::Owner>,
+}
+
+/// One look at a semaphore (`Semaphore::inspect`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inspection {
+    /// The number its holders agreed on, or the object's when none holds it.
+    pub permits: i64,
+    pub available: i64,
+    pub holders: Vec<Holder>,
+    /// Queued waiters that still listen.
+    pub waiters: u64,
+}
+
 /// A counting semaphore on one Redis key.
 pub struct Semaphore {
     name: Vec<u8>,
@@ -62,6 +83,8 @@ pub struct Semaphore {
     route: Route,
     /// This object's last hold.
     claim: Claim,
+    /// Record who holds permits (`owner_info`).
+    owner_info: bool,
 }
 
 impl Semaphore {
@@ -94,6 +117,7 @@ impl Semaphore {
             permits_arg: permits.to_string(),
             terms: Terms::new(settings, wait, ttl_ms),
             claim: Claim::default(),
+            owner_info: settings.owner_info,
         })
     }
 
@@ -119,7 +143,8 @@ impl Semaphore {
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
         let token = token::generate()?;
-        let w = PermitWait { sem: self, token: &token, weight };
+        let record = if self.owner_info { crate::owner::record() } else { Vec::new() };
+        let w = PermitWait { sem: self, token: &token, weight, record: &record };
         match w.attempt(b"", false, deadline) {
             Ok(Try::Acquired(_)) => return Ok(Some(self.took(token))),
             Ok(Try::Busy { .. }) if !wait => return Ok(None),
@@ -172,6 +197,41 @@ impl Semaphore {
         Ok(self.state(b"")?.0)
     }
 
+    /// What the semaphore holds now, in one read-only step (see `scripts::INSPECT`).
+    /// Never a permits mismatch: it reports the number the holders agreed on.
+    pub fn inspect(&self) -> Result<Inspection> {
+        let k = &self.keys;
+        let reply = self.route.run(Retry::IfStale, |conn, _| INSPECT.run(conn, &script_keys(k), &[]))?;
+        self.parse_inspection(&reply).ok_or_else(|| self.unexpected(&reply))
+    }
+
+    fn parse_inspection(&self, reply: &Value) -> Option<Inspection> {
+        let Value::Array(items) = reply else { return None };
+        let [stored, used, waiters, list] = &items[..] else { return None };
+        let Value::Array(list) = list else { return None };
+        let holders = list
+            .iter()
+            .map(|h| {
+                let Value::Array(h) = h else { return None };
+                let [w, ms, record] = &h[..] else { return None };
+                let ms = resp::int(ms)?;
+                Some(Holder {
+                    weight: u32::try_from(resp::int(w)?).ok()?,
+                    ttl: if ms < 0 { f64::INFINITY } else { ms as f64 / 1000.0 },
+                    owner: match record {
+                        Value::BulkString(raw) => crate::owner::parse(raw),
+                        _ => None,
+                    },
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let permits = match resp::int(stored)? {
+            -1 => i64::from(self.permits),
+            n => n,
+        };
+        Some(Inspection { permits, available: permits - resp::int(used)?, holders, waiters: u64::try_from(resp::int(waiters)?).ok()? })
+    }
+
     /// `(free permits, whether token holds some)`.
     fn state(&self, token: &[u8]) -> Result<(i64, bool)> {
         let k = &self.keys;
@@ -192,14 +252,13 @@ impl Semaphore {
     /// Releases `token` after the work it protected (`synchronized()`): an error when
     /// the hold was this object's and was lost before the work finished.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        let ours = self.claim.is(token);
-        match self.release(Some(token))? {
-            false if ours => Err(LockError::lost("semaphore", &self.name)),
-            _ => Ok(()),
-        }
+        let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
+        let released = self.release(Some(token))?;
+        self.claim.finished(ours, lost_ago, released, "semaphore", &self.name)
     }
 
     fn took(&mut self, token: Token) -> Token {
+        crate::stats::note(crate::stats::Counter::Acquired);
         self.record(token.clone(), Renewal::for_terms(&self.terms, Instant::now()));
         token
     }
@@ -215,6 +274,7 @@ impl Semaphore {
             token,
             renew,
             lost: false,
+            lost_at: None,
             auto_release: self.terms.auto_release,
             orphan: false,
         });
@@ -253,7 +313,11 @@ impl Drop for Semaphore {
 /// Releases the hold of `token` on the semaphore `keys` and hands out its permits.
 pub(crate) fn release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<bool> {
     let reply = route.run(Retry::IfStale, |conn, _| RELEASE.run(conn, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]))?;
-    Ok(resp::int(&reply) == Some(1))
+    let released = resp::int(&reply) == Some(1);
+    if released {
+        crate::stats::note(crate::stats::Counter::Released);
+    }
+    Ok(released)
 }
 
 /// A reply `{a, b}` of two integers.
@@ -269,6 +333,8 @@ struct PermitWait<'a> {
     sem: &'a Semaphore,
     token: &'a [u8],
     weight: u32,
+    /// Who takes the permits (`owner::record`), or empty.
+    record: &'a [u8],
 }
 
 impl Waiter for PermitWait<'_> {
@@ -303,6 +369,7 @@ impl Waiter for PermitWait<'_> {
                     weight.as_bytes(),
                     flag(s.terms.fair),
                     PATIENCE_MS.as_bytes(),
+                    self.record,
                 ],
             )
         })?;

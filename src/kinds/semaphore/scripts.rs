@@ -5,7 +5,9 @@
 use crate::net::script::Script;
 use std::sync::LazyLock;
 
-/// Lua helpers of every semaphore script. KEYS[1] is the hash, KEYS[2] the queue,
+/// Lua helpers of every semaphore script. KEYS[1] is the hash (`permits`, `used`,
+/// `fair`, `w:<token>`: each holder's weight, `o:<token>`: who holds or waits, with
+/// `owner_info`), KEYS[2] the queue,
 /// KEYS[3] the first waiter's patience (`<deadline ms>:<entry>`), KEYS[4] the holders.
 /// A queue entry is `<lease ms>:<weight>:<channel length>:<channel><token>`.
 macro_rules! lua_permits {
@@ -15,7 +17,7 @@ local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
 local function drop(t)
     local w = tonumber(redis.call('hget', sem, 'w:' .. t)) or 0
-    redis.call('hdel', sem, 'w:' .. t)
+    redis.call('hdel', sem, 'w:' .. t, 'o:' .. t)
     redis.call('hincrby', sem, 'used', -w)
     redis.call('zrem', holders, t)
 end
@@ -105,7 +107,8 @@ end
 /// Takes `ARGV[7]` permits of `ARGV[6]` for the token ARGV[1] with a lease of ARGV[2]
 /// ms (0: none), or queues with the entry ARGV[3] ("": one try). ARGV[4]: the queue's
 /// lifetime in ms; ARGV[5] "1" on any try after the first; ARGV[8] "1" in fair mode;
-/// ARGV[9] the first waiter's patience in ms.
+/// ARGV[9] the first waiter's patience in ms; ARGV[10] the record of who takes them
+/// (`owner::record`; "": none), kept as `o:<token>` while it holds or waits.
 ///
 /// Returns `{1, 0}` when the token holds its permits, `{0, ms}` busy and not queued,
 /// `{2, ms}` queued (ms: until the earliest lease ends, -1 if none does), `{-1,
@@ -125,6 +128,7 @@ if not redis.call('zscore', holders, token) and permits - used() >= weight then
     if not head or head == entry or (ARGV[8] ~= '1' and patient(head, ARGV[9])) then
         if queued then redis.call('lrem', queue, 0, entry) end
         add(token, weight, lease, permits, ARGV[8])
+        if ARGV[10] ~= '' then redis.call('hset', sem, 'o:' .. token, ARGV[10]) end
         keep()
         return {1, 0}
     end
@@ -134,6 +138,7 @@ local ms = -1
 if first[2] and first[2] ~= 'inf' then ms = math.max(0, math.ceil(tonumber(first[2]) - now)) end
 if entry == '' then return {0, ms} end
 if not queued then
+    if ARGV[10] ~= '' and redis.call('exists', sem) == 1 then redis.call('hset', sem, 'o:' .. token, ARGV[10]) end
     redis.call('rpush', queue, entry)
     redis.call('pexpire', queue, ARGV[4], 'gt')
     if redis.call('pttl', queue) < 0 then redis.call('pexpire', queue, ARGV[4]) end
@@ -182,7 +187,10 @@ return 1"
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_permits!(),
-        r"if redis.call('lrem', queue, 0, ARGV[2]) ~= 0 then return 0 end
+        r"if redis.call('lrem', queue, 0, ARGV[2]) ~= 0 then
+    redis.call('hdel', sem, 'o:' .. ARGV[1])
+    return 0
+end
 if redis.call('zscore', holders, ARGV[1]) then return 1 end
 return 0"
     ))
@@ -199,4 +207,40 @@ local held = 0
 if ARGV[2] ~= '' and redis.call('zscore', holders, ARGV[2]) then held = 1 end
 return {tonumber(ARGV[1]) - used(), held}"
     ))
+});
+
+/// What `Semaphore::inspect()` shows, read in one step and changing nothing (holds
+/// whose lease has ended are left out, not reclaimed). Returns `{permits, used,
+/// waiters, holders}`: the number the live holders agreed on (-1 when none holds),
+/// the permits they hold, the queue entries whose waiter still listens, and one
+/// `{weight, ms left (-1: no expiry), record ("": none kept)}` per live holder.
+pub static INSPECT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"local sem, queue, holders = KEYS[1], KEYS[2], KEYS[4]
+local t0 = redis.call('time')
+local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
+local list, used = {}, 0
+local live = redis.call('zrangebyscore', holders, '(' .. now, '+inf', 'withscores')
+for i = 1, #live, 2 do
+    local t, score = live[i], live[i + 1]
+    local w = tonumber(redis.call('hget', sem, 'w:' .. t)) or 0
+    used = used + w
+    local ms = -1
+    if score ~= 'inf' then ms = math.max(0, math.ceil(tonumber(score) - now)) end
+    list[#list + 1] = {w, ms, redis.call('hget', sem, 'o:' .. t) or ''}
+end
+local stored = -1
+if #list > 0 then stored = tonumber(redis.call('hget', sem, 'permits')) or -1 end
+local waiters = 0
+for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+    local ch = string.match(e, '^%d+:%d+:%d+:')
+    if ch then
+        local n = tonumber(string.match(e, '^%d+:%d+:(%d+):'))
+        ch = string.sub(e, #ch + 1, #ch + n)
+        local heard = redis.pcall('pubsub', 'numsub', ch)
+        if type(heard) ~= 'table' or heard[2] ~= 0 then waiters = waiters + 1 end
+    end
+end
+return {stored, used, waiters, list}",
+    )
 });

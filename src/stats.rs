@@ -1,0 +1,118 @@
+//! The process's lock statistics (`redis_lock_stats()`, phpinfo): what its locks,
+//! shared locks and semaphores did since the process started or the last reset.
+//!
+//! Plain relaxed atomic counters, one add per event, kept in the fork-wiped page
+//! (`fork_wiped::counters`) so that a forked child (a php-fpm worker, a
+//! `pcntl_fork()` child) counts its own from zero. Threads of one process (ZTS)
+//! share them: the figures are per process, as the name says.
+
+use crate::fork_wiped;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// One counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    /// Acquisitions that succeeded (write, read, permits).
+    Acquired = 0,
+    /// Acquisitions that had to wait.
+    Contended,
+    /// Waits that gave up at their deadline.
+    Timeouts,
+    /// Nanoseconds spent waiting, in total.
+    WaitNanos,
+    /// The longest wait, in nanoseconds.
+    WaitNanosMax,
+    /// Holds received from a release (a grant heard, or found at cancel).
+    HandedOver,
+    /// Releases that removed a hold.
+    Released,
+    /// Leases renewed (the watchdog, `extendLock()`, `extend()`).
+    Renewals,
+    /// Holds found taken or expired under their holder.
+    Lost,
+    /// Exceptions of the `LockException` family thrown.
+    Errors,
+    /// Connections opened, reconnects and subscribers included.
+    Connects,
+}
+
+/// The counters' names as `redis_lock_stats()` gives them, in `Counter` order
+/// (the wait times are turned into seconds there).
+pub const NAMES: [&str; 11] = [
+    "acquired",
+    "contended",
+    "timeouts",
+    "wait_seconds_total",
+    "wait_seconds_max",
+    "handed_over",
+    "released",
+    "renewals",
+    "lost",
+    "errors",
+    "connects",
+];
+
+/// Counts one event.
+#[inline]
+pub fn note(c: Counter) {
+    fork_wiped::counters()[c as usize].fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a wait that lasted `took`, whatever its outcome.
+pub fn waited(took: Duration) {
+    let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+    let c = fork_wiped::counters();
+    c[Counter::WaitNanos as usize].fetch_add(nanos, Ordering::Relaxed);
+    c[Counter::WaitNanosMax as usize].fetch_max(nanos, Ordering::Relaxed);
+}
+
+/// One value of a snapshot: a count, or seconds for the wait times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure {
+    Count(u64),
+    Seconds(f64),
+}
+
+/// The counters now, by name, in `NAMES` order; with `reset`, each is zeroed as it
+/// is read (an event counted meanwhile goes to the next snapshot, never lost).
+pub fn snapshot(reset: bool) -> Vec<(&'static str, Figure)> {
+    let c = fork_wiped::counters();
+    NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, &name)| {
+            let v = if reset { c[i].swap(0, Ordering::Relaxed) } else { c[i].load(Ordering::Relaxed) };
+            let figure = if i == Counter::WaitNanos as usize || i == Counter::WaitNanosMax as usize {
+                Figure::Seconds(v as f64 / 1e9)
+            } else {
+                Figure::Count(v)
+            };
+            (name, figure)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_resets() {
+        // Other tests of this binary count too: compare differences only.
+        let before = snapshot(false);
+        note(Counter::Connects);
+        waited(Duration::from_millis(1500));
+        let after = snapshot(false);
+        let get = |s: &[(&str, Figure)], n: &str| s.iter().find(|(k, _)| *k == n).map(|(_, f)| *f).unwrap();
+        match (get(&before, "connects"), get(&after, "connects")) {
+            (Figure::Count(a), Figure::Count(b)) => assert!(b > a),
+            other => panic!("{other:?}"),
+        }
+        match get(&after, "wait_seconds_max") {
+            Figure::Seconds(s) => assert!(s >= 1.5),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(after.len(), NAMES.len());
+    }
+}
