@@ -5,7 +5,7 @@
 // Usage: php ... bench/cycle.php CASE CYCLES [WARMUP]
 // Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle, "user": its user
 // part, "sys": its system part}.
-// CASE: article | native | native-nofence | native-fenced | native-renew
+// CASE: article | native | native-nofence | native-fenced | native-owner | native-renew
 //       | article-new | native-new   (-new: a new object every cycle)
 require __DIR__ . '/ArticleLock.php';
 
@@ -29,6 +29,7 @@ $cycle = match ($case) {
     'native' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn])),
     'native-nofence' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'fencing' => false])),
     'native-fenced' => (fn($l) => fn() => native_cycle($l, true))(new Lock($key, 0, 10, ['dsn' => $dsn])),
+    'native-owner' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'owner_info' => true])),
     'native-renew' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'auto_renew' => true])),
     'article-new' => fn() => article_cycle(new ArticleLock($key, 0, 10, $u['host'], $u['port'])),
     'native-new' => fn() => native_cycle(new Lock($key, 0, 10, ['dsn' => $dsn]), false),

@@ -16,6 +16,7 @@ $cases = [
     'native' => 'redis_lock, defaults',
     'native-fenced' => 'redis_lock, getFencingToken() every cycle',
     'native-nofence' => "redis_lock, 'fencing' => false",
+    'native-owner' => "redis_lock, 'owner_info' => true",
     'native-renew' => "redis_lock, 'auto_renew' => true",
     'article-new' => 'article class, new object per cycle',
     'native-new' => 'redis_lock, new object per cycle',
@@ -54,6 +55,14 @@ foreach ($cases as $case => $label) {
     printf("%-44s %9.1f %9.1f %8.2fx %8.2fx %8.2fx %8.2fx\n", $label, median($abs[$case]['wall']), median($abs[$case]['cpu']),
         median($ratio[$case]['wall']), median($ratio[$case]['cpu']), median($ratio[$case]['user']), median($ratio[$case]['sys']));
 }
+// What recording the owner costs, against the defaults in the same rounds: the
+// README's rule is that owner_info is on by default only if this is within 3%.
+$own = [];
+foreach ($abs['native-owner']['wall'] as $i => $w) {
+    $own['wall'][] = $w / $abs['native']['wall'][$i];
+    $own['cpu'][] = $abs['native-owner']['cpu'][$i] / $abs['native']['cpu'][$i];
+}
+printf("%-44s %8.3fx wall, %.3fx CPU (median of per-round ratios)\n", "owner_info on against off", median($own['wall']), median($own['cpu']));
 printf("(ratios: median over %d rounds of each round's ratio to the article's class with the same object use; %d cycles per case and round;\n"
     . " client CPU is user + system time, and the system part is mostly the kernel's own round-trip work, the same for both)\n", $rounds, $cycles);
 
@@ -70,7 +79,7 @@ $count = function (string $case, int $n) use ($php, $cycleScript): int {
 };
 printf("\n%-44s %14s\n", 'user-space instructions per cycle (callgrind)', 'instructions');
 $per = [];
-foreach (['article', 'native', 'native-fenced', 'native-nofence'] as $case) {
+foreach (['article', 'native', 'native-fenced', 'native-nofence', 'native-owner'] as $case) {
     $per[$case] = ($count($case, 1100) - $count($case, 100)) / 1000;
     printf("%-44s %14.0f %s\n", $cases[$case], $per[$case], $case === 'article' ? '' : sprintf('(%.2fx)', $per[$case] / $per['article']));
 }

@@ -4,7 +4,7 @@
 # Installs what `make` needs and is missing, on any Debian release, as root:
 #   - libclang (ext-php-rs's build script runs bindgen, which loads it);
 #   - the PHP that the release ships (or the Debian PHP already installed), with
-#     its -cli, -dev and -redis packages;
+#     its -cli, -dev, -redis and -fpm packages (php-tests run a real php-fpm);
 #   - redis-server, redis-tools and redis-sentinel, and Valkey's three where the
 #     release ships them (Debian 13 does: `make test` then runs the suite on both);
 #   - cargo-php, for the stubs;
@@ -14,8 +14,7 @@
 #   - what the test applications under bridges/tests/apps/ need, as each lists it in
 #     its `packages` file (one package a line; @PHP@ stands for php<ver>; a line
 #     ending in ? is installed only where the release ships it).
-# --install-tests adds what `make test-install` needs: php-fpm, cgi-fcgi and
-# composer. Prints nothing when everything is there already.
+# --install-tests adds what `make test-install` needs: cgi-fcgi and composer. Prints nothing when everything is there already.
 #
 # Exits 75 when apt itself fails (the archive unreachable, or broken that day: Debian
 # testing moves), so that CI can tell the archive's trouble from a failure of ours.
@@ -51,7 +50,7 @@ php_version() {
 }
 
 ver=$(php_version)
-packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" redis-server redis-tools redis-sentinel
+packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" "php$ver-fpm" redis-server redis-tools redis-sentinel
           phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
 optional=()
 for list in "$(dirname "$0")"/../bridges/tests/apps/*/packages; do
@@ -63,7 +62,7 @@ for list in "$(dirname "$0")"/../bridges/tests/apps/*/packages; do
     done <"$list"
 done
 if [ "${1:-}" = "--install-tests" ]; then
-    packages+=("php$ver-fpm" libfcgi-bin composer)
+    packages+=(libfcgi-bin composer)
 fi
 
 missing=()

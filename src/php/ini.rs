@@ -115,5 +115,16 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_row!("watchdog", if crate::hold::table::watchdog_running() { "running" } else { "not started" });
     info_table_row!("locks held by this process", crate::hold::table::count().to_string());
     info_table_end!();
+    // The process's counters (`redis_lock_stats()`): per php-fpm worker, per CLI run.
+    info_table_start!();
+    info_table_row!("statistics of this process", "since it started or the last redis_lock_stats(true)");
+    for (name, figure) in crate::stats::snapshot(false) {
+        let shown = match figure {
+            crate::stats::Figure::Count(n) => n.to_string(),
+            crate::stats::Figure::Seconds(s) => format!("{s:.6}"),
+        };
+        info_table_row!(name, shown);
+    }
+    info_table_end!();
     engine::display_ini_entries(module);
 }

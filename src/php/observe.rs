@@ -25,16 +25,29 @@ type Array = ZBox<ZendHashTable>;
 pub fn describe() -> (String, String) {
     // SAFETY: the engine's SAPI module, set before any extension starts; its name
     // is a static C string.
-    let sapi = unsafe { ext_php_rs::ffi::ext_php_rs_sapi_module().as_ref() }
+    let module = unsafe { ext_php_rs::ffi::ext_php_rs_sapi_module().as_ref() };
+    let sapi = module
         .and_then(|m| (!m.name.is_null()).then(|| unsafe { CStr::from_ptr(m.name) }.to_string_lossy().into_owned()))
         .unwrap_or_default();
-    let globals = SapiGlobals::get();
-    let info = globals.request_info();
-    let script = match sapi.as_str() {
-        "cli" | "phpdbg" | "embed" => info.path_translated(),
-        _ => info.request_uri().or_else(|| info.path_translated()),
-    };
-    (sapi, script.unwrap_or("").to_string())
+    if matches!(sapi.as_str(), "cli" | "phpdbg" | "embed") {
+        let globals = SapiGlobals::get();
+        return (sapi, globals.request_info().path_translated().unwrap_or("").to_string());
+    }
+    // The request's own REQUEST_URI, as the web server sent it (query included):
+    // CGI and php-fpm put only the script's name in SG(request_info).request_uri.
+    let name = c"REQUEST_URI";
+    let uri = module.and_then(|m| m.getenv).and_then(|getenv| {
+        // SAFETY: the SAPI's getenv, called during a request with a NUL-terminated
+        // name; it returns a string the SAPI owns for the request, or NULL.
+        let value = unsafe { getenv(name.as_ptr(), name.count_bytes()) };
+        (!value.is_null()).then(|| unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned())
+    });
+    let uri = uri.or_else(|| {
+        let globals = SapiGlobals::get();
+        let info = globals.request_info();
+        info.request_uri().or_else(|| info.path_translated()).map(str::to_string)
+    });
+    (sapi, uri.unwrap_or_default())
 }
 
 fn owner_array(o: &Owner) -> PhpConvResult<Array> {
