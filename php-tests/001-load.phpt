@@ -4,7 +4,7 @@ The module loads, names itself redis_lock, and declares the classes of the API
 <?php
 var_dump(extension_loaded('redis_lock'));
 foreach (['LockException' => 'RuntimeException', 'LockConnectionException' => 'LockException',
-          'LockTimeoutException' => 'LockException'] as $class => $parent) {
+          'LockTimeoutException' => 'LockException', 'LockLostException' => 'LockException'] as $class => $parent) {
     echo $class, ' extends ', get_parent_class($class), "\n";
     var_dump(get_parent_class($class) === $parent);
 }
@@ -32,8 +32,10 @@ LockConnectionException extends LockException
 bool(true)
 LockTimeoutException extends LockException
 bool(true)
+LockLostException extends LockException
 bool(true)
-__construct,addLock,addReadLock,extendLock,forceReleaseLock,getFencingToken,getKey,getTtl,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock,tryReadLock
+bool(true)
+__construct,addLock,addReadLock,extendLock,forceReleaseLock,getFencingToken,getKey,getTtl,inspect,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock,tryReadLock
 1
 extendLock(?string $token = NULL, ?float $lockOut = NULL): bool
 isOwned(?string $token = NULL): bool

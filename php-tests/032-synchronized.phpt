@@ -107,7 +107,7 @@ array(2) {
 }
 string(6) "nested"
 same key nested: LockTimeoutException, outer released: 0
-LockException, work done: true, redis-lock: the lock "KEY" was lost before the work finished (its lease ran out, or someone else took it): part of the work ran unprotected
+LockLostException, work done: true, redis-lock: the lock "KEY" was lost before the work finished (its lease ran out, or someone else took it; the release at the end of the work found it gone): part of the work ran unprotected
 bool(true)
 TypeError, key: 0
 fatal error: ran, stopped, free at shutdown, key left: 0

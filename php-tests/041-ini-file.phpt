@@ -34,5 +34,5 @@ echo "done\n";
 --EXPECT--
 bool(true)
 bool(true)
-20 directives
+21 directives
 done
