@@ -129,6 +129,22 @@ namespace {
         public function getTtl(): ?float {}
 
         /**
+         * What Redis holds for this lock now, in one read-only round trip: state
+         * ('free', 'write' or 'read'), ttl (seconds; null when free, INF without
+         * expiry), readers, waiters (queued and still listening), fence (the last
+         * fencing number issued for this name, or null), mine (whether this object's
+         * token holds it now) and owner (with owner_info: host, pid, sapi, script and
+         * since of the holder, a list of them for readers; null otherwise). Tokens are
+         * never shown. With Redlock ('servers') only state, ttl and mine are known.
+         *
+         * @return array{state: string, ttl: ?float, readers: int, waiters: int, fence: ?int, mine: bool, owner: ?array}
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @return array
+         */
+        public function inspect(): array {}
+
+        /**
          * Whether the key is held by anyone.
          *
          * @return bool
@@ -181,8 +197,9 @@ namespace {
          *
          * @throws LockTimeoutException when the lock cannot be had within $timeOut
          * @throws LockConnectionException when Redis cannot be reached or answers too late
-         * @throws LockException when $fn returned but the lock had been lost meanwhile (its
-         *         lease ran out, or someone else took it): the work ran partly unprotected
+         * @throws LockLostException when $fn returned but the lock had been lost meanwhile
+         *         (its lease ran out, or someone else took it): the work ran partly
+         *         unprotected, and $fn's result is not returned
          *
          * @param callable $fn
          * @return mixed
@@ -280,6 +297,20 @@ namespace {
         public function extend(?string $token = null, ?float $lockOut = null): bool {}
 
         /**
+         * What Redis holds for this semaphore now, in one read-only round trip: permits
+         * (the number its holders agreed on, or this object's when none holds it),
+         * available, holders (each with weight, ttl in seconds (INF without expiry)
+         * and owner: host, pid, sapi, script and since with owner_info, else null) and
+         * waiters (queued and still listening). Tokens are never shown.
+         *
+         * @return array{permits: int, available: int, holders: list<array{weight: int, ttl: float, owner: ?array}>, waiters: int}
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @return array
+         */
+        public function inspect(): array {}
+
+        /**
          * Whether $token (default: this object's) holds permits right now.
          *
          * @param string|null $token
@@ -304,7 +335,8 @@ namespace {
          * even a fatal error inside $fn releases them.
          *
          * @throws LockTimeoutException when the permits cannot be had within $timeOut
-         * @throws LockException when $fn returned but the hold had been lost meanwhile
+         * @throws LockLostException when $fn returned but the hold had been lost meanwhile
+         *         (its lease ran out): $fn's result is not returned
          *
          * @param callable $fn
          * @param int $weight
@@ -324,6 +356,44 @@ namespace {
          */
         public function tryAcquire(int $weight = 1): string|false {}
     }
+
+    /**
+     * Lists the locks and semaphores under the prefix whose name (without the prefix)
+     * matches the glob $pattern, with a bounded SCAN of every master (on Cluster, each
+     * one; with Redlock "servers", each server). Auxiliary keys (queues, counters,
+     * readers, records) are left out; so is a lock whose own name has their shape
+     * (`{x}:queue`).
+     *
+     * @param array $options as for new Lock(): dsn, prefix, sentinels, cluster, tls_*…
+     * @param ?string $pattern a SCAN MATCH glob applied after the prefix (null: "*")
+     * @param int $limit at most this many names (1 to 1000000)
+     * @return list<array{key: string, kind: string}> sorted by key; kind is "lock" or "semaphore"
+     * @throws ValueError for bad options or a $limit out of range
+     * @throws LockConnectionException when a server cannot be reached
+     *
+     * @param array|null $options
+     * @param string|null $pattern
+     * @param int $limit
+     * @return array
+     */
+    function redis_lock_scan(?array $options = null, ?string $pattern = null, int $limit = 10000): array {}
+
+    /**
+     * This process's lock statistics since it started (a php-fpm worker: since it was
+     * forked) or since the last reset: acquired, contended (acquisitions that waited),
+     * timeouts (waits that gave up), wait_seconds_total, wait_seconds_max,
+     * handed_over (holds received from a release), released, renewals, lost (holds
+     * found taken or expired under their holder), errors (LockException family
+     * thrown) and connects (connections opened, reconnects included). Threads of one
+     * process share them.
+     *
+     * @param bool $reset zero the counters after reading them
+     * @return array<string, int|float>
+     *
+     * @param bool $reset
+     * @return array
+     */
+    function redis_lock_stats(bool $reset = false): array {}
     /**
      * Redis itself failed: the base of the extension's exceptions.
      */
@@ -339,4 +409,11 @@ namespace {
      * The lock could not be had in time, for APIs that throw instead of returning false.
      */
     class LockTimeoutException extends \LockException {}
+
+    /**
+     * synchronized()'s callable returned, but the hold had not lasted to the release (the
+     * watchdog or the release found its token gone): the work ran without exclusivity, and its
+     * result is not returned.
+     */
+    class LockLostException extends \LockException {}
 }

@@ -682,3 +682,66 @@ fn one_threads_round_trip_never_waits_for_anothers() {
     assert!(took < Duration::from_millis(700), "this thread waited for another's round trip: {took:?}");
     assert_eq!(slow.join().unwrap(), Value::Nil, "the slow thread got its own reply");
 }
+
+#[test]
+fn inspect_shows_the_holder_its_record_and_never_the_token() {
+    use redis_lock::kinds::lock::State;
+    let server = RedisServer::start();
+    let mut s = settings(&server.dsn());
+    s.set("owner_info", &OptValue::Bool(true), Source::Option).unwrap();
+    let mut a = Lock::new(b"core:inspect", 0.0, 5.0, &s).unwrap();
+    let b = Lock::new(b"core:inspect", 0.0, 5.0, &s).unwrap();
+    let free = b.inspect().unwrap();
+    assert_eq!((free.state, free.ttl, free.mine, free.owners.len()), (State::Free, None, false, 0));
+    let token = a.try_acquire(None).unwrap().expect("free lock");
+    let held = b.inspect().unwrap();
+    assert_eq!((held.state, held.mine, held.waiters, held.readers), (State::Write, false, 0, 0));
+    assert!(held.ttl.is_some_and(|t| t > 4.0 && t <= 5.0), "{:?}", held.ttl);
+    let owner = held.owners[0].clone().expect("a record");
+    assert_eq!(owner.pid, std::process::id());
+    assert!(!format!("{held:?}").contains(&String::from_utf8_lossy(&token).into_owned()));
+    assert!(a.inspect().unwrap().mine);
+    // The record leaves with the release.
+    assert!(a.release(None).unwrap());
+    assert_eq!(server.cmd(&["EXISTS", "{core:inspect}:owner"]).unwrap(), Value::Int(0));
+}
+
+#[test]
+fn a_lease_that_ran_out_under_the_work_is_reported_lost() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut a = Lock::new(b"core:lost", 0.0, 0.1, &s).unwrap();
+    let token = a.acquire_or_fail().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut b = Lock::new(b"core:lost", 0.0, 5.0, &s).unwrap();
+    assert!(b.try_acquire(None).unwrap().is_some());
+    match a.finish(&token) {
+        Err(LockError::Lost { seen, .. }) => assert!(seen.contains("release"), "{seen}"),
+        other => panic!("expected Lost, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_scan_lists_the_locks_on_every_master_without_their_auxiliary_keys() {
+    use redis_lock::kinds::catalog::{self, Found};
+    let cluster = RedisCluster::start();
+    let mut s = Settings::default();
+    s.set("cluster", &OptValue::List(vec![cluster.nodes[0].dsn().into_bytes()]), Source::Option).unwrap();
+    s.set("prefix", &OptValue::Str(b"scan:".to_vec()), Source::Option).unwrap();
+    let mut held = Vec::new();
+    for i in 0..30 {
+        let mut l = Lock::new(format!("l{i:02}").as_bytes(), 0.0, 5.0, &s).unwrap();
+        l.try_acquire(None).unwrap().expect("free");
+        // A fencing counter beside each: an auxiliary key, never listed.
+        l.fencing_token().unwrap();
+        held.push(l);
+    }
+    let listing = catalog::scan(&s, b"*", 100).unwrap();
+    let names: Vec<String> = listing.entries.iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    assert_eq!(names, (0..30).map(|i| format!("l{i:02}")).collect::<Vec<_>>());
+    assert!(listing.entries.iter().all(|(_, k)| *k == Found::Lock) && !listing.truncated);
+    // Keys live on every master, and the scan found them all.
+    assert!(cluster.nodes.iter().all(|n| matches!(n.cmd(&["DBSIZE"]), Ok(Value::Int(k)) if k > 0)));
+    let cut = catalog::scan(&s, b"*", 10).unwrap();
+    assert_eq!((cut.entries.len(), cut.truncated), (10, true));
+}

@@ -19,6 +19,7 @@ $docs = [
     'LockException' => 'Redis itself failed: the base of the extension\'s exceptions.',
     'LockConnectionException' => 'Redis is unreachable, timed out, refused authentication or broke the protocol. The message names the address and the cause, never a password.',
     'LockTimeoutException' => 'The lock could not be had in time, for APIs that throw instead of returning false.',
+    'LockLostException' => 'synchronized()\'s callable returned, but the hold had not lasted to the release (the watchdog or the release found its token gone): the work ran without exclusivity, and its result is not returned.',
 ];
 $extra = '';
 foreach ((new ReflectionExtension('redis_lock'))->getClasses() as $class) {
