@@ -109,7 +109,8 @@ bench-zts: build
 	tools/bench-zts.sh
 
 ## As root: the module into PHP's extension dir, its ini into mods-available,
-## enabled for every SAPI (phpenmod). `make uninstall` undoes it.
+## enabled for every SAPI (phpenmod), and the redis-lock command into
+## `php-config --prefix`/bin (docs/cli.md). `make uninstall` undoes it.
 install: build
 	tools/install.sh install $(EXT)
 

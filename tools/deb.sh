@@ -7,6 +7,9 @@
 #   /usr/lib/php/<api>/redis_lock.so            the module
 #   /etc/php/<ver>/mods-available/redis_lock.ini a conffile, priority 20
 #   /usr/share/doc/php<ver>-redis-lock/        copyright, and the IDE stub
+#   /usr/bin/redis-lock<ver>                    the operator's tool, run by php<ver>;
+#   /usr/bin/redis-lock links to it through update-alternatives (as /usr/bin/php to
+#   php<ver>), so that the packages of two PHP versions install side by side
 #   postinst: enabled for every SAPI (php_invoke enmod); postrm: disabled on
 #   remove, its state and links forgotten on purge
 #   Depends: phpapi-<api>, so that apt refuses it on a PHP with another ABI.
@@ -36,6 +39,9 @@ strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root$e
 install -m 0644 "$here/packaging/redis_lock.ini" "$root/etc/php/$ver/mods-available/redis_lock.ini"
 install -m 0644 "$here/packaging/debian/copyright" "$root/usr/share/doc/$pkg/copyright"
 install -m 0644 "$here/stubs/redis_lock.stubs.php" "$root/usr/share/doc/$pkg/redis_lock.stubs.php"
+install -d "$root/usr/bin"
+sed "1s|.*|#!$php|" "$here/bin/redis-lock" >"$root/usr/bin/redis-lock$ver"
+chmod 0755 "$root/usr/bin/redis-lock$ver"
 # A native package's changelog: one entry, for the commit it was built from.
 commit=$(git -C "$here" log -1 --format='%h' 2>/dev/null || echo "a source tree")
 date=$(git -C "$here" log -1 --format='%aD' 2>/dev/null || date -R)
@@ -43,7 +49,7 @@ printf '%s (%s) unstable; urgency=medium\n\n  * Built by make deb from %s.\n\n -
     "$pkg" "$version" "$commit" "$maintainer" "$date" | gzip -9n >"$root/usr/share/doc/$pkg/changelog.gz"
 chmod 0644 "$root/usr/share/doc/$pkg/changelog.gz"
 for script in postinst prerm postrm; do
-    sed "s/@PHP_VERSION@/$ver/g" "$here/packaging/debian/$script" >"$root/DEBIAN/$script"
+    sed -e "s/@PHP_VERSION@/$ver/g" -e "s/@PHP_PRIORITY@/${ver//./}/g" "$here/packaging/debian/$script" >"$root/DEBIAN/$script"
     chmod 0755 "$root/DEBIAN/$script"
 done
 echo "/etc/php/$ver/mods-available/redis_lock.ini" >"$root/DEBIAN/conffiles"
@@ -69,7 +75,8 @@ Description: native distributed locks on Redis for PHP $ver
  API of the well-known blog class (new Lock(\$key, \$timeOut, \$lockOut),
  addLock(), releaseLock(\$token)): an atomic SET NX PX with 128-bit tokens, a
  token-checked release, waiting woken on release, a watchdog that renews the
- lease, fencing tokens, Redlock, Sentinel and Redis Cluster.
+ lease, fencing tokens, Redlock, Sentinel and Redis Cluster. The redis-lock
+ command lists, inspects and force-releases the locks on a server.
 EOF
 (cd "$root" && find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 

@@ -5,7 +5,9 @@
 # describes. On Debian and Ubuntu:
 #   - the module goes to `php-config --extension-dir` as redis_lock.so;
 #   - packaging/redis_lock.ini goes to /etc/php/<ver>/mods-available/;
-#   - `phpenmod` enables it for every SAPI installed (cli, fpm, apache2...).
+#   - `phpenmod` enables it for every SAPI installed (cli, fpm, apache2...);
+#   - the operator's tool bin/redis-lock goes to `php-config --prefix`/bin (/usr/bin
+#     on Debian), its #! line naming `php-config --php-binary`, the PHP that has the module.
 # Elsewhere (the official docker images, a PHP built from source), the ini goes to
 # `php-config --ini-dir` instead. uninstall undoes each step, and leaves no
 # "disabled by the administrator" mark behind that would stop a later package
@@ -21,6 +23,8 @@ mods=/etc/php/$ver/mods-available
 debian=0
 if command -v phpenmod >/dev/null && [ -d "$mods" ]; then debian=1; fi
 if ((debian)); then ini=$mods/redis_lock.ini; else ini=$("$php_config" --ini-dir)/20-redis_lock.ini; fi
+php_bin=$("$php_config" --php-binary)
+tool=$("$php_config" --prefix)/bin/redis-lock
 
 # A package's files are the package manager's to change.
 owner=$(dpkg-query -S "$so" 2>/dev/null | cut -d: -f1 || true)
@@ -35,6 +39,17 @@ install)
     [ -f "${2:-}" ] || { echo "usage: $0 install MODULE.so" >&2; exit 2; }
     install -m 0644 "$2" "$so"
     echo "install: $so"
+    # A link there is update-alternatives' (the .deb of another PHP version): not ours to replace.
+    if [ -L "$tool" ]; then
+        echo "install: $tool is a link ($(readlink -f "$tool")), left alone" >&2
+    else
+        # The #! names this PHP: with several installed, plain `php` may be one without the module.
+        mkdir -p "$(dirname "$tool")"
+        sed "1s|.*|#!$php_bin|" "$(dirname "$0")/../bin/redis-lock" >"$tool.new"
+        chmod 0755 "$tool.new"
+        mv -f "$tool.new" "$tool"
+        echo "install: $tool"
+    fi
     if ((debian)); then
         install -m 0644 "$(dirname "$0")/../packaging/redis_lock.ini" "$ini"
         phpenmod -v "$ver" -s ALL redis_lock
@@ -53,7 +68,13 @@ uninstall)
         for sapi in $(phpquery -S -v "$ver"); do phpdismod -p -v "$ver" -s "$sapi" redis_lock; done
     fi
     rm -f "$ini" "$so"
-    echo "uninstall: removed $so and $ini"
+    # Only the tool this PHP's install wrote: a link, or one for another PHP, stays.
+    if [ -f "$tool" ] && [ ! -L "$tool" ] && [ "$(head -n 1 "$tool")" = "#!$php_bin" ]; then
+        rm -f "$tool"
+        echo "uninstall: removed $so, $ini and $tool"
+    else
+        echo "uninstall: removed $so and $ini"
+    fi
     ;;
 *)
     echo "usage: $0 install MODULE.so | $0 uninstall" >&2

@@ -6,6 +6,8 @@
 #   2. the .deb from make deb: apt-get install, apt-get remove, apt-get purge;
 #   3. phpize && ./configure && make && make install, the PECL/PIE flow, including
 #      configure's refusals without cargo and without libclang; composer validate.
+# After 1 and 2, the operator's tool /usr/bin/redis-lock must run with this PHP and
+# list a lock another process holds; after removal, it must be gone.
 # After each install, `php --ri redis_lock` must answer, and a php-fpm pool (Debian's
 # php-fpm<ver>, reading its own php.ini and conf.d) must serve a request that takes
 # and releases a lock on a throwaway server. After each removal, neither may know
@@ -162,6 +164,23 @@ expect_disabled() {
     fi
 }
 
+# The operator's tool, as installed: /usr/bin/redis-lock on this PHP, its help, and a
+# listing that shows a lock another process holds (under a prefix of its own).
+cli_list() {
+    local prefix=install-test-cli:$RANDOM$RANDOM:
+    php -r '(new Lock("held", 0, 30, ["dsn" => $argv[1], "prefix" => $argv[2], "auto_release" => false, "owner_info" => true]))->tryLock() or exit(1);' \
+        "$REDIS_LOCK_TEST_DSN" "$prefix" || { echo "could not take the lock"; return 1; }
+    redis-lock --dsn="$REDIS_LOCK_TEST_DSN" --prefix="$prefix" list
+}
+expect_tool() {
+    local how=$1
+    check "$how: redis-lock is /usr/bin/redis-lock, run by php$ver" bash -c \
+        "[ \"\$(command -v redis-lock)\" = /usr/bin/redis-lock ] && [ \"\$(head -n 1 \"\$(readlink -f /usr/bin/redis-lock)\")\" = '#!/usr/bin/php$ver' ]"
+    expect_output "$how: redis-lock --help runs" "^usage: redis-lock \[OPTIONS\] list \[PATTERN\]$" redis-lock --help
+    expect_output "$how: redis-lock list shows a lock another process holds" "^held +lock +write +[0-9.]+s +1 +0 +[^ ]+:[0-9]+ cli( |$)" cli_list
+    expect_fail_output "$how: redis-lock says what is wrong, and fails" "^redis-lock: unknown command: frobnicate$" redis-lock frobnicate
+}
+
 echo "# 1. make install / make uninstall (PHP $ver, API $api)"
 check "make install" make install
 expect_output "as another user it refuses, and says why" "cannot write to $ext_dir: run as root" \
@@ -169,6 +188,7 @@ expect_output "as another user it refuses, and says why" "cannot write to $ext_d
 check "the module is in the extension dir" test -f "$ext_dir/redis_lock.so"
 expect_output "the ini is in mods-available, with its priority" "^; priority=20" cat "/etc/php/$ver/mods-available/redis_lock.ini"
 expect_enabled "make install"
+expect_tool "make install"
 if fpm_start; then
     expect_output "php-fpm: a request takes a Symfony lock through the bridge, then dies of a fatal error" \
         "Allowed memory size" fpm_get bridge.php "step=fatal&name=fpm-fatal"
@@ -191,6 +211,7 @@ check "the module is gone from the extension dir" test ! -e "$ext_dir/redis_lock
 check "the ini is gone from mods-available" test ! -e "/etc/php/$ver/mods-available/redis_lock.ini"
 expect_no_output "no enable/disable state is left behind" "redis_lock" find /var/lib/php/modules -name redis_lock
 expect_disabled "make uninstall"
+check "make uninstall removed /usr/bin/redis-lock" test ! -e /usr/bin/redis-lock
 
 echo "# 2. make deb; apt-get install / remove / purge"
 check "make deb" make deb
@@ -198,11 +219,17 @@ deb=$(ls target/deb/php"$ver"-redis-lock_*_"$(dpkg --print-architecture)".deb 2>
 check "the package is named php$ver-redis-lock_<version>_<arch>.deb" test -n "$deb"
 expect_output "the package depends on phpapi-$api" "phpapi-$api" dpkg-deb -f "$deb" Depends
 expect_output "the package carries the IDE stub" "usr/share/doc/php$ver-redis-lock/redis_lock.stubs.php" dpkg-deb -c "$deb"
+expect_output "the package carries the tool, for this PHP" "^-rwxr-xr-x .* \./usr/bin/redis-lock$ver$" dpkg-deb -c "$deb"
 check "apt-get install ./$(basename "$deb")" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$deb"
 check "the package put the module in the extension dir" test -f "$ext_dir/redis_lock.so"
 expect_enabled "apt-get install"
+check "apt-get install: /usr/bin/redis-lock is the alternative for redis-lock$ver" \
+    test "$(readlink -f /usr/bin/redis-lock)" = "/usr/bin/redis-lock$ver"
+expect_tool "apt-get install"
 check "apt-get remove php$ver-redis-lock" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq "php$ver-redis-lock"
 expect_disabled "apt-get remove"
+check "apt-get remove: /usr/bin/redis-lock is gone, its alternative too" \
+    bash -c "[ ! -e /usr/bin/redis-lock ] && [ ! -L /usr/bin/redis-lock ] && ! update-alternatives --query redis-lock >/dev/null 2>&1"
 check "apt-get purge php$ver-redis-lock" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "php$ver-redis-lock"
 check "purge removed the ini" test ! -e "/etc/php/$ver/mods-available/redis_lock.ini"
 
