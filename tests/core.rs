@@ -745,3 +745,18 @@ fn a_scan_lists_the_locks_on_every_master_without_their_auxiliary_keys() {
     let cut = catalog::scan(&s, b"*", 10).unwrap();
     assert_eq!((cut.entries.len(), cut.truncated), (10, true));
 }
+
+#[test]
+fn the_empty_token_releases_nothing() {
+    // The release script takes the empty token as its sign of a forced release: a
+    // caller's empty token must never reach it.
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut a = Lock::new(b"core:empty", 0.0, 5.0, &s).unwrap();
+    let mut b = Lock::new(b"core:empty", 0.0, 5.0, &s).unwrap();
+    let token = a.try_acquire(None).unwrap().expect("free lock");
+    assert!(!b.release(Some(b"")).unwrap());
+    assert_eq!(get(&server, "core:empty").as_deref(), Some(&token[..]));
+    assert!(b.force_release().unwrap());
+    assert_eq!(get(&server, "core:empty"), None);
+}

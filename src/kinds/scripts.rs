@@ -215,9 +215,9 @@ end
 
 /// The first try when it must do more than `SET NX PX`: `SET NX PX` of the token
 /// ARGV[1] on KEYS[1] with a lease of ARGV[2] ms (0: no expiry), then, when taken,
-/// the record ARGV[5] of who took it in the hash KEYS[3] ("": none) and, with
-/// ARGV[4] = "1", an `INCR` of the fencing counter KEYS[2]. Returns the fencing token
-/// (1 without one), or 0 when the key is held.
+/// the record ARGV[5] of who took it in the hash KEYS[3] (none when absent) and,
+/// unless ARGV[4] is "0", an `INCR` of the fencing counter KEYS[2]. Returns the
+/// fencing token (1 without one), or 0 when the key is held.
 ///
 /// With ARGV[3] = "1" it settles a lost reply of an earlier run: a key found held by
 /// this token was taken by that run, and the counter is then still this holder's
@@ -232,18 +232,18 @@ else
     holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2], 'get')
 end
 if not holder then
-    if ARGV[5] ~= '' then
+    if ARGV[5] then
         local fresh = redis.call('exists', KEYS[3]) == 0
         redis.call('hset', KEYS[3], ARGV[1], ARGV[5])
         if ARGV[2] == '0' then redis.call('persist', KEYS[3])
         elseif fresh then redis.call('pexpire', KEYS[3], ARGV[2])
         else redis.call('pexpire', KEYS[3], ARGV[2], 'gt') end
     end
-    if ARGV[4] == '1' then return redis.call('incr', KEYS[2]) end
+    if ARGV[4] ~= '0' then return redis.call('incr', KEYS[2]) end
     return 1
 end
 if holder == ARGV[1] and ARGV[3] == '1' then
-    if ARGV[4] ~= '1' then return 1 end
+    if ARGV[4] == '0' then return 1 end
     return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2])
 end
 return 0",
@@ -338,9 +338,9 @@ if upgrading then push = 'lpush' end
     ))
 });
 
-/// Releases KEYS[1] if it holds the token ARGV[1], or whoever holds it with ARGV[4] =
-/// "1" (a forced release, readers included), and removes the holder's record from
-/// KEYS[6]. Returns 1 when released, 2 when released
+/// Releases KEYS[1] if it holds the token ARGV[1], or whoever holds it when ARGV[1]
+/// is "" (a forced release, readers included: no token is empty), and removes the
+/// holder's record from KEYS[6]. Returns 1 when released, 2 when released
 /// but only freed while waiters are queued (the short-hold case below), 0 otherwise,
 /// -1 when the lock is held by readers (a reader's share is released by
 /// `shared::READ_RELEASE`).
@@ -358,7 +358,7 @@ pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         r"local holder = redis.call('get', KEYS[1])
 if not holder then return 0 end
-if holder ~= ARGV[1] and ARGV[4] ~= '1' then
+if holder ~= ARGV[1] and ARGV[1] ~= '' then
     -- In read mode the token may be a reader's: the caller asks `READ_RELEASE` then.
     if holder == '' then return -1 end
     return 0

@@ -91,8 +91,11 @@ impl Lock {
             let fence_arg: &[u8] = if fence { b"1" } else { b"0" };
             return self.run(Retry::ToSettle, |conn, settling| {
                 let settle: &[u8] = if settling { b"1" } else { b"0" };
+                // Only what is needed: each key and argument costs its encoding.
                 let args: [&[u8]; 5] = [token, self.terms.ttl_arg.as_bytes(), settle, fence_arg, &self.record];
-                let reply = TAKE.run(conn, &[&k.lock, &k.fence, &k.owner], &args)?;
+                let keys: [&[u8]; 3] = [&k.lock, &k.fence, &k.owner];
+                let (keys, args) = if self.owner_info { (&keys[..], &args[..]) } else { (&keys[..2], &args[..3]) };
+                let reply = TAKE.run(conn, keys, args)?;
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
                     Some(n) => Ok(Try::Acquired(fence.then_some(n))),
@@ -102,7 +105,7 @@ impl Lock {
         }
         // On a Redlock quorum this is `SET NX PX` on every node, undone by the release.
         let all = k.all();
-        let undo = Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes(), b"0"]);
+        let undo = Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes()]);
         let taken = |took| if took { Try::Acquired(None) } else { Try::Busy { pttl: None, queued: false } };
         self.route.take(&k.lock, token, self.terms.lease, &undo, |conn, settling| {
             if settling {

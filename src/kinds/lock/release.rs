@@ -66,10 +66,12 @@ pub(super) fn release_token(route: &Route, keys: &LockKeys, what: Release) -> Re
 }
 
 fn release_once(route: &Route, keys: &LockKeys, what: Release) -> Result<Released> {
-    let (token, short, force): (&[u8], bool, &[u8]) = match what {
-        Release::Token(t, short) => (t, short, b"0"),
-        Release::Read(t) => (t, false, b"0"),
-        Release::Any => (b"", false, b"1"),
+    let (token, short) = match what {
+        // No token is empty: the empty one is the script's sign of a forced release.
+        Release::Token(t, _) | Release::Read(t) if t.is_empty() => return Ok(Released::No),
+        Release::Token(t, short) => (t, short),
+        Release::Read(t) => (t, false),
+        Release::Any => (&b""[..], false),
     };
     let all = keys.all();
     let read_release = || -> Result<Released> {
@@ -80,7 +82,8 @@ fn release_once(route: &Route, keys: &LockKeys, what: Release) -> Result<Release
         return read_release();
     }
     let short: &[u8] = if short { b"1" } else { b"0" };
-    let released = route.ask(&Call::Script(&RELEASE, &all, &[token, short, PATIENCE_MS.as_bytes(), force]))?;
+    // A forced release sends the empty token (`Release::Any`).
+    let released = route.ask(&Call::Script(&RELEASE, &all, &[token, short, PATIENCE_MS.as_bytes()]))?;
     match resp::int(&released) {
         Some(1) => Ok(Released::Yes),
         Some(2) => Ok(Released::LeftFree),
