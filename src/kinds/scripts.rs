@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 //
 // Fencing: KEYS[4] is the lock's counter. A number is only ever taken from it by a
 // script that holds the key for that holder at that moment: the acquisition itself
-// (`TAKE_FENCED`, `ACQUIRE`, a grant in `RELEASE`) or, later, the holder's own
+// (`TAKE`, `ACQUIRE`, a grant in `RELEASE`) or, later, the holder's own
 // token-checked `FENCE`. Holds do not overlap, so the numbers increase from holder to
 // holder. A grant that finds its waiter gone wastes a number; numbers only need to
 // increase, not to be dense.
