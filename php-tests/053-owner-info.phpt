@@ -50,7 +50,7 @@ if ($pid === 0) {
 $deadline = microtime(true) + 5;
 while ($a->inspect()['waiters'] < 1 && microtime(true) < $deadline) { usleep(10000); }
 $a->releaseLock();
-usleep(150000);
+// The release hands it over in the same step; the waiter holds it 0.4 s.
 echo "handed over: ", $me($a->inspect()['owner'], $pid), "\n";
 pcntl_waitpid($pid, $st);
 echo "waiter's exit: ", pcntl_wexitstatus($st), "; owner key after its release: ", rl_cmd($dsn, 'EXISTS', $ownerKey), "\n";
@@ -66,8 +66,10 @@ $a->releaseLock();
 // Readers: one record each.
 $r1 = new Lock($key, 0, 10, $o); $r1->addReadLock();
 $pid = pcntl_fork();
-if ($pid === 0) { $r = new Lock($key, 0, 10, $o); $r->addReadLock(); usleep(500000); exit(0); }
-usleep(200000);
+if ($pid === 0) { $r = new Lock($key, 0, 10, $o); $r->addReadLock(); usleep(1000000); exit(0); }
+// However slow the machine, until the child has its share (or 5 s).
+$deadline = microtime(true) + 5;
+while ($r1->inspect()['readers'] < 2 && microtime(true) < $deadline) { usleep(10000); }
 $owners = $r1->inspect()['owner'];
 echo "readers: ", count($owners), ": ", $me($owners[0]), " / ", $me($owners[1], $pid), "\n";
 pcntl_waitpid($pid, $st);
