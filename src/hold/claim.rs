@@ -104,7 +104,7 @@ impl Claim {
     ) -> crate::error::Result<bool> {
         let Some(token) = self.pick(token) else { return Ok(false) };
         let (own, hold) = self.take_for_release(&token);
-        if hold.as_ref().is_some_and(|h| h.lost) {
+        if hold.as_ref().is_some_and(|h| h.lost.is_some()) {
             self.released(true, keys, &token);
             return Ok(false);
         }
@@ -176,6 +176,6 @@ impl Claim {
             orphan(id);
             return None;
         }
-        take(id).filter(|h| !h.lost)
+        take(id).filter(|h| h.lost.is_none())
     }
 }

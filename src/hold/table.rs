@@ -120,10 +120,8 @@ pub struct Hold {
     pub renew_by: &'static RenewBy,
     /// Present while the watchdog renews this hold.
     pub renew: Option<Box<Renewal>>,
-    /// Renewal found the key gone or held by another token.
-    pub lost: bool,
-    /// When that was found.
-    pub lost_at: Option<Instant>,
+    /// When renewal found the key gone or held by another token, if it did.
+    pub lost: Option<Instant>,
     /// Released when its object goes away or the request ends (`auto_release`).
     pub auto_release: bool,
     /// Its object is gone and it is not auto-released: it stays only while the
@@ -291,7 +289,7 @@ pub(crate) fn add(hold: Hold, spawn: fn(&'static Shared) -> Option<JoinHandle<()
 pub fn status(id: HoldId) -> Status {
     let Some(s) = existing() else { return Status::Gone };
     match s.lock().holds.get(&id) {
-        Some(h) if h.lost => Status::Lost,
+        Some(h) if h.lost.is_some() => Status::Lost,
         Some(_) => Status::Held,
         None => Status::Gone,
     }
@@ -313,16 +311,15 @@ pub fn mark_lost(id: HoldId) {
 
 /// When the hold `id` was found lost, if it was.
 pub fn lost_at(id: HoldId) -> Option<Instant> {
-    existing()?.lock().holds.get(&id).and_then(|h| h.lost_at)
+    existing()?.lock().holds.get(&id).and_then(|h| h.lost)
 }
 
 impl Hold {
     /// Its token was found no longer holding the key, `at`: nothing more to renew.
     pub fn mark_lost(&mut self, at: Instant) {
-        if !self.lost {
+        if self.lost.is_none() {
             crate::stats::note(crate::stats::Counter::Lost);
-            self.lost = true;
-            self.lost_at = Some(at);
+            self.lost = Some(at);
         }
         self.renew = None;
     }

@@ -91,6 +91,37 @@ end
     };
 }
 
+/// The Lua statement that keeps the records hash `$key` at least `$ms` more ms ("0":
+/// no expiry, `PERSIST`), never shortening it (`GT`). A text, not a function: the
+/// scripts that renew or take pay nothing for a function they may not call.
+#[macro_export]
+macro_rules! lua_keep_owner {
+    ($key:literal, $ms:literal) => {
+        concat!("if ", $ms, " == '0' then redis.call('persist', ", $key, ") else redis.call('pexpire', ", $key, ", ", $ms, ", 'gt') end\n")
+    };
+}
+
+/// Lua: `live_waiters(queue)`, how many entries of the queue `queue` have a waiter
+/// still listening on their channel (`PUBSUB NUMSUB`; an entry whose listeners cannot
+/// be counted counts). Both kinds' entries are `<a>:<b>:<channel length>:<channel><token>`.
+#[macro_export]
+macro_rules! lua_live_waiters {
+    () => {
+        r"local function live_waiters(queue)
+    local n = 0
+    for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+        local head, len = string.match(e, '^([^:]+:[^:]+:(%d+):)')
+        if head then
+            local heard = redis.pcall('pubsub', 'numsub', string.sub(e, #head + 1, #head + tonumber(len)))
+            if type(heard) ~= 'table' or heard[2] ~= 0 then n = n + 1 end
+        end
+    end
+    return n
+end
+"
+    };
+}
+
 /// Lua helpers for who holds what (`owner_info`): the hash KEYS[6] maps a holder's
 /// (or a queued waiter's) token to its record. `own(owner, t, info, ms)` records
 /// `info` ("": nothing to record) and keeps the hash at least `ms` more ms ("0": no
@@ -99,9 +130,11 @@ end
 #[macro_export]
 macro_rules! lua_own {
     () => {
-        r"local function keep_owner(owner, ms)
-    if ms == '0' then redis.call('persist', owner) else redis.call('pexpire', owner, ms, 'gt') end
-end
+        concat!(
+            r"local function keep_owner(owner, ms)
+    ",
+            lua_keep_owner!("owner", "ms"),
+            r"end
 local function own(owner, t, info, ms)
     if info == '' then return end
     local fresh = redis.call('exists', owner) == 0
@@ -109,6 +142,7 @@ local function own(owner, t, info, ms)
     if fresh and ms ~= '0' then redis.call('pexpire', owner, ms) else keep_owner(owner, ms) end
 end
 "
+        )
     };
 }
 
@@ -224,7 +258,7 @@ end
 /// number (no one else has held the key since). Otherwise a key that holds the same
 /// token is busy like any other: taking a lock is never re-entry.
 pub static TAKE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
+    Script::new(concat!(
         r"local holder
 if ARGV[2] == '0' then
     holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'get')
@@ -235,9 +269,9 @@ if not holder then
     if ARGV[5] then
         local fresh = redis.call('exists', KEYS[3]) == 0
         redis.call('hset', KEYS[3], ARGV[1], ARGV[5])
-        if ARGV[2] == '0' then redis.call('persist', KEYS[3])
-        elseif fresh then redis.call('pexpire', KEYS[3], ARGV[2])
-        else redis.call('pexpire', KEYS[3], ARGV[2], 'gt') end
+        if fresh and ARGV[2] ~= '0' then redis.call('pexpire', KEYS[3], ARGV[2]) else ",
+        lua_keep_owner!("KEYS[3]", "ARGV[2]"),
+        r"        end
     end
     if ARGV[4] ~= '0' then return redis.call('incr', KEYS[2]) end
     return 1
@@ -247,7 +281,7 @@ if holder == ARGV[1] and ARGV[3] == '1' then
     return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2])
 end
 return 0",
-    )
+    ))
 });
 
 /// The fencing token of a hold taken without one: `INCR` of the counter KEYS[2] if
@@ -446,17 +480,17 @@ return {0, 0}",
 /// Returns 1 when it did, 0 when the token no longer holds the key. Used by
 /// `extendLock()` and by the watchdog.
 pub static RENEW: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
+    Script::new(concat!(
         r"if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-if KEYS[2] then
-    if ARGV[2] == '0' then redis.call('persist', KEYS[2]) else redis.call('pexpire', KEYS[2], ARGV[2], 'gt') end
-end
+if KEYS[2] then ",
+        lua_keep_owner!("KEYS[2]", "ARGV[2]"),
+        r"end
 if ARGV[2] == '0' then
     redis.call('persist', KEYS[1])
     return 1
 end
 return redis.call('pexpire', KEYS[1], ARGV[2])",
-    )
+    ))
 });
 
 /// What `Lock::inspect()` shows, read in one step and changing nothing. KEYS as
@@ -469,7 +503,7 @@ return redis.call('pexpire', KEYS[1], ARGV[2])",
 /// when ARGV[1] holds it; one record per holder ("" where none was kept).
 pub static INSPECT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
-        lua_tell!(),
+        lua_live_waiters!(),
         r"local lock, queue, readers, owner = KEYS[1], KEYS[2], KEYS[5], KEYS[6]
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
@@ -489,14 +523,6 @@ if holder then
         records[#records + 1] = redis.call('hget', owner, t) or ''
     end
 end
-local waiters = 0
-for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
-    local t, lease, f, ch = parse(e)
-    if t then
-        local n = redis.pcall('pubsub', 'numsub', ch)
-        if type(n) ~= 'table' or n[2] ~= 0 then waiters = waiters + 1 end
-    end
-end
-return {state, pttl, count, waiters, redis.call('get', KEYS[4]) or '', mine, records}"
+return {state, pttl, count, live_waiters(queue), redis.call('get', KEYS[4]) or '', mine, records}"
     ))
 });

@@ -141,9 +141,9 @@ local score = redis.call('zscore', KEYS[2], ARGV[1])
 if not score or (score ~= 'inf' and tonumber(score) <= now) then return 0 end
 add_reader(KEYS[2], ARGV[1], ARGV[2], now)
 read_mode(KEYS[1], KEYS[2], now)
-if KEYS[3] then
-    if ARGV[2] == '0' then redis.call('persist', KEYS[3]) else redis.call('pexpire', KEYS[3], ARGV[2], 'gt') end
-end
+if KEYS[3] then ",
+        lua_keep_owner!("KEYS[3]", "ARGV[2]"),
+        r"end
 return 1"
     ))
 });

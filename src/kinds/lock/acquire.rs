@@ -179,8 +179,7 @@ impl Lock {
             token,
             renew_by: if kind == Kind::Read { &READ_RENEWAL } else { &WRITE_RENEWAL },
             renew,
-            lost: false,
-            lost_at: None,
+            lost: None,
             auto_release: self.terms.auto_release,
             orphan: false,
         });

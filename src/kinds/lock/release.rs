@@ -22,7 +22,7 @@ pub fn release_handled_request_held() {
 /// Releases a hold left at its object's end or the request's, whatever its kind.
 /// Errors are ignored: a hold that cannot be released now runs out with its lease.
 pub(super) fn release_hold(hold: &Hold) {
-    if hold.lost {
+    if hold.lost.is_some() {
         return;
     }
     let _ = match hold.kind {

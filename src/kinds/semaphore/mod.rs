@@ -273,8 +273,7 @@ impl Semaphore {
             renew_by: &RENEWAL,
             token,
             renew,
-            lost: false,
-            lost_at: None,
+            lost: None,
             auto_release: self.terms.auto_release,
             orphan: false,
         });

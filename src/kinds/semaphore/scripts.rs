@@ -215,7 +215,8 @@ return {tonumber(ARGV[1]) - used(), held}"
 /// the permits they hold, the queue entries whose waiter still listens, and one
 /// `{weight, ms left (-1: no expiry), record ("": none kept)}` per live holder.
 pub static INSPECT: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
+    Script::new(concat!(
+        lua_live_waiters!(),
         r"local sem, queue, holders = KEYS[1], KEYS[2], KEYS[4]
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
@@ -231,16 +232,6 @@ for i = 1, #live, 2 do
 end
 local stored = -1
 if #list > 0 then stored = tonumber(redis.call('hget', sem, 'permits')) or -1 end
-local waiters = 0
-for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
-    local ch = string.match(e, '^%d+:%d+:%d+:')
-    if ch then
-        local n = tonumber(string.match(e, '^%d+:%d+:(%d+):'))
-        ch = string.sub(e, #ch + 1, #ch + n)
-        local heard = redis.pcall('pubsub', 'numsub', ch)
-        if type(heard) ~= 'table' or heard[2] ~= 0 then waiters = waiters + 1 end
-    end
-end
-return {stored, used, waiters, list}",
-    )
+return {stored, used, live_waiters(queue), list}",
+    ))
 });
