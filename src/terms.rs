@@ -28,6 +28,9 @@ pub struct Terms {
     pub max_hold: Option<Duration>,
     /// Release when the object goes away or the request ends.
     pub auto_release: bool,
+    /// The bound on one reply: a release is sent unawaited only while the lease has
+    /// more than this left (`Claim::surely_held`).
+    pub read_timeout: Duration,
 }
 
 impl Terms {
@@ -43,6 +46,7 @@ impl Terms {
             auto_renew: settings.auto_renew,
             max_hold: settings.max_hold,
             auto_release: settings.auto_release,
+            read_timeout: settings.read_timeout,
         }
     }
 

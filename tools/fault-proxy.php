@@ -14,9 +14,12 @@
 //                 theirs is forwarded ever again and they are never closed (a peer
 //                 that vanished); new connections work
 //   reset         closes every connection now (both sides see it end)
-//   stats         "conns N accepted M writes U": open connections, all accepted so
-//                 far, and the chunks clients sent (a request written at once is one
-//                 chunk: without pipelining, one round trip)
+//   stats         "conns N accepted M writes U turns T": open connections, all
+//                 accepted so far, the chunks clients sent (a request written at
+//                 once is one chunk), and the round trips: the chunks a client sent
+//                 first or after it was answered (a command written without waiting
+//                 for the previous one's reply is not a round trip of its own; with
+//                 a delay, a client cannot have heard in between)
 //
 // It runs until the control connection that sent "quit" or its parent kills it.
 // php-tests/_helper.inc's rl_fault_proxy() starts it.
@@ -28,7 +31,10 @@ if ($upstream <= 0) {
 }
 $delay = ((float) ($argv[2] ?? 0)) / 1000;
 
-$listen = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr) or exit("fault-proxy: $errstr\n");
+// No Nagle on either side (Redis sets TCP_NODELAY too): otherwise a second small
+// write waits for the first one's delayed ACK, up to 40 ms, which no real network adds.
+$nodelay = stream_context_create(['socket' => ['tcp_nodelay' => true]]);
+$listen = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr, STREAM_SERVER_BIND | STREAM_SERVER_LISTEN, $nodelay) or exit("fault-proxy: $errstr\n");
 $control = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr) or exit("fault-proxy: $errstr\n");
 $port = fn($s) => (int) substr(strrchr(stream_socket_get_name($s, false), ':'), 1);
 stream_set_blocking($listen, false);
@@ -42,6 +48,8 @@ fflush(STDOUT);
 final class Pair {
     public array $queue = ['up' => [], 'down' => []];
     public bool $dead = false;
+    /** Whether the client was sent something since its last chunk. */
+    public bool $answered = true;
     public function __construct(public $client, public $server) {}
 }
 
@@ -50,6 +58,7 @@ $controls = [];
 $partitioned = false;
 $accepted = 0;
 $writes = 0;
+$turns = 0;
 
 $closePair = function (int $id) use (&$pairs) {
     foreach ([$pairs[$id]->client, $pairs[$id]->server] as $s) {
@@ -83,7 +92,7 @@ while (true) {
         if ($s === $listen) {
             $client = @stream_socket_accept($listen, 0);
             if (!$client) { continue; }
-            $server = @stream_socket_client("tcp://127.0.0.1:$upstream", $errno, $errstr, 2);
+            $server = @stream_socket_client("tcp://127.0.0.1:$upstream", $errno, $errstr, 2, STREAM_CLIENT_CONNECT, $nodelay);
             if (!$server) { fclose($client); continue; }
             stream_set_blocking($client, false);
             stream_set_blocking($server, false);
@@ -112,7 +121,7 @@ while (true) {
                     break;
                 case 'stats':
                     $open = count(array_filter($pairs, fn($p) => !$p->dead));
-                    $answer = "conns $open accepted $accepted writes $writes";
+                    $answer = "conns $open accepted $accepted writes $writes turns $turns";
                     break;
                 case 'quit': exit(0);
                 default: $answer = "error: unknown command {$words[0]}";
@@ -127,7 +136,11 @@ while (true) {
                 if (feof($s)) { $closePair($id); }
                 break;
             }
-            $writes += $s === $p->client ? 1 : 0;
+            if ($s === $p->client) {
+                $writes++;
+                $turns += $p->answered ? 1 : 0;
+                $p->answered = false;
+            }
             $p->queue[$s === $p->client ? 'up' : 'down'][] = [microtime(true) + $delay, $data];
             break;
         }
@@ -143,6 +156,7 @@ while (true) {
                 $ok = @fwrite($to, $bytes) === strlen($bytes);
                 stream_set_blocking($to, false);
                 if (!$ok) { $closePair($id); continue 3; }
+                if ($dir === 'down') { $p->answered = true; }
             }
         }
     }

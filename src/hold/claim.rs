@@ -65,6 +65,19 @@ impl Claim {
         Err(crate::error::LockError::lost(what, name, lost_ago))
     }
 
+    /// Whether `token` is this object's hold and surely still held for more than
+    /// `margin`, as far as this process knows (its lease, or the watchdog's last
+    /// renewal): then a release need not wait for Redis's answer to learn whether the
+    /// hold lasted (`synchronized()`'s unawaited release).
+    pub fn surely_held(&self, token: &[u8], margin: Duration) -> bool {
+        let Some(id) = self.own_for(token) else { return false };
+        match crate::hold::table::held_until(id) {
+            Some(Some(until)) => until > Instant::now() + margin,
+            Some(None) => true,
+            None => false,
+        }
+    }
+
     /// `token` (default: this object's), unless the watchdog found it taken from this
     /// object: then there is nothing to ask Redis (`None`).
     pub fn live(&self, token: Option<&[u8]>) -> Option<Token> {

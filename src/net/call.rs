@@ -25,6 +25,18 @@ impl Call<'_> {
         }
     }
 
+    /// Sends the call without waiting for its reply (a script by its text: see
+    /// `Script::fire`); the reply is read and put aside at the connection's next use.
+    pub fn fire(&self, conn: &mut Connection) -> RedisResult<()> {
+        match self {
+            Call::Command(parts) => wire::with_buffer(|buf| {
+                resp::encode(buf, parts.len(), parts.iter().copied());
+                conn.send_unawaited(buf)
+            }),
+            Call::Script(script, keys, args) => script.fire(conn, keys, args),
+        }
+    }
+
     /// The call encoded (a script by `EVALSHA`), for a caller that writes to several
     /// connections before it reads any reply.
     pub fn packed(&self) -> Vec<u8> {

@@ -53,6 +53,11 @@ impl<T> Idle<T> {
         at
     }
 
+    /// Runs `f` on every entry.
+    pub(crate) fn each(&mut self, f: impl FnMut(&mut T)) {
+        self.list.iter_mut().map(|(_, value, _)| value).for_each(f);
+    }
+
     pub(crate) fn clear(&mut self) {
         self.list.clear();
     }

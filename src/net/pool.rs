@@ -257,10 +257,9 @@ pub(crate) fn connect(ep: &Endpoint) -> Result<Connection> {
 /// A new connection to `ep` for the wake subscriber: redis-rs's, whose pub/sub
 /// reading the subscriber uses.
 pub(crate) fn connect_subscriber(ep: &Endpoint) -> Result<redis::Connection> {
-    match connect_within(ep, ep.connect_timeout, ep.read_timeout, Use::PubSub)? {
-        Connection::Redis(conn) => Ok(conn),
-        Connection::Plain(_) => Err(LockError::Connection { addr: ep.addr.clone(), cause: "no pub/sub connection".to_string(), sent: false }),
-    }
+    connect_within(ep, ep.connect_timeout, ep.read_timeout, Use::PubSub)?
+        .into_redis()
+        .ok_or_else(|| LockError::Connection { addr: ep.addr.clone(), cause: "no pub/sub connection".to_string(), sent: false })
 }
 
 /// What a new connection is for: commands go over a plain connection of our own
@@ -298,7 +297,7 @@ pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Durat
             }
             _ => redis::Client::open(info.clone())?,
         };
-        Connection::Redis(client.get_connection_with_timeout(connect_timeout)?)
+        Connection::from(client.get_connection_with_timeout(connect_timeout)?)
     };
     let left = connect_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     conn.set_read_timeout(Some(left))?;
@@ -486,9 +485,19 @@ pub(crate) fn describe_failure(ep: &Endpoint, e: &RedisError) -> String {
     describe(e, ep)
 }
 
-/// Drops every connection of this process (used at module shutdown).
+/// Reads, without blocking, what this thread's connections owe to unawaited
+/// commands and has come (request end); the rest is read at their next use.
+pub fn settle_arrived() {
+    with_registry(|reg| reg.conns.each(Connection::settle_arrived));
+}
+
+/// Drops every connection of this process (used at module shutdown), after reading
+/// what they still owe to unawaited commands.
 pub fn close_all() {
-    with_registry(|reg| reg.conns.clear());
+    with_registry(|reg| {
+        reg.conns.each(Connection::settle_all);
+        reg.conns.clear()
+    });
 }
 
 /// How many endpoints keep an idle connection (`max_endpoints`, as last set).

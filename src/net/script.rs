@@ -47,6 +47,16 @@ impl Script {
         Ok(redis::from_redis_value(self.run(conn, keys, args)?)?)
     }
 
+    /// Sends the script by its text (`EVAL`) without waiting for its reply (see
+    /// `Connection::send_unawaited`). By text, not by SHA1: a reply nobody reads could
+    /// not tell that a flushed script cache refused it (NOSCRIPT).
+    pub fn fire(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]]) -> RedisResult<()> {
+        wire::with_buffer(|buf| {
+            self.encode(buf, b"EVAL", self.source.as_bytes(), keys, args);
+            conn.send_unawaited(buf)
+        })
+    }
+
     /// Adds a call by SHA1 to a pipeline; the caller loads the script first (`load`).
     pub fn add_to(&self, pipe: &mut redis::Pipeline, keys: &[&[u8]], args: &[&[u8]]) {
         let mut cmd = redis::cmd("EVALSHA");

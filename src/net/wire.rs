@@ -8,13 +8,23 @@
 //! trips) they cost about 5% of the client's CPU. Over TLS, and for the wake
 //! subscriber (pub/sub), the connection is redis-rs's.
 //!
-//! Replies are RESP2, the protocol a connection speaks until it sends `HELLO 3`,
-//! which this one never does. An error reply is handed to redis-rs's own parser, so
+//! A connection speaks RESP2 until a waiter needs it to listen (`listen_on`): it then
+//! switches to RESP3 (`HELLO 3`), where push messages and replies share the socket,
+//! and subscribes on it, so that a process that waited still holds one connection.
+//! RESP3 replies are read into the shapes RESP2 gives (a map as a flat array, a
+//! double as its text, a Lua `false` as nil), so nothing above knows which protocol
+//! a connection speaks; push messages are kept aside for the waiter (`next_push`),
+//! never taken for a reply. An error reply is handed to redis-rs's own parser, so
 //! that its kind (NOSCRIPT, MOVED, ASK, READONLY…) is exactly what redis-rs would give.
+//!
+//! A command may also be sent without waiting for its reply (`send_unawaited`: the
+//! release that ends `synchronized()`): the reply is read and put aside at the
+//! connection's next use, before that use's own reply, or before it closes.
 
 use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, ErrorKind, ProtocolVersion, RedisError, RedisResult, Value};
 use crate::net::resp;
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::net::UnixStream;
@@ -24,8 +34,31 @@ use std::time::{Duration, Instant};
 pub enum Connection {
     /// Plain TCP or a Unix socket, read by `Plain`.
     Plain(Plain),
-    /// TLS: redis-rs's connection.
-    Redis(redis::Connection),
+    /// TLS: redis-rs's connection, with the replies it still owes.
+    Redis(Tls),
+}
+
+/// redis-rs's connection (TLS), and how many replies to unawaited commands it still owes.
+pub struct Tls {
+    conn: redis::Connection,
+    pending: u32,
+}
+
+impl Tls {
+    /// Reads (and puts aside) the replies owed to unawaited commands.
+    fn settle(&mut self) -> RedisResult<()> {
+        while self.pending > 0 {
+            self.conn.recv_response()?;
+            self.pending -= 1;
+        }
+        Ok(())
+    }
+}
+
+impl From<redis::Connection> for Connection {
+    fn from(conn: redis::Connection) -> Self {
+        Connection::Redis(Tls { conn, pending: 0 })
+    }
 }
 
 impl Connection {
@@ -39,7 +72,7 @@ impl Connection {
     pub fn set_read_timeout(&self, d: Option<Duration>) -> RedisResult<()> {
         match self {
             Connection::Plain(p) => p.stream.set_read_timeout(d).map_err(RedisError::from),
-            Connection::Redis(c) => c.set_read_timeout(d),
+            Connection::Redis(c) => c.conn.set_read_timeout(d),
         }
     }
 
@@ -47,7 +80,7 @@ impl Connection {
     pub fn set_write_timeout(&self, d: Option<Duration>) -> RedisResult<()> {
         match self {
             Connection::Plain(p) => p.stream.set_write_timeout(d).map_err(RedisError::from),
-            Connection::Redis(c) => c.set_write_timeout(d),
+            Connection::Redis(c) => c.conn.set_write_timeout(d),
         }
     }
 
@@ -55,16 +88,70 @@ impl Connection {
     pub fn send_packed_command(&mut self, cmd: &[u8]) -> RedisResult<()> {
         match self {
             Connection::Plain(p) => p.send(cmd),
-            Connection::Redis(c) => c.send_packed_command(cmd),
+            Connection::Redis(c) => c.conn.send_packed_command(cmd),
         }
     }
 
-    /// Reads one reply; an error reply is a `Value::ServerError`, as with redis-rs's
-    /// `recv_response`, whatever the kind of connection.
+    /// Sends an encoded command whose reply nobody waits for: it is read and put
+    /// aside at the connection's next use, or before it closes. Its outcome is not
+    /// known; a connection lost before the reply came means what a crash means.
+    pub fn send_unawaited(&mut self, cmd: &[u8]) -> RedisResult<()> {
+        match self {
+            Connection::Plain(p) => p.send(cmd)?,
+            Connection::Redis(c) => {
+                c.settle()?;
+                c.conn.send_packed_command(cmd)?;
+            }
+        }
+        match self {
+            Connection::Plain(p) => p.pending += 1,
+            Connection::Redis(c) => c.pending += 1,
+        }
+        Ok(())
+    }
+
+    /// Reads one reply (after those owed to unawaited commands); an error reply is a
+    /// `Value::ServerError`, as with redis-rs's `recv_response`, whatever the kind of
+    /// connection.
     pub fn recv_response(&mut self) -> RedisResult<Value> {
         match self {
             Connection::Plain(p) => p.read_reply(),
-            Connection::Redis(c) => c.recv_response(),
+            Connection::Redis(c) => {
+                c.settle()?;
+                c.conn.recv_response()
+            }
+        }
+    }
+
+    /// Reads, without blocking, the replies owed to unawaited commands that have
+    /// arrived (request end: the next request finds a clean connection sooner).
+    pub fn settle_arrived(&mut self) {
+        if let Connection::Plain(p) = self {
+            p.settle_arrived();
+        }
+    }
+
+    /// Reads the replies still owed to unawaited commands, blocking (before the
+    /// connection closes: see `Plain`'s drop, which does it for a plain one).
+    pub fn settle_all(&mut self) {
+        if let Connection::Redis(c) = self {
+            let _ = c.settle();
+        }
+    }
+
+    /// redis-rs's connection, for the wake subscriber (which reads it as pub/sub).
+    pub fn into_redis(self) -> Option<redis::Connection> {
+        match self {
+            Connection::Redis(c) => Some(c.conn),
+            Connection::Plain(_) => None,
+        }
+    }
+
+    /// The plain connection, for what only it can do (listen for pushes).
+    pub fn plain(&mut self) -> Option<&mut Plain> {
+        match self {
+            Connection::Plain(p) => Some(p),
+            Connection::Redis(_) => None,
         }
     }
 }
@@ -76,7 +163,11 @@ impl ConnectionLike for Connection {
                 p.send(cmd)?;
                 p.read_reply()
             }
-            Connection::Redis(c) => c.req_packed_command(cmd),
+            Connection::Redis(c) => {
+                c.conn.send_packed_command(cmd)?;
+                c.settle()?;
+                c.conn.recv_response()
+            }
         }
     }
 
@@ -94,28 +185,31 @@ impl ConnectionLike for Connection {
                 }
                 Ok(replies)
             }
-            Connection::Redis(c) => c.req_packed_commands(cmd, offset, count),
+            Connection::Redis(c) => {
+                c.settle()?;
+                c.conn.req_packed_commands(cmd, offset, count)
+            }
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
             Connection::Plain(p) => p.db,
-            Connection::Redis(c) => c.get_db(),
+            Connection::Redis(c) => c.conn.get_db(),
         }
     }
 
     fn check_connection(&mut self) -> bool {
         match self {
             Connection::Plain(_) => matches!(self.req_packed_command(b"*1\r\n$4\r\nPING\r\n"), Ok(Value::SimpleString(ref s)) if s == "PONG"),
-            Connection::Redis(c) => c.check_connection(),
+            Connection::Redis(c) => c.conn.check_connection(),
         }
     }
 
     fn is_open(&self) -> bool {
         match self {
             Connection::Plain(p) => !p.broken,
-            Connection::Redis(c) => c.is_open(),
+            Connection::Redis(c) => c.conn.is_open(),
         }
     }
 }
@@ -158,7 +252,31 @@ pub struct Plain {
     db: i64,
     /// Set by an I/O or protocol error: the connection must not be used again.
     broken: bool,
+    /// Replies owed to commands sent unawaited (`send_unawaited`), read first.
+    pending: u32,
+    /// Whether it speaks RESP3 (`HELLO 3` answered): `None` until asked.
+    resp3: Option<bool>,
+    /// The channels it is subscribed to, and whether each is sharded (`SSUBSCRIBE`).
+    channels: Vec<(String, bool)>,
+    /// Messages on those channels, read while reading replies, oldest first.
+    pushes: VecDeque<Vec<u8>>,
 }
+
+/// What listening brought (`Plain::next_push`).
+pub enum Heard {
+    /// A message on one of the connection's channels.
+    Message(Vec<u8>),
+    /// Nothing within the time given.
+    Nothing,
+    /// The server dropped a subscription (a cluster slot moved away).
+    Unsubscribed,
+}
+
+/// Messages kept for a waiter at most: more are stale ones nobody reads.
+const MAX_PUSHES: usize = 16;
+
+/// Channels one connection stays subscribed to at most (sharded ones are per slot).
+const MAX_CHANNELS: usize = 16;
 
 enum Stream {
     Tcp(TcpStream),
@@ -177,6 +295,13 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(d),
             Stream::Unix(s) => s.set_write_timeout(d),
+        }
+    }
+
+    fn set_nonblocking(&self, yes: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(yes),
+            Stream::Unix(s) => s.set_nonblocking(yes),
         }
     }
 
@@ -238,7 +363,18 @@ impl Plain {
         stream.set_read_timeout(Some(left))?;
         stream.set_write_timeout(Some(left))?;
         let settings = info.redis_settings();
-        let mut conn = Plain { stream, buf: vec![0; FIRST_BUFFER], start: 0, end: 0, db: settings.db(), broken: false };
+        let mut conn = Plain {
+            stream,
+            buf: vec![0; FIRST_BUFFER],
+            start: 0,
+            end: 0,
+            db: settings.db(),
+            broken: false,
+            pending: 0,
+            resp3: None,
+            channels: Vec::new(),
+            pushes: VecDeque::new(),
+        };
         if let Some(password) = settings.password() {
             let mut auth: Vec<&[u8]> = vec![b"AUTH"];
             auth.extend(settings.username().map(str::as_bytes));
@@ -266,29 +402,53 @@ impl Plain {
         self.stream.write_all(cmd).map_err(|e| self.broke(e))
     }
 
-    /// Reads one whole reply; an error reply is a `Value::ServerError`, as redis-rs gives it.
+    /// Reads one whole reply; an error reply is a `Value::ServerError`, as redis-rs
+    /// gives it. Replies owed to unawaited commands come first and are put aside;
+    /// push messages are kept for `next_push`.
     fn read_reply(&mut self) -> RedisResult<Value> {
         loop {
-            match parse(&self.buf[self.start..self.end], 0) {
-                Ok(Some((value, used))) => {
-                    self.start += used;
-                    if self.start == self.end {
-                        (self.start, self.end) = (0, 0);
-                    }
-                    return Ok(value);
-                }
-                Ok(None) => self.fill()?,
-                Err(e) => {
-                    self.broken = true;
-                    return Err(e);
-                }
+            match self.read_frame()? {
+                Frame::Push(push) => self.keep(push),
+                Frame::Reply(_) if self.pending > 0 => self.pending -= 1,
+                Frame::Reply(value) => return Ok(value),
             }
         }
     }
 
-    /// Reads more of the reply into the buffer: into the room left at its end, after
-    /// moving unparsed bytes to its start or growing it when there is none.
-    fn fill(&mut self) -> RedisResult<()> {
+    /// Reads the next reply or push message, blocking as long as the read timeout lets it.
+    fn read_frame(&mut self) -> RedisResult<Frame> {
+        loop {
+            if let Some(frame) = self.parse_next()? {
+                return Ok(frame);
+            }
+            self.fill().map_err(|e| self.broke(e))?;
+        }
+    }
+
+    /// The next whole frame already read, if there is one.
+    fn parse_next(&mut self) -> RedisResult<Option<Frame>> {
+        match parse(&self.buf[self.start..self.end], 0) {
+            Ok(Some((value, used))) => {
+                self.start += used;
+                if self.start == self.end {
+                    (self.start, self.end) = (0, 0);
+                }
+                Ok(Some(match value {
+                    Value::Push { data, .. } => Frame::Push(data),
+                    value => Frame::Reply(value),
+                }))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.broken = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads more into the buffer: into the room left at its end, after moving
+    /// unparsed bytes to its start or growing it when there is none.
+    fn fill(&mut self) -> io::Result<()> {
         if self.end == self.buf.len() {
             if self.start > 0 {
                 self.buf.copy_within(self.start..self.end, 0);
@@ -298,13 +458,13 @@ impl Plain {
             }
         }
         match self.stream.read(&mut self.buf[self.end..]) {
-            Ok(0) => Err(self.broke(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection"))),
+            Ok(0) => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection")),
             Ok(n) => {
                 self.end += n;
                 Ok(())
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-            Err(e) => Err(self.broke(e)),
+            Err(e) => Err(e),
         }
     }
 
@@ -312,6 +472,212 @@ impl Plain {
         self.broken = true;
         e.into()
     }
+
+    /// A push message: a message on one of its channels is kept for the waiter (the
+    /// oldest dropped beyond `MAX_PUSHES`); an unsubscription forgets the channel.
+    fn keep(&mut self, push: Vec<Value>) {
+        let text = |v: Option<&Value>| match v {
+            Some(Value::BulkString(b)) => Some(b.clone()),
+            _ => None,
+        };
+        let kind = text(push.first()).unwrap_or_default();
+        match &kind[..] {
+            b"message" | b"smessage" => {
+                if let Some(payload) = text(push.get(2)) {
+                    if self.pushes.len() >= MAX_PUSHES {
+                        self.pushes.pop_front();
+                    }
+                    self.pushes.push_back(payload);
+                }
+            }
+            b"unsubscribe" | b"sunsubscribe" => {
+                if let Some(channel) = text(push.get(1)) {
+                    self.channels.retain(|(c, _)| c.as_bytes() != channel);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads, without blocking, the replies owed to unawaited commands that have come.
+    fn settle_arrived(&mut self) {
+        if self.pending == 0 || self.broken || self.stream.set_nonblocking(true).is_err() {
+            return;
+        }
+        while self.pending > 0 {
+            match self.parse_next() {
+                Ok(Some(Frame::Push(push))) => self.keep(push),
+                Ok(Some(Frame::Reply(_))) => self.pending -= 1,
+                Ok(None) => match self.fill() {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        self.broke(e);
+                        break;
+                    }
+                },
+                Err(_) => break,
+            }
+        }
+        if self.stream.set_nonblocking(false).is_err() {
+            self.broken = true;
+        }
+    }
+
+    /// Whether the connection speaks RESP3, switching it on first use (`HELLO 3`, one
+    /// round trip once in the connection's life). A server that refuses (Redis before
+    /// 6, a proxy) keeps RESP2.
+    pub fn resp3(&mut self) -> RedisResult<bool> {
+        if let Some(yes) = self.resp3 {
+            return Ok(yes);
+        }
+        let yes = match self.request(&[b"HELLO", b"3"]) {
+            Ok(_) => true,
+            Err(e) if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) => false,
+            Err(e) => return Err(e),
+        };
+        self.resp3 = Some(yes);
+        Ok(yes)
+    }
+
+    /// Whether the connection listens on `channel`.
+    pub fn listens(&self, channel: &str) -> bool {
+        self.channels.iter().any(|(c, _)| c == channel)
+    }
+
+    /// Subscribes the connection (in RESP3) to `channel`, with `SSUBSCRIBE` when
+    /// `sharded`. `Ok(false)`: the server refused (an ACL without the channel or the
+    /// command, a server without sharded pub/sub). Beyond `MAX_CHANNELS` the oldest
+    /// subscription is dropped in the same write.
+    pub fn subscribe(&mut self, channel: &str, sharded: bool) -> RedisResult<bool> {
+        if self.listens(channel) {
+            return Ok(true);
+        }
+        let verb: &[u8] = if sharded { b"SSUBSCRIBE" } else { b"SUBSCRIBE" };
+        let mut buf = Vec::new();
+        resp::encode(&mut buf, 2, [verb, channel.as_bytes()]);
+        let mut dropped = None;
+        if self.channels.len() >= MAX_CHANNELS {
+            let (old, old_sharded) = self.channels.remove(0);
+            let verb: &[u8] = if old_sharded { b"SUNSUBSCRIBE" } else { b"UNSUBSCRIBE" };
+            let mut more = Vec::new();
+            resp::encode(&mut more, 2, [verb, old.as_bytes()]);
+            buf.extend_from_slice(&more);
+            dropped = Some(old);
+        }
+        self.send(&buf)?;
+        // The confirmations are push messages; a refusal is an error reply.
+        let want: &[u8] = if sharded { b"ssubscribe" } else { b"subscribe" };
+        let mut subscribed = None;
+        let mut waiting_unsubscribe = dropped.is_some();
+        while subscribed.is_none() || waiting_unsubscribe {
+            match self.read_frame()? {
+                Frame::Reply(_) if self.pending > 0 => self.pending -= 1,
+                Frame::Reply(v) => {
+                    if subscribed.is_none() {
+                        subscribed = Some(false);
+                        if v.extract_error().is_ok() {
+                            self.broken = true;
+                            return Err(protocol("a subscription", b"a reply"));
+                        }
+                    } else {
+                        // The unsubscription's refusal: nothing more comes for it.
+                        waiting_unsubscribe = false;
+                    }
+                }
+                Frame::Push(push) => {
+                    let kind = match push.first() {
+                        Some(Value::BulkString(k)) => k.clone(),
+                        _ => Vec::new(),
+                    };
+                    let names = |c: &str| matches!(push.get(1), Some(Value::BulkString(n)) if n == c.as_bytes());
+                    if kind == want && names(channel) {
+                        subscribed = Some(true);
+                    } else if dropped.as_deref().is_some_and(|d| names(d) && kind.ends_with(b"unsubscribe")) {
+                        waiting_unsubscribe = false;
+                    } else {
+                        self.keep(push);
+                    }
+                }
+            }
+        }
+        let yes = subscribed == Some(true);
+        if yes {
+            self.channels.push((channel.to_string(), sharded));
+        }
+        Ok(yes)
+    }
+
+    /// Waits up to `timeout` for a message on the connection's channels. An error
+    /// means the connection broke.
+    pub fn next_push(&mut self, channel: &str, timeout: Duration) -> RedisResult<Heard> {
+        if let Some(msg) = self.pushes.pop_front() {
+            return Ok(Heard::Message(msg));
+        }
+        let until = Instant::now() + timeout;
+        loop {
+            if !self.listens(channel) {
+                return Ok(Heard::Unsubscribed);
+            }
+            match self.parse_next()? {
+                Some(Frame::Push(push)) => {
+                    self.keep(push);
+                    if let Some(msg) = self.pushes.pop_front() {
+                        return Ok(Heard::Message(msg));
+                    }
+                    continue;
+                }
+                Some(Frame::Reply(_)) if self.pending > 0 => {
+                    self.pending -= 1;
+                    continue;
+                }
+                Some(Frame::Reply(_)) => {
+                    self.broken = true;
+                    return Err(protocol("a push message", b"a reply nobody asked for"));
+                }
+                None => {}
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(Heard::Nothing);
+            }
+            self.stream.set_read_timeout(Some(left)).map_err(|e| self.broke(e))?;
+            let filled = self.fill();
+            match filled {
+                Ok(()) => {}
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Ok(Heard::Nothing),
+                Err(e) => return Err(self.broke(e)),
+            }
+        }
+    }
+
+    /// Forgets the messages read so far (a new wait starts: they were for earlier ones).
+    pub fn forget_pushes(&mut self) {
+        self.pushes.clear();
+    }
+}
+
+impl Drop for Plain {
+    /// Reads the replies still owed before the socket closes: closing with a reply
+    /// unread resets the connection, and the server might drop a command it has not
+    /// run yet (an unawaited release).
+    fn drop(&mut self) {
+        while self.pending > 0 && !self.broken {
+            match self.read_frame() {
+                Ok(Frame::Reply(_)) => self.pending -= 1,
+                Ok(Frame::Push(_)) => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// One thing read from a connection.
+enum Frame {
+    /// The reply to a command.
+    Reply(Value),
+    /// A push message (RESP3): its parts.
+    Push(Vec<Value>),
 }
 
 /// An `AUTH` refused by the server, as redis-rs reports it: the reply's text stays in
@@ -327,8 +693,12 @@ fn auth_refused(e: RedisError) -> RedisError {
     }
 }
 
-/// Parses one RESP2 reply at the start of `data`: the value and how many bytes it
-/// took, or `None` when `data` does not hold all of it yet.
+/// Parses one reply (or RESP3 push message) at the start of `data`: the value and
+/// how many bytes it took, or `None` when `data` does not hold all of it yet. RESP3's
+/// own types are read into the shapes RESP2 gives the same reply: a map or a set
+/// as a flat array, a double, a big number or a verbatim string as a bulk string,
+/// null as nil, and a boolean as Lua's conversion to RESP2 gives it (true is 1,
+/// false is nil). An attribute is skipped.
 fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
     let Some(eol) = data.windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
     let (kind, line) = match data.split_first() {
@@ -339,6 +709,44 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
     let number = || -> RedisResult<i64> {
         std::str::from_utf8(line).ok().and_then(|s| s.parse().ok()).ok_or_else(|| protocol("a number", line))
     };
+    // A length-prefixed string: its bytes and where it ends.
+    let blob = || -> RedisResult<Option<(Option<&[u8]>, usize)>> {
+        match number()? {
+            -1 => Ok(Some((None, after))),
+            // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.
+            n if !(0..=MAX_BULK).contains(&n) => Err(protocol("a bulk length", line)),
+            n => {
+                let end = after.checked_add(n as usize).and_then(|e| e.checked_add(2)).ok_or_else(|| protocol("a bulk length", line))?;
+                if data.len() < end {
+                    return Ok(None);
+                }
+                if &data[end - 2..end] != b"\r\n" {
+                    return Err(protocol("the end of a bulk string", &data[end - 2..end]));
+                }
+                Ok(Some((Some(&data[after..end - 2]), end)))
+            }
+        }
+    };
+    // `n` values (`n` pairs when `per` is 2) after the header.
+    let items = |per: i64| -> RedisResult<Option<(Vec<Value>, usize)>> {
+        let n = number()?;
+        if n < 0 || depth >= MAX_DEPTH || n.checked_mul(per).is_none() {
+            return Err(protocol("an aggregate length", line));
+        }
+        let n = (n * per) as usize;
+        let mut items = Vec::with_capacity(n.min(1024));
+        let mut at = after;
+        for _ in 0..n {
+            match parse(&data[at..], depth + 1)? {
+                Some((item, used)) => {
+                    items.push(item);
+                    at += used;
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(Some((items, at)))
+    };
     Ok(Some(match kind {
         b'+' => {
             let text = String::from_utf8_lossy(line);
@@ -347,41 +755,52 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
         // redis-rs's parser reads the error line, so that its kind is redis-rs's.
         b'-' => (redis::parse_redis_value(&data[..after])?, after),
         b':' => (Value::Int(number()?), after),
-        b'$' => match number()? {
-            -1 => (Value::Nil, after),
-            // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.
-            n if !(0..=MAX_BULK).contains(&n) => return Err(protocol("a bulk length", line)),
-            n => {
-                let n = n as usize;
-                let end = after.checked_add(n).and_then(|e| e.checked_add(2)).ok_or_else(|| protocol("a bulk length", line))?;
-                if data.len() < end {
-                    return Ok(None);
-                }
-                if &data[end - 2..end] != b"\r\n" {
-                    return Err(protocol("the end of a bulk string", &data[end - 2..end]));
-                }
-                (Value::BulkString(data[after..end - 2].to_vec()), end)
+        b'$' => match blob()? {
+            None => return Ok(None),
+            Some((bytes, end)) => (bytes.map_or(Value::Nil, |b| Value::BulkString(b.to_vec())), end),
+        },
+        b'*' if line == b"-1" => (Value::Nil, after),
+        b'*' | b'~' => match items(1)? {
+            None => return Ok(None),
+            Some((items, at)) => (Value::Array(items), at),
+        },
+        b'%' => match items(2)? {
+            None => return Ok(None),
+            Some((items, at)) => (Value::Array(items), at),
+        },
+        b'>' => match items(1)? {
+            None => return Ok(None),
+            Some((data, at)) => (Value::Push { kind: redis::PushKind::Other(String::new()), data }, at),
+        },
+        b'|' => match items(2)? {
+            None => return Ok(None),
+            Some((_, at)) => match parse(&data[at..], depth + 1)? {
+                None => return Ok(None),
+                Some((value, used)) => (value, at + used),
+            },
+        },
+        b'_' => (Value::Nil, after),
+        b'#' => match line {
+            b"t" => (Value::Int(1), after),
+            b"f" => (Value::Nil, after),
+            _ => return Err(protocol("a boolean", line)),
+        },
+        b',' | b'(' => (Value::BulkString(line.to_vec()), after),
+        b'=' => match blob()? {
+            None => return Ok(None),
+            // "txt:" or "mkd:" first: the format.
+            Some((bytes, end)) => (Value::BulkString(bytes.unwrap_or_default().get(4..).unwrap_or_default().to_vec()), end),
+        },
+        b'!' => match blob()? {
+            None => return Ok(None),
+            Some((bytes, end)) => {
+                let mut as_line = vec![b'-'];
+                as_line.extend(bytes.unwrap_or_default().iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+                as_line.extend_from_slice(b"\r\n");
+                (redis::parse_redis_value(&as_line)?, end)
             }
         },
-        b'*' => match number()? {
-            -1 => (Value::Nil, after),
-            n if n < 0 || depth >= MAX_DEPTH => return Err(protocol("an array length", line)),
-            n => {
-                let mut items = Vec::with_capacity((n as usize).min(1024));
-                let mut at = after;
-                for _ in 0..n {
-                    match parse(&data[at..], depth + 1)? {
-                        Some((item, used)) => {
-                            items.push(item);
-                            at += used;
-                        }
-                        None => return Ok(None),
-                    }
-                }
-                (Value::Array(items), at)
-            }
-        },
-        _ => return Err(protocol("a RESP2 reply", &data[..eol.min(16)])),
+        _ => return Err(protocol("a RESP reply", &data[..eol.min(16)])),
     }))
 }
 

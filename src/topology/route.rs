@@ -86,6 +86,16 @@ impl Route {
         }
     }
 
+    /// Sends `call` where the key lives without waiting for its reply (see
+    /// `Call::fire`): what it did is not known. On a quorum it is `ask`ed, answer
+    /// awaited: a majority's outcome needs every reply.
+    pub fn fire(&self, call: &Call<'_>) -> Result<()> {
+        match self {
+            Route::Quorum(q) => q.agreed(call).map(drop),
+            _ => self.run(Retry::IfStale, |conn, _| call.fire(conn)),
+        }
+    }
+
     /// Takes `key` for `token`. On one server, `one` runs (the kind's command, which
     /// may also queue the caller; see `run` for `Retry::ToSettle`). On a quorum it is
     /// `SET NX PX` on every node for `lease`, taken when a majority took it with time

@@ -180,6 +180,7 @@ impl Lock {
             renew_by: if kind == Kind::Read { &READ_RENEWAL } else { &WRITE_RENEWAL },
             renew,
             lost: None,
+            leased_until: self.terms.lease.map(|l| Instant::now() + l),
             auto_release: self.terms.auto_release,
             orphan: false,
         });

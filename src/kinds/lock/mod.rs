@@ -28,7 +28,7 @@ mod retake;
 
 pub use inspect::{Inspection, State};
 pub use release::{release_all_held, release_handled_request_held};
-use release::{release_hold, release_token, Release, Released};
+use release::{fire_release, release_hold, release_token, Release, Released};
 
 use crate::config::Settings;
 use crate::terms::{self, Terms};
@@ -359,10 +359,35 @@ impl Lock {
     /// Releases `token` after the work it protected (`synchronized()`). An error when
     /// the token was still this object's but no longer held the key: the work
     /// outlived the lock. A token the work released itself is no error.
+    ///
+    /// While the lease surely lasts (by more than `read_timeout`, as this process
+    /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) {
+            return self.release_unawaited(token);
+        }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
         let released = self.release(Some(token))?;
         self.claim.finished(ours, lost_ago, released, "lock", &self.name)
+    }
+
+    /// Releases this object's hold `token` without waiting for Redis's answer (see
+    /// `release`'s module comment).
+    fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
+        let short = retake::short_hold(self.terms.fair, self.quick, self.acquired_at);
+        let (_, hold) = self.claim.take_for_release(token);
+        let kind = self.kind;
+        if let Err(e) = fire_release(&self.route, &self.keys, kind, token, short && kind == Kind::Write) {
+            self.claim.put_back(hold);
+            return Err(e);
+        }
+        self.claim.released(true, &self.keys, token);
+        let now = Instant::now();
+        retake::note_released(self.keys.id, now);
+        // Whether a short hold only freed the lock is not known: the object's end
+        // hands it to the waiters if it did (`KICK` does nothing otherwise).
+        self.left_free = (short && kind == Kind::Write).then(|| (now, fork_wiped::pid()));
+        Ok(())
     }
 
     /// Whether anyone holds the lock.
@@ -391,7 +416,7 @@ impl Drop for Lock {
             let remade = retake::remade_since(self.keys.id, at);
             if pid == fork_wiped::pid() && !remade {
                 let k = &self.keys;
-                let _ = self.run(Retry::IfStale, |conn, _| KICK.run(conn, &k.all(), &[PATIENCE_MS.as_bytes()]));
+                let _ = self.route.fire(&Call::Script(&KICK, &k.all(), &[PATIENCE_MS.as_bytes()]));
             }
         }
     }

@@ -1,5 +1,11 @@
 //! The way out: the release script where the key lives (`Route::ask`), and request
 //! end's release of whatever the process still holds.
+//!
+//! The releases nobody waits on (an object's end, request end, and `synchronized()`'s
+//! end while the lease surely lasts) are sent unawaited (`Route::fire`): one round
+//! trip fewer, their answers read at the connection's next use. Commands sent later
+//! on the same connection run after them. A connection lost before the answer
+//! came means what a crash means: the lease ends the hold.
 
 use super::*;
 
@@ -25,11 +31,24 @@ pub(super) fn release_hold(hold: &Hold) {
     if hold.lost.is_some() {
         return;
     }
-    let _ = match hold.kind {
-        Kind::Write => release_token(&hold.route, &hold.keys, Release::Token(&hold.token, false)).map(drop),
-        Kind::Read => release_token(&hold.route, &hold.keys, Release::Read(&hold.token)).map(drop),
-        Kind::Permits => semaphore::release(&hold.route, &hold.keys, &hold.token).map(drop),
-    };
+    let _ = fire_release(&hold.route, &hold.keys, hold.kind, &hold.token, false);
+}
+
+/// Sends the release of the hold `token` of `kind` without waiting for its answer
+/// (see the module comment); `short` as in `Release::Token`.
+pub(super) fn fire_release(route: &Route, keys: &LockKeys, kind: Kind, token: &[u8], short: bool) -> Result<()> {
+    if token.is_empty() {
+        return Ok(());
+    }
+    let all = keys.all();
+    let short: &[u8] = if short { b"1" } else { b"0" };
+    match kind {
+        Kind::Write => route.fire(&Call::Script(&RELEASE, &all, &[token, short, PATIENCE_MS.as_bytes()]))?,
+        Kind::Read => route.fire(&Call::Script(&READ_RELEASE, &all, &[token, PATIENCE_MS.as_bytes()]))?,
+        Kind::Permits => return semaphore::fire_release(route, keys, token),
+    }
+    crate::stats::note(crate::stats::Counter::Released);
+    Ok(())
 }
 
 /// What a release removes.

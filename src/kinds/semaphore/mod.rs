@@ -18,6 +18,7 @@
 mod scripts;
 
 use scripts::{ACQUIRE, CANCEL, INSPECT, RELEASE, RENEW, STATE};
+use crate::net::call::Call;
 use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
@@ -251,7 +252,19 @@ impl Semaphore {
 
     /// Releases `token` after the work it protected (`synchronized()`): an error when
     /// the hold was this object's and was lost before the work finished.
+    ///
+    /// While the lease surely lasts (by more than `read_timeout`, as this process
+    /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) {
+            let (_, hold) = self.claim.take_for_release(token);
+            if let Err(e) = fire_release(&self.route, &self.keys, token) {
+                self.claim.put_back(hold);
+                return Err(e);
+            }
+            self.claim.released(true, &self.keys, token);
+            return Ok(());
+        }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
         let released = self.release(Some(token))?;
         self.claim.finished(ours, lost_ago, released, "semaphore", &self.name)
@@ -274,6 +287,7 @@ impl Semaphore {
             token,
             renew,
             lost: None,
+            leased_until: self.terms.lease.map(|l| Instant::now() + l),
             auto_release: self.terms.auto_release,
             orphan: false,
         });
@@ -317,6 +331,14 @@ pub(crate) fn release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<bo
         crate::stats::note(crate::stats::Counter::Released);
     }
     Ok(released)
+}
+
+/// Sends the release of `token` without waiting for its answer (an object's end,
+/// request end, `synchronized()`'s end: see `lock`'s `release` module).
+pub(crate) fn fire_release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<()> {
+    route.fire(&Call::Script(&RELEASE, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]))?;
+    crate::stats::note(crate::stats::Counter::Released);
+    Ok(())
 }
 
 /// A reply `{a, b}` of two integers.
