@@ -65,12 +65,14 @@ try {
     // The lock taken with wait_replicas survived the failover.
     $probe = new Lock($k1, 0, 5, $opts);
     var_dump($probe->tryLock(), $a->isOwned());
-    // The waiter's subscriber died with the old master; it subscribes again on the
+    // The waiter's connection died with the old master; it listens again on the
     // new one, where the release hands the lock over.
     $listening = false;
     for ($i = 0; $i < 250 && !$listening; $i++) {
         foreach ((array) rl_cmd($replica, 'LRANGE', "{{$k1}}:queue", '0', '-1') as $entry) {
-            $numsub = rl_cmd($replica, 'PUBSUB', 'NUMSUB', rl_queue_entry($entry)[1]);
+            // A sharded channel (Redis 7 and later) names the slot: redis_lock:wake:{…
+            $ch = rl_queue_entry($entry)[1];
+            $numsub = rl_cmd($replica, 'PUBSUB', ($ch[16] ?? '') === '{' ? 'SHARDNUMSUB' : 'NUMSUB', $ch);
             if ($numsub[1] > 0) { $listening = true; }
         }
         if (!$listening) { usleep(20000); }

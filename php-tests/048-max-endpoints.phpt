@@ -1,14 +1,18 @@
 --TEST--
-redis_lock.max_endpoints bounds the idle connections and wake subscribers a process keeps: beyond it, the least recently used endpoint's are closed
+redis_lock.max_endpoints bounds the idle connections a process keeps, which are also where its waits listen (RESP3): beyond it, the least recently used endpoint's are closed
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
 $dsn = rl_dsn();
 $key = rl_key('endpoints');
-/** This process's idle lock connections and subscribers, told apart from rl_cmd's by their last command. */
+/**
+ * This process's idle lock connections (told apart from rl_cmd's by their last
+ * command), how many of them listen for wake-ups, and subscribers of their own.
+ */
 $idle = function () use ($dsn): string {
     $list = rl_cmd($dsn, 'CLIENT', 'LIST');
-    return sprintf('%d connections, %d subscribers', preg_match_all('/ cmd=evalsha /', $list), preg_match_all('/ cmd=subscribe /', $list));
+    return sprintf('%d connections (%d listening), %d subscribers of their own', preg_match_all('/ cmd=evalsha /', $list),
+        preg_match_all('/ sub=1 .* cmd=evalsha /', $list), preg_match_all('/ cmd=subscribe /', $list));
 };
 $accepted = fn() => (int) preg_replace('/.*total_connections_received:(\d+).*/s', '$1', rl_cmd($dsn, 'INFO', 'stats'));
 // Each read_timeout is a distinct endpoint (connection settings), as per-tenant options would make.
@@ -33,6 +37,7 @@ $n = $accepted(); $cycle(9);
 echo "the most recent one reused: ", $accepted() - $n - 1, " new connections\n";
 $n = $accepted(); $cycle(0);
 echo "the oldest one reconnects: ", $accepted() - $n - 1, " new connections\n";
+// The holder's endpoint is one of the 3 kept: 2 waits' connections still listen.
 for ($i = 0; $i < 6; $i++) { $wait($i); }
 echo "6 waits, cap 3: ", $idle(), "\n";
 
@@ -46,10 +51,10 @@ foreach ([0, -1] as $bad) {
 }
 ?>
 --EXPECT--
-10 endpoints, cap 3: 3 connections, 0 subscribers
+10 endpoints, cap 3: 3 connections (0 listening), 0 subscribers of their own
 the most recent one reused: 0 new connections
 the oldest one reconnects: 1 new connections
-6 waits, cap 3: 3 connections, 3 subscribers
-10 more endpoints, cap 16: 13 connections, 3 subscribers
+6 waits, cap 3: 3 connections (2 listening), 0 subscribers of their own
+10 more endpoints, cap 16: 13 connections (2 listening), 0 subscribers of their own
 ValueError: option "max_endpoints" must be between 1 and 1000, 0 given
 ValueError: option "max_endpoints" must be between 1 and 1000, -1 given

@@ -113,7 +113,7 @@ LockLostException
 lost=1 errors=1
 ValueError
 LockConnectionException
-errors=2 connects=3
+errors=2 connects=2
 bool(true)
 bool(true)
 bool(true)

@@ -136,6 +136,21 @@ fn crc16(data: &[u8]) -> u16 {
     crc
 }
 
+/// A hash tag of `slot` (see `tag_for_slot`), remembered once found.
+pub fn slot_tag(slot: u16) -> String {
+    static FOUND: std::sync::Mutex<Vec<(u16, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut found = FOUND.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, tag)) = found.iter().find(|(s, _)| *s == slot) {
+        return tag.clone();
+    }
+    let tag = tag_for_slot(slot);
+    if found.len() >= 1024 {
+        found.clear();
+    }
+    found.push((slot, tag.clone()));
+    tag
+}
+
 /// The first lowercase-hex number whose text hashes to `slot`: about 16 thousand
 /// tries on average, and every slot has one below 0x4cd80 (five digits).
 fn tag_for_slot(slot: u16) -> String {

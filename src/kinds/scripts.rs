@@ -22,29 +22,43 @@ use std::sync::LazyLock;
 // A script pays for every function it defines, on every call: the helpers below are
 // defined only in the branches that use them, after the common path.
 
+/// Lua: `tell(channel, message)` publishes and answers 'yes' (heard), 'no' (nobody
+/// listens: the waiter is gone) or 'denied' (this user may not publish, an ACL:
+/// nothing is known of the waiter then, so it stays queued and finds out by its own
+/// timer). A sharded channel (`redis_lock:wake:{…`: its 17th byte is `{`) goes by
+/// `SPUBLISH`, which stays in the slot's shard (see `net::wake`).
+#[macro_export]
+macro_rules! lua_publish {
+    () => {
+        r"local function tell(ch, msg)
+    local verb = 'publish'
+    if string.byte(ch, 17) == 123 then verb = 'spublish' end
+    local heard = redis.pcall(verb, ch, msg)
+    if type(heard) ~= 'number' then return 'denied' end
+    if heard == 0 then return 'no' end
+    return 'yes'
+end
+"
+    };
+}
+
 /// Lua helpers: `parse(entry)` splits a queue entry into token, lease, f ("1": a
 /// writer that wants a fencing token, "0": a writer, "r": a reader) and channel;
-/// `tell(channel, message)`
-/// publishes and answers 'yes' (heard), 'no' (nobody listens: the waiter is gone) or
-/// 'denied' (this user may not publish, an ACL: nothing is known of the waiter then,
-/// so it stays queued and finds out by its own timer).
+/// and `tell` (`lua_publish`).
 #[macro_export]
 macro_rules! lua_tell {
     () => {
-        r"local function parse(entry)
+        concat!(
+            r"local function parse(entry)
     local lease, f, n, rest = string.match(entry, '^(%d+):([01r]):(%d+):(.*)$')
     if not rest then return nil end
     n = tonumber(n)
     if #rest <= n then return nil end
     return string.sub(rest, n + 1), lease, f, string.sub(rest, 1, n)
 end
-local function tell(ch, msg)
-    local heard = redis.pcall('publish', ch, msg)
-    if type(heard) ~= 'number' then return 'denied' end
-    if heard == 0 then return 'no' end
-    return 'yes'
-end
-"
+",
+            lua_publish!()
+        )
     };
 }
 
@@ -102,8 +116,8 @@ macro_rules! lua_keep_owner {
 }
 
 /// Lua: `live_waiters(queue)`, how many entries of the queue `queue` have a waiter
-/// still listening on their channel (`PUBSUB NUMSUB`; an entry whose listeners cannot
-/// be counted counts). Both kinds' entries are `<a>:<b>:<channel length>:<channel><token>`.
+/// still listening on their channel (`PUBSUB NUMSUB`, `SHARDNUMSUB` for a sharded
+/// one; an entry whose listeners cannot be counted counts). Both kinds' entries are `<a>:<b>:<channel length>:<channel><token>`.
 #[macro_export]
 macro_rules! lua_live_waiters {
     () => {
@@ -112,7 +126,10 @@ macro_rules! lua_live_waiters {
     for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
         local head, len = string.match(e, '^([^:]+:[^:]+:(%d+):)')
         if head then
-            local heard = redis.pcall('pubsub', 'numsub', string.sub(e, #head + 1, #head + tonumber(len)))
+            local ch = string.sub(e, #head + 1, #head + tonumber(len))
+            local verb = 'numsub'
+            if string.byte(ch, 17) == 123 then verb = 'shardnumsub' end
+            local heard = redis.pcall('pubsub', verb, ch)
             if type(heard) ~= 'table' or heard[2] ~= 0 then n = n + 1 end
         end
     end

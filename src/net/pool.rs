@@ -21,7 +21,7 @@ use crate::error::{LockError, Result};
 use crate::fork_wiped;
 use crate::net::idle::Idle;
 use crate::net::tls;
-use crate::net::wire::{Connection, Plain};
+use crate::net::wire::{Connection, Heard, Plain};
 use redis::{ConnectionAddr, ConnectionInfo, ErrorKind, RedisError, RedisResult};
 use std::collections::HashMap;
 use std::cell::RefCell;
@@ -448,6 +448,116 @@ pub fn run<T>(
                     reg.conns.put(&ep.key, conn, reg.cap);
                 }
                 Err(ep.error(&e))
+            }
+        }
+    })
+}
+
+/// What subscribing the command connection came to (`subscribe`).
+pub(crate) enum Inline {
+    /// It listens on this channel; `true`: a sharded one.
+    Listening(String, bool),
+    /// Not on this connection: TLS, or a server without RESP3.
+    Unsupported,
+    /// The server refused the subscription (ACL).
+    Denied,
+    /// The connection failed.
+    Failed,
+}
+
+/// The wake channel of `wire`'s connection: sharded, in `slot`'s shard, when a slot
+/// is given (see `wake`).
+fn wake_channel(p: &mut Plain, slot: Option<u16>) -> Option<String> {
+    if p.wake_id.is_none() {
+        p.wake_id = Some(String::from_utf8_lossy(&crate::token::generate().ok()?).into_owned());
+    }
+    let id = p.wake_id.as_deref()?;
+    let prefix = crate::net::wake::CHANNEL_PREFIX;
+    Some(match slot {
+        Some(slot) => format!("{prefix}{{{}}}{id}", crate::keys::slot_tag(slot)),
+        None => format!("{prefix}{id}"),
+    })
+}
+
+/// The channel this thread's command connection for `ep` listens on for a wait in
+/// `slot` (sharded) or on the server, if it does; its kept messages are dropped then
+/// (they were for earlier waits).
+pub(crate) fn listening(ep: &Endpoint, slot: Option<u16>) -> Option<(String, bool)> {
+    with_registry(|reg| {
+        let at = reg.conns.position(&ep.key)?;
+        let p = reg.conns.used(at).plain()?;
+        let channel = wake_channel(p, slot)?;
+        if !p.listens(&channel) {
+            return None;
+        }
+        p.forget_pushes();
+        Some((channel, slot.is_some()))
+    })
+}
+
+/// Subscribes this thread's command connection for `ep` (connecting it if needed)
+/// to its wake channel: in RESP3, `HELLO 3` first, once in the connection's life.
+/// For a wait in a cluster `slot`, the channel is sharded, unless the server has no
+/// sharded pub/sub (Redis 6) or refuses it.
+pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>) -> Inline {
+    with_registry(|reg| {
+        let at = match reg.conns.position(&ep.key) {
+            Some(at) => at,
+            None => match connect(ep) {
+                Ok(conn) => reg.conns.put(&ep.key, conn, reg.cap),
+                Err(_) => return Inline::Failed,
+            },
+        };
+        let Some(p) = reg.conns.used(at).plain() else { return Inline::Unsupported };
+        let outcome = subscribe_plain(p, slot);
+        if matches!(outcome, Inline::Failed) {
+            reg.conns.take(&ep.key);
+        }
+        outcome
+    })
+}
+
+fn subscribe_plain(p: &mut Plain, slot: Option<u16>) -> Inline {
+    match p.resp3() {
+        Ok(true) => {}
+        Ok(false) => return Inline::Unsupported,
+        Err(_) => return Inline::Failed,
+    }
+    if slot.is_some() {
+        let Some(channel) = wake_channel(p, slot) else { return Inline::Failed };
+        match p.subscribe(&channel, true) {
+            Ok(true) => return Inline::Listening(channel, true),
+            Ok(false) => {}
+            Err(_) => return Inline::Failed,
+        }
+    }
+    let Some(channel) = wake_channel(p, None) else { return Inline::Failed };
+    match p.subscribe(&channel, false) {
+        Ok(true) => Inline::Listening(channel, false),
+        Ok(false) => Inline::Denied,
+        Err(_) => Inline::Failed,
+    }
+}
+
+/// Waits up to `timeout` for a message on `channel`, which this thread's command
+/// connection for `ep` listens on. An error when it broke or no longer listens.
+pub(crate) fn listen(ep: &Endpoint, channel: &str, timeout: Duration) -> RedisResult<Option<Vec<u8>>> {
+    let gone = || RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the wake channel is no longer listened to"));
+    with_registry(|reg| {
+        let at = reg.conns.position(&ep.key).ok_or_else(gone)?;
+        let conn = reg.conns.used(at);
+        let heard = match conn.plain() {
+            Some(p) => p.next_push(channel, timeout),
+            None => return Err(gone()),
+        };
+        let reset = conn.set_read_timeout(Some(ep.read_timeout));
+        match (heard, reset) {
+            (Ok(Heard::Message(m)), Ok(())) => Ok(Some(m)),
+            (Ok(Heard::Nothing), Ok(())) => Ok(None),
+            (Ok(Heard::Unsubscribed), Ok(())) => Err(gone()),
+            (Err(e), _) | (_, Err(e)) => {
+                reg.conns.take(&ep.key);
+                Err(e)
             }
         }
     })

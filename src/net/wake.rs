@@ -1,10 +1,19 @@
 //! The wake-up signal for blocked waiters.
 //!
-//! Each process keeps one subscriber connection per endpoint, subscribed once to a
-//! channel of its own (`redis_lock:wake:<random>`). A waiter queues an entry naming
-//! that channel; the releaser's script hands the lock over and publishes the new
-//! holder's token there. Nothing is sent while waiting: a grant is one message read
-//! from a socket the waiter was already blocked on.
+//! A waiter listens on a channel of its own (`redis_lock:wake:<random>`) and queues
+//! an entry naming it; the releaser's script hands the lock over and publishes the
+//! new holder's token there. Nothing is sent while waiting: a grant is one message
+//! read from a socket the waiter was already blocked on.
+//!
+//! Where it listens: on its command connection, when the server speaks RESP3 (Redis
+//! 6 and later, Valkey), so that a process that waited keeps one connection per
+//! server (`Subscriber::Inline`: the channel is the connection's, subscribed once in
+//! its life, `HELLO 3` first). Over TLS, and on a server or proxy without RESP3, on
+//! a subscriber connection of its own, one per endpoint, kept across waits
+//! (`Subscriber::Separate`). On a cluster the inline channel is sharded
+//! (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a hash tag of the
+//! lock's slot, the scripts `SPUBLISH` to it, and a grant stays in the slot's shard
+//! instead of crossing the cluster bus to every node.
 //!
 //! Why a private channel and not one per lock: PUBLISH reports how many connections
 //! heard the message, so the releaser learns in the same script whether the waiter
@@ -20,7 +29,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Prefix of every wake channel, for ACL rules (`&redis_lock:wake:*`).
+/// Prefix of every wake channel, for ACL rules (`&redis_lock:wake:*`). A sharded
+/// channel goes on with `{` (the scripts tell them apart by it).
 pub const CHANNEL_PREFIX: &str = "redis_lock:wake:";
 
 /// How long a refused subscription is not asked for again: waits poll meanwhile.
@@ -58,8 +68,12 @@ fn take_subscriber(ep: &Endpoint) -> Option<Subscriber> {
     subscribers().as_mut().and_then(|s| s.idle.take(ep.id()))
 }
 
-/// Gives a subscriber back after a wait.
+/// Gives a subscriber of its own back after a wait (an inline one needs no keeping:
+/// its connection is the registry's).
 fn put_subscriber(ep: &Endpoint, sub: Subscriber) {
+    if matches!(sub, Subscriber::Inline { .. }) {
+        return;
+    }
     let cap = pool::cap();
     if let Some(s) = subscribers().as_mut() {
         s.idle.put(ep.id(), sub, cap);
@@ -85,10 +99,12 @@ pub fn close_all() {
     }
 }
 
-/// A connection in subscribed mode, listening on this process's wake channel.
-pub struct Subscriber {
-    conn: Connection,
-    channel: String,
+/// Where a waiter listens for its grant.
+pub enum Subscriber {
+    /// On the endpoint's command connection (RESP3), subscribed to `channel`.
+    Inline { ep: Arc<Endpoint>, channel: String, sharded: bool },
+    /// A connection in subscribed mode of its own.
+    Separate { conn: Connection, channel: String },
 }
 
 /// Why a subscriber could not be had.
@@ -100,7 +116,7 @@ pub enum Refusal {
 }
 
 impl Subscriber {
-    /// Connects and subscribes to a fresh random channel.
+    /// Connects a subscriber of its own and subscribes it to a fresh random channel.
     pub fn connect(ep: &Endpoint) -> std::result::Result<Subscriber, Refusal> {
         let mut conn = pool::connect_subscriber(ep).map_err(|_| Refusal::Failed)?;
         let channel = format!("{CHANNEL_PREFIX}{}", String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?));
@@ -110,7 +126,7 @@ impl Subscriber {
         conn.send_packed_command(&packed).map_err(|_| Refusal::Failed)?;
         match conn.recv_response() {
             Ok(Value::Array(items)) if matches!(items.first(), Some(Value::BulkString(k)) if k == b"subscribe") => {
-                Ok(Subscriber { conn, channel })
+                Ok(Subscriber::Separate { conn, channel })
             }
             Ok(Value::ServerError(_)) => Err(Refusal::Denied),
             Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => Err(Refusal::Denied),
@@ -120,22 +136,37 @@ impl Subscriber {
 
     /// The channel a waiter names in its queue entry.
     pub fn channel(&self) -> &str {
-        &self.channel
+        match self {
+            Subscriber::Inline { channel, .. } | Subscriber::Separate { channel, .. } => channel,
+        }
     }
 
-    /// Waits up to `timeout` for the next grant and returns the token it carries;
-    /// `Ok(None)` when nothing came in time. An error means the connection broke
-    /// (a restarted server, a killed client): drop this subscriber.
+    /// Whether a grant heard here was surely given by the script that counted this
+    /// listener: on one server always; on a cluster only on a sharded channel (a plain
+    /// `PUBLISH` reaches every node, but the script counts its own node's listeners).
+    pub fn sharded(&self) -> bool {
+        matches!(self, Subscriber::Inline { sharded: true, .. })
+    }
+
+    /// Waits up to `timeout` for the next message and returns it; `Ok(None)` when
+    /// nothing came in time. An error means the connection broke, or no longer
+    /// listens (a restarted server, a slot that moved): drop this subscriber.
     pub fn next_grant(&mut self, timeout: Duration) -> std::result::Result<Option<Vec<u8>>, RedisError> {
         // A zero timeout would mean "block forever" to the socket.
-        self.conn.set_read_timeout(Some(timeout.max(Duration::from_millis(1))))?;
-        let mut ps = self.conn.as_pubsub();
-        let got = ps.get_message();
-        std::mem::forget(ps);
-        match got {
-            Ok(msg) => Ok(Some(msg.get_payload_bytes().to_vec())),
-            Err(e) if e.is_timeout() => Ok(None),
-            Err(e) => Err(e),
+        let timeout = timeout.max(Duration::from_millis(1));
+        match self {
+            Subscriber::Inline { ep, channel, .. } => pool::listen(ep, channel, timeout),
+            Subscriber::Separate { conn, .. } => {
+                conn.set_read_timeout(Some(timeout))?;
+                let mut ps = conn.as_pubsub();
+                let got = ps.get_message();
+                std::mem::forget(ps);
+                match got {
+                    Ok(msg) => Ok(Some(msg.get_payload_bytes().to_vec())),
+                    Err(e) if e.is_timeout() => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
         }
     }
 }
@@ -144,14 +175,22 @@ impl Subscriber {
 /// to the registry when dropped, so that it survives errors and early returns.
 pub struct Lease {
     ep: Arc<Endpoint>,
+    /// The cluster slot whose shard the wait's grants come from, if any.
+    slot: Option<u16>,
     sub: Option<Subscriber>,
 }
 
 impl Lease {
-    /// Borrows the endpoint's subscriber if the process already has one; does not connect.
-    pub fn take(ep: Arc<Endpoint>) -> Self {
-        let sub = take_subscriber(&ep);
-        Lease { ep, sub }
+    /// Borrows the endpoint's subscriber if the process already has one (its command
+    /// connection listening already, or a subscriber of its own); does not connect.
+    /// Messages its command connection kept from earlier waits are dropped: a grant
+    /// for this wait can only come after it queues.
+    pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
+        let sub = match pool::listening(&ep, slot) {
+            Some((channel, sharded)) => Some(Subscriber::Inline { ep: ep.clone(), channel, sharded }),
+            None => take_subscriber(&ep),
+        };
+        Lease { ep, slot, sub }
     }
 
     /// The server this subscriber listens on.
@@ -169,6 +208,18 @@ impl Lease {
     /// waiting can always fall back to polling.
     pub fn ensure(&mut self) -> bool {
         if self.sub.is_none() && !subscribe_refused(&self.ep) {
+            match pool::subscribe(&self.ep, self.slot) {
+                pool::Inline::Listening(channel, sharded) => {
+                    self.sub = Some(Subscriber::Inline { ep: self.ep.clone(), channel, sharded });
+                    return true;
+                }
+                pool::Inline::Unsupported => {}
+                pool::Inline::Denied => {
+                    note_subscribe_refused(&self.ep);
+                    return false;
+                }
+                pool::Inline::Failed => return false,
+            }
             match Subscriber::connect(&self.ep) {
                 Ok(sub) => self.sub = Some(sub),
                 Err(Refusal::Denied) => note_subscribe_refused(&self.ep),

@@ -260,6 +260,8 @@ pub struct Plain {
     channels: Vec<(String, bool)>,
     /// Messages on those channels, read while reading replies, oldest first.
     pushes: VecDeque<Vec<u8>>,
+    /// The random part of its channels' names, once it has one (`wake`'s to choose).
+    pub wake_id: Option<String>,
 }
 
 /// What listening brought (`Plain::next_push`).
@@ -374,6 +376,7 @@ impl Plain {
             resp3: None,
             channels: Vec::new(),
             pushes: VecDeque::new(),
+            wake_id: None,
         };
         if let Some(password) = settings.password() {
             let mut auth: Vec<&[u8]> = vec![b"AUTH"];

@@ -200,6 +200,14 @@ impl Route {
     pub fn moves(&self) -> bool {
         matches!(self, Route::Slot(_))
     }
+
+    /// The cluster slot of the key, whose shard its wake-ups stay in (see `wake`).
+    pub fn slot(&self) -> Option<u16> {
+        match self {
+            Route::Slot(p) => Some(p.slot),
+            _ => None,
+        }
+    }
 }
 
 /// Why a quorum refuses a key without expiry.

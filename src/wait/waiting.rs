@@ -99,7 +99,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
         return poll(w, deadline);
     }
     // In a cluster, the first try found the slot's master: grants are published there.
-    let mut lease = wake::Lease::take(route.node());
+    let mut lease = wake::Lease::take(route.node(), route.slot());
     let mut backoff = w.backoff();
     // The entry this wait last queued with; it must not outlive the wait.
     let mut queued_as: Option<Vec<u8>> = None;
@@ -110,7 +110,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
             // The slot moved, or its master failed over: listen where releases run now.
             let node = route.node();
             if node.id() != lease.endpoint().id() {
-                lease = wake::Lease::take(node);
+                lease = wake::Lease::take(node, route.slot());
             }
         }
         let entry = match lease.get() {
@@ -160,15 +160,16 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
             };
         let mut wake_at = timer.min(deadline);
         if queued {
+            let exact = !route.moves() || lease.get().is_some_and(|s| s.sharded());
             match listen(&mut lease, w.token(), &mut wake_at) {
-                Heard::Granted(fence) if !route.moves() => {
+                Heard::Granted(fence) if exact => {
                     stats::note(Counter::HandedOver);
                     return Waited::Got(fence);
                 }
-                // Cluster PUBLISH reaches subscribers on every node, but the releaser's
-                // script counts only its own node's: a grant heard here may have been
-                // given to no one (the slot moved during the wait). The next try,
-                // one round trip, confirms it.
+                // Cluster PUBLISH (not sharded) reaches subscribers on every node, but
+                // the releaser's script counts only its own node's: a grant heard here
+                // may have been given to no one (the slot moved during the wait). The
+                // next try, one round trip, confirms it.
                 Heard::Granted(_) => heard = true,
                 Heard::Nothing => {}
                 Heard::Broken => lease.discard(),

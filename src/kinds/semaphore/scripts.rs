@@ -71,13 +71,9 @@ end
 /// not `fair` and while its patience (`ms`) lasts. Answers whether anyone got some.
 macro_rules! lua_hand_out {
     () => {
-        r"local function tell(ch, msg)
-    local heard = redis.pcall('publish', ch, msg)
-    if type(heard) ~= 'number' then return 'denied' end
-    if heard == 0 then return 'no' end
-    return 'yes'
-end
-local function hand_out(permits, fair, ms)
+        concat!(
+            lua_publish!(),
+            r"local function hand_out(permits, fair, ms)
     local free = permits - used()
     local given = false
     for i, e in ipairs(redis.call('lrange', queue, 0, 63)) do
@@ -101,6 +97,7 @@ local function hand_out(permits, fair, ms)
     return given
 end
 "
+        )
     };
 }
 
