@@ -427,7 +427,12 @@ struct HandWaiter<'a> {
 }
 
 impl<'a> HandWaiter<'a> {
-    const ENTRY: &'static str = "60000:0:11:core-waiterWAITER";
+    /// Its queue entry: waiting until a year from now (ms on the server's clock, which
+    /// is this machine's), lease 60 s, channel `core-waiter`, token `WAITER`.
+    fn entry() -> String {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        format!("{}:60000:0:11:core-waiterWAITER", (now + Duration::from_secs(365 * 86400)).as_millis())
+    }
 
     /// Listens on `conn`, a connection to `server` (a `PubSub` unsubscribes when dropped).
     fn new(server: &RedisServer, conn: &'a mut redis::Connection) -> Self {
@@ -441,7 +446,7 @@ impl<'a> HandWaiter<'a> {
     /// Queues the entry with its patience started, as the acquire script does.
     fn queue(&mut self, key: &str) {
         redis::pipe()
-            .cmd("RPUSH").arg(format!("{{{key}}}:queue")).arg(Self::ENTRY)
+            .cmd("RPUSH").arg(format!("{{{key}}}:queue")).arg(Self::entry())
             .cmd("SET").arg(format!("{{{key}}}:patience")).arg("1").arg("PX").arg(60000)
             .exec(&mut self.side)
             .unwrap();

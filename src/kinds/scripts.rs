@@ -5,7 +5,8 @@
 use crate::net::script::Script;
 use std::sync::LazyLock;
 // The waiting queue (KEYS[2]) is a list of entries
-// `<lease ms>:<f>:<channel length>:<channel><token>`, oldest first, where `f` is "1"
+// `<until>:<lease ms>:<f>:<channel length>:<channel><token>`, oldest first (`until`:
+// when its waiter stops waiting, in ms on the server's clock, see `lua_stamp`), where `f` is "1"
 // when the waiter wants a fencing token and a lease of 0 means none (no expiry). The
 // token comes last, unescaped: a caller may choose any bytes for it. Each waiting
 // process listens on its own channel; PUBLISH returns how many connections heard the
@@ -42,16 +43,51 @@ end
     };
 }
 
+/// Lua: `stamp(queue, entry, again)`. A waiter sends its entry as `+<ms>:<rest>`: how
+/// long it still waits. Queued, the entry is `<until>:<rest>`, until when on this
+/// server's clock, and releases pass over an entry whose time is up: its waiter may
+/// be cut off from the server and unable to leave the queue (a partition), and must
+/// not be handed a lock it will never use. Returns the entry as queued: `entry`
+/// itself when it is so already; with `again`, the one in `queue` with the same rest
+/// (an earlier try queued it and its reply was lost); otherwise a new one.
+#[macro_export]
+macro_rules! lua_stamp {
+    () => {
+        r"local function stamp(queue, entry, again)
+    if string.byte(entry, 1) ~= 43 then return entry end
+    local colon = string.find(entry, ':', 1, true)
+    local rest = string.sub(entry, colon)
+    if again then
+        for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
+            local c = string.find(e, ':', 1, true)
+            if c and string.sub(e, c) == rest then return e end
+        end
+    end
+    local t = redis.call('time')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    return string.format('%d', now + tonumber(string.sub(entry, 2, colon - 1))) .. rest
+end
+"
+    };
+}
+
 /// Lua helpers: `parse(entry)` splits a queue entry into token, lease, f ("1": a
-/// writer that wants a fencing token, "0": a writer, "r": a reader) and channel;
-/// and `tell` (`lua_publish`).
+/// writer that wants a fencing token, "0": a writer, "r": a reader) and channel, or
+/// gives nil for an entry whose waiter's time is up (see `lua_stamp`); and `tell`
+/// (`lua_publish`).
 #[macro_export]
 macro_rules! lua_tell {
     () => {
         concat!(
-            r"local function parse(entry)
-    local lease, f, n, rest = string.match(entry, '^(%d+):([01r]):(%d+):(.*)$')
+            r"local clock = nil
+local function parse(entry)
+    local u, lease, f, n, rest = string.match(entry, '^(%d+):(%d+):([01r]):(%d+):(.*)$')
     if not rest then return nil end
+    if not clock then
+        local t = redis.call('time')
+        clock = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    end
+    if tonumber(u) < clock then return nil end
     n = tonumber(n)
     if #rest <= n then return nil end
     return string.sub(rest, n + 1), lease, f, string.sub(rest, 1, n)
@@ -115,17 +151,21 @@ macro_rules! lua_keep_owner {
     };
 }
 
-/// Lua: `live_waiters(queue)`, how many entries of the queue `queue` have a waiter
-/// still listening on their channel (`PUBSUB NUMSUB`, `SHARDNUMSUB` for a sharded
-/// one; an entry whose listeners cannot be counted counts). Both kinds' entries are `<a>:<b>:<channel length>:<channel><token>`.
+/// Lua: `live_waiters(queue)`, how many entries of the queue `queue` are still
+/// waited for (their time is not up, see `lua_stamp`) by a waiter still listening on
+/// their channel (`PUBSUB NUMSUB`, `SHARDNUMSUB` for a sharded one; an entry whose
+/// listeners cannot be counted counts). Both kinds' entries are
+/// `<until>:<a>:<b>:<channel length>:<channel><token>`.
 #[macro_export]
 macro_rules! lua_live_waiters {
     () => {
         r"local function live_waiters(queue)
     local n = 0
+    local t = redis.call('time')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     for _, e in ipairs(redis.call('lrange', queue, 0, -1)) do
-        local head, len = string.match(e, '^([^:]+:[^:]+:(%d+):)')
-        if head then
+        local head, u, len = string.match(e, '^((%d+):[^:]+:[^:]+:(%d+):)')
+        if head and tonumber(u) >= now then
             local ch = string.sub(e, #head + 1, #head + tonumber(len))
             local verb = 'numsub'
             if string.byte(ch, 17) == 123 then verb = 'shardnumsub' end
@@ -223,7 +263,7 @@ end
 /// one try (`entry` is ""), or queues `entry` (unless `queued` already) with `push`,
 /// keeps the queue `life` ms, starts the first waiter's `patience` (KEYS[3]),
 /// records the waiter's `info` (KEYS[6], for its wait and its lease) and returns
-/// `{2, pttl}`. Expects the locals `lock`, `queue`, `entry`, `queued`, `push`,
+/// `{2, pttl, entry}` (the entry as queued: `lua_stamp`). Expects the locals `lock`, `queue`, `entry`, `queued`, `push`,
 /// `life`, `patience`, `token`, `lease` and `info`, and `lua_own`.
 #[macro_export]
 macro_rules! lua_enqueue {
@@ -243,7 +283,7 @@ if not queued then
         own(KEYS[6], token, info, ms)
     end
 end
-return {2, pttl}"
+return {2, pttl, entry}"
     };
 }
 
@@ -315,7 +355,8 @@ return 0",
 /// in the list KEYS[2]. KEYS[3] is the patience marker of the queue's first waiter,
 /// KEYS[4] the fencing counter, KEYS[5] the readers of a shared hold.
 ///
-/// - ARGV[3]: this waiter's queue entry, or "" to take one try without queueing;
+/// - ARGV[3]: this waiter's queue entry (`+<ms>:…` until queued, see `lua_stamp`),
+///   or "" to take one try without queueing;
 /// - ARGV[4]: the queue's lifetime in ms (the caller's remaining wait, plus slack);
 /// - ARGV[5]: "1" in fair mode: a free lock goes to the waiters already queued;
 /// - ARGV[6]: "1" on any try after the first, and on a settle: this waiter may be
@@ -332,16 +373,18 @@ return 0",
 ///
 /// Returns `{1, fencing token}` when the token holds the lock (now, or handed over
 /// earlier; the fencing token is 0 when none was asked for), `{0, pttl}` when busy and
-/// not queued, `{2, pttl}` when busy and queued; pttl is the holder's remaining lease
+/// not queued, `{2, pttl, entry as queued}` when busy and queued; pttl is the holder's remaining lease
 /// in ms (negative: no expiry). Running it twice with the same arguments is harmless,
 /// which is what settles a lost reply: the caller asks for a fencing token only when
 /// every earlier run for this token asked for one too (the counter then still holds
 /// this holder's number).
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
+        lua_stamp!(),
         r"local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
 local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[10]
 local again = ARGV[6] == '1'
+if entry ~= '' then entry = stamp(queue, entry, again) end
 if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
 ",
@@ -472,7 +515,8 @@ return 0"
     ))
 });
 
-/// Leaves the queue KEYS[2] (entry ARGV[2]) when a wait gives up. Returns
+/// Leaves the queue KEYS[2] (entry ARGV[2], as queued or as sent: `lua_stamp`) when
+/// a wait gives up. Returns
 /// `{1, fencing counter}` if the lock KEYS[1] was handed to this waiter's token
 /// ARGV[1] in the meantime (the counter KEYS[3] then holds its number), `{0, 0}`
 /// otherwise, `{2, 0}` if a read share was handed to it (KEYS[4]: the readers;
@@ -480,8 +524,9 @@ return 0"
 /// grant takes the entry out of the queue: a key that holds the token while the
 /// entry is still queued is another holder's with the same chosen token.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"if redis.call('lrem', KEYS[2], 0, ARGV[2]) ~= 0 then
+    Script::new(concat!(
+        lua_stamp!(),
+        r"if redis.call('lrem', KEYS[2], 0, stamp(KEYS[2], ARGV[2], true)) ~= 0 then
     redis.call('hdel', KEYS[5], ARGV[1])
     return {0, 0}
 end
@@ -489,7 +534,7 @@ local holder = redis.call('get', KEYS[1])
 if holder == ARGV[1] then return {1, tonumber(redis.call('get', KEYS[3])) or 0} end
 if holder == '' and redis.call('zscore', KEYS[4], ARGV[1]) then return {2, 0} end
 return {0, 0}",
-    )
+    ))
 });
 
 /// Sets the lease of KEYS[1] to ARGV[2] ms (0: no expiry) if the key still holds the

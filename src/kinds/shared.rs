@@ -30,14 +30,16 @@ use std::sync::LazyLock;
 /// takes it (`owner::record`, kept in KEYS[6]) or "".
 ///
 /// Returns `{1, 0}` when the token holds a share, `{0, pttl}` when not and not
-/// queued, `{2, pttl}` when queued; pttl is the key's remaining lease in ms.
+/// queued, `{2, pttl, entry as queued}` when queued; pttl is the key's remaining lease in ms.
 pub static READ_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_readers!(),
         lua_own!(),
+        lua_stamp!(),
         r"local lock, queue, readers = KEYS[1], KEYS[2], KEYS[5]
 local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local again = ARGV[5] == '1'
+if entry ~= '' then entry = stamp(queue, entry, again) end
 local now = now_ms()
 local holder = redis.call('get', lock)
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)

@@ -17,6 +17,8 @@ use crate::topology::route::Route;
 use crate::wait::backoff::Backoff;
 use crate::net::wake;
 use crate::stats::{self, Counter};
+use crate::net::resp;
+use redis::Value;
 use std::time::{Duration, Instant};
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
@@ -31,9 +33,31 @@ const RECHECK_EVERY: Duration = Duration::from_secs(1);
 pub(crate) enum Try {
     /// With the fencing token, when one was asked for.
     Acquired(Option<i64>),
-    /// Someone else holds the lock for `pttl` more (None: no expiry); `queued`
-    /// tells whether this waiter is in the queue now.
-    Busy { pttl: Option<Duration>, queued: bool },
+    /// Someone else holds the lock for `pttl` more (None: no expiry); `queued` is
+    /// this waiter's entry as it is in the queue now, if it is.
+    Busy { pttl: Option<Duration>, queued: Option<Vec<u8>> },
+}
+
+impl Try {
+    /// Busy, for `ms` more (negative: no expiry), queued as `entry` if given.
+    pub(crate) fn busy(ms: i64, entry: Option<Vec<u8>>) -> Try {
+        Try::Busy { pttl: u64::try_from(ms).ok().map(Duration::from_millis), queued: entry }
+    }
+}
+
+/// An acquire script's reply, `{status, n}` or `{2, n, entry as queued}`.
+pub(crate) fn reply_parts(reply: &Value) -> Option<(i64, i64, Option<Vec<u8>>)> {
+    let Value::Array(items) = reply else { return None };
+    if items.len() > 3 {
+        return None;
+    }
+    let (status, n) = (resp::int(items.first()?)?, resp::int(items.get(1)?)?);
+    let entry = match items.get(2) {
+        Some(Value::BulkString(e)) => Some(e.clone()),
+        Some(_) => return None,
+        None => None,
+    };
+    Some((status, n, (status == 2).then_some(entry).flatten()))
 }
 
 /// One kind of hold's side of a wait.
@@ -42,7 +66,8 @@ pub(crate) trait Waiter {
     fn route(&self) -> &Route;
     /// The token the wait is for.
     fn token(&self) -> &[u8];
-    /// This waiter's queue entry, naming its wake `channel` (see `scripts`).
+    /// This waiter's queue entry, naming its wake `channel` (see `scripts`), without
+    /// the time it waits, which `wait` puts in front (`queue_entry`).
     fn entry(&self, channel: &str) -> Vec<u8>;
     /// One try. A non-empty `entry` queues the waiter when busy; `again`: it may be
     /// queued already, or hold it (an earlier try's reply was lost).
@@ -59,10 +84,13 @@ pub(crate) trait Waiter {
     }
 }
 
-/// A queue entry as every kind's scripts read it:
+/// A queue entry as every kind's scripts read it, less its head:
 /// `<lease ms>:<mark>:<channel length>:<channel><token>`, where the mark is the
 /// kind's (a lock's mode flag, a semaphore's weight). The token comes last, whole,
-/// so that any bytes a caller chose for it read unambiguously.
+/// so that any bytes a caller chose for it read unambiguously. A try sends it with
+/// `+<ms>:` in front, how long the waiter still waits; the script queues it with
+/// until when instead, on the server's clock (`scripts::lua_stamp`), and answers
+/// with the entry as queued, which later tries and the cancel send.
 pub(crate) fn queue_entry(lease_ms: &str, mark: impl std::fmt::Display, channel: &str, token: &[u8]) -> Vec<u8> {
     let mut entry = format!("{lease_ms}:{mark}:{}:{channel}", channel.len()).into_bytes();
     entry.extend_from_slice(token);
@@ -101,8 +129,9 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
     // In a cluster, the first try found the slot's master: grants are published there.
     let mut lease = wake::Lease::take(route.node(), route.slot());
     let mut backoff = w.backoff();
-    // The entry this wait last queued with; it must not outlive the wait.
-    let mut queued_as: Option<Vec<u8>> = None;
+    // The channel and entry this wait last queued with (as queued, once a reply
+    // said so); it must not outlive the wait.
+    let mut queued_as: Option<(String, Vec<u8>)> = None;
     // A grant heard on a cluster, which the next try confirms.
     let mut heard = false;
     loop {
@@ -113,15 +142,28 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
                 lease = wake::Lease::take(node, route.slot());
             }
         }
-        let entry = match lease.get() {
-            Some(sub) => w.entry(sub.channel()),
-            None => Vec::new(),
+        if Instant::now() >= deadline {
+            // Queued: the cancel says whether the hold was handed over meanwhile.
+            if let Some((_, entry)) = &queued_as {
+                return give_up(w, entry);
+            }
+        }
+        let channel = lease.get().map(|sub| sub.channel().to_string());
+        let entry = match (&channel, &queued_as) {
+            (Some(ch), Some((was, entry))) if ch == was => entry.clone(),
+            (Some(ch), _) => {
+                let ms = deadline.saturating_duration_since(Instant::now()).as_millis();
+                let mut entry = format!("+{ms}:").into_bytes();
+                entry.extend_from_slice(&w.entry(ch));
+                entry
+            }
+            (None, _) => Vec::new(),
         };
         let may_be_queued = queued_as.is_some();
-        if !entry.is_empty() {
+        if let Some(ch) = channel.filter(|_| !entry.is_empty()) {
             // Even if this try fails, it may have queued us: later tries and the
             // cancel at the deadline must know.
-            queued_as = Some(entry.clone());
+            queued_as = Some((ch, entry.clone()));
         }
         let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
             Ok(Try::Acquired(fence)) => {
@@ -130,7 +172,12 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
                 }
                 return Waited::Got(fence);
             }
-            Ok(Try::Busy { pttl, queued }) => (pttl, queued),
+            Ok(Try::Busy { pttl, queued }) => {
+                if let (Some(stored), Some((_, entry))) = (&queued, queued_as.as_mut()) {
+                    *entry = stored.clone();
+                }
+                (pttl, queued.is_some())
+            }
             // Mid-wait, a restart or a dropped connection is waited out until the deadline.
             Err(e) => {
                 if !backoff.sleep_before(deadline) {
@@ -140,16 +187,8 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
             }
         };
         if Instant::now() >= deadline {
-            let Some(entry) = queued_as else { return Waited::TimedOut };
-            return match w.cancel(&entry) {
-                Ok(Some(fence)) => {
-                    // Handed over just before the cancel.
-                    stats::note(Counter::HandedOver);
-                    Waited::Got(fence)
-                }
-                Ok(None) => Waited::TimedOut,
-                Err(e) => Waited::Failed(e),
-            };
+            let Some((_, entry)) = queued_as else { return Waited::TimedOut };
+            return give_up(w, &entry);
         }
         // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
         let timer = Instant::now()
@@ -179,6 +218,21 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
             backoff.sleep_before(wake_at);
         }
         // With a subscriber now, the next try queues at once.
+    }
+}
+
+/// Leaves the queue at the deadline (`entry`, as queued or as sent). Cut off from
+/// the server, the wait ends after one `read_timeout` more: the entry's time is up
+/// on the server too, so no release hands it the hold after that.
+fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
+    match w.cancel(entry) {
+        Ok(Some(fence)) => {
+            // Handed over just before the cancel.
+            stats::note(Counter::HandedOver);
+            Waited::Got(fence)
+        }
+        Ok(None) => Waited::TimedOut,
+        Err(e) => Waited::Failed(e),
     }
 }
 

@@ -97,7 +97,7 @@ impl Lock {
                 let (keys, args) = if self.owner_info { (&keys[..], &args[..]) } else { (&keys[..2], &args[..3]) };
                 let reply = TAKE.run(conn, keys, args)?;
                 match resp::int(&reply) {
-                    Some(0) => Ok(Try::Busy { pttl: None, queued: false }),
+                    Some(0) => Ok(Try::Busy { pttl: None, queued: None }),
                     Some(n) => Ok(Try::Acquired(fence.then_some(n))),
                     None => Err(unexpected("take", &reply)),
                 }
@@ -106,7 +106,7 @@ impl Lock {
         // On a Redlock quorum this is `SET NX PX` on every node, undone by the release.
         let all = k.all();
         let undo = Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes()]);
-        let taken = |took| if took { Try::Acquired(None) } else { Try::Busy { pttl: None, queued: false } };
+        let taken = |took| if took { Try::Acquired(None) } else { Try::Busy { pttl: None, queued: None } };
         self.route.take(&k.lock, token, self.terms.lease, &undo, |conn, settling| {
             if settling {
                 // The SET's reply was lost: the script finds out whether it landed. It
@@ -121,7 +121,7 @@ impl Lock {
             Ok(match reply {
                 Value::Okay => Try::Acquired(None),
                 // The holder's lease is not known; the waiting loop asks the script.
-                _ => Try::Busy { pttl: None, queued: false },
+                _ => Try::Busy { pttl: None, queued: None },
             })
         }, taken)
     }
@@ -255,16 +255,9 @@ impl Lock {
                 ],
             )?,
         };
-        let pair = match &reply {
-            Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
-            _ => None,
-        };
-        match pair {
-            Some((1, number)) => Ok(Try::Acquired(fence.then_some(number))),
-            Some((status, pttl)) => Ok(Try::Busy {
-                pttl: u64::try_from(pttl).ok().map(Duration::from_millis),
-                queued: status == 2,
-            }),
+        match waiting::reply_parts(&reply) {
+            Some((1, number, _)) => Ok(Try::Acquired(fence.then_some(number))),
+            Some((_, pttl, queued)) => Ok(Try::busy(pttl, queued)),
             None => Err(unexpected("acquire", &reply)),
         }
     }

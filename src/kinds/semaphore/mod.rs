@@ -394,10 +394,10 @@ impl Waiter for PermitWait<'_> {
                 ],
             )
         })?;
-        match pair(&reply) {
-            Some((1, _)) => Ok(Try::Acquired(None)),
-            Some((-1, stored)) => Err(s.mismatch(stored)),
-            Some((status, ms)) => Ok(Try::Busy { pttl: u64::try_from(ms).ok().map(Duration::from_millis), queued: status == 2 }),
+        match waiting::reply_parts(&reply) {
+            Some((1, _, _)) => Ok(Try::Acquired(None)),
+            Some((-1, stored, _)) => Err(s.mismatch(stored)),
+            Some((_, ms, queued)) => Ok(Try::busy(ms, queued)),
             None => Err(s.unexpected(&reply)),
         }
     }

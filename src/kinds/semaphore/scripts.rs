@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 /// `fair`, `w:<token>`: each holder's weight, `o:<token>`: who holds or waits, with
 /// `owner_info`), KEYS[2] the queue,
 /// KEYS[3] the first waiter's patience (`<deadline ms>:<entry>`), KEYS[4] the holders.
-/// A queue entry is `<lease ms>:<weight>:<channel length>:<channel><token>`.
+/// A queue entry is `<until>:<lease ms>:<weight>:<channel length>:<channel><token>`
+/// (`until`: see `lua_stamp`); `parse` gives nil for one whose time is up.
 macro_rules! lua_permits {
     () => {
         r"local sem, queue, patience, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -44,8 +45,8 @@ local function keep()
     end
 end
 local function parse(e)
-    local lease, w, n, rest = string.match(e, '^(%d+):(%d+):(%d+):(.*)$')
-    if not rest then return nil end
+    local u, lease, w, n, rest = string.match(e, '^(%d+):(%d+):(%d+):(%d+):(.*)$')
+    if not rest or tonumber(u) < now then return nil end
     n = tonumber(n)
     return string.sub(rest, n + 1), lease, tonumber(w), string.sub(rest, 1, n)
 end
@@ -108,12 +109,14 @@ end
 /// (`owner::record`; "": none), kept as `o:<token>` while it holds or waits.
 ///
 /// Returns `{1, 0}` when the token holds its permits, `{0, ms}` busy and not queued,
-/// `{2, ms}` queued (ms: until the earliest lease ends, -1 if none does), `{-1,
+/// `{2, ms, entry as queued}` queued (ms: until the earliest lease ends, -1 if none does), `{-1,
 /// stored}` when the holders agreed on another number of permits.
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_permits!(),
+        lua_stamp!(),
         r"local token, lease, entry = ARGV[1], ARGV[2], ARGV[3]
+if entry ~= '' then entry = stamp(queue, entry, ARGV[5] == '1') end
 local permits, weight = tonumber(ARGV[6]), tonumber(ARGV[7])
 local stored = redis.call('hget', sem, 'permits')
 if stored and tonumber(stored) ~= permits and redis.call('zcard', holders) > 0 then return {-1, tonumber(stored)} end
@@ -140,7 +143,7 @@ if not queued then
     redis.call('pexpire', queue, ARGV[4], 'gt')
     if redis.call('pttl', queue) < 0 then redis.call('pexpire', queue, ARGV[4]) end
 end
-return {2, ms}"
+return {2, ms, entry}"
     ))
 });
 
@@ -184,7 +187,8 @@ return 1"
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_permits!(),
-        r"if redis.call('lrem', queue, 0, ARGV[2]) ~= 0 then
+        lua_stamp!(),
+        r"if redis.call('lrem', queue, 0, stamp(queue, ARGV[2], true)) ~= 0 then
     redis.call('hdel', sem, 'o:' .. ARGV[1])
     return 0
 end
