@@ -27,7 +27,7 @@ $warm->releaseLock();
 $afterLease = function (string $key, float $acquired) use ($p, $dsn, $lease, $yes): void {
     $other = new Lock($key, 0, 10, ['dsn' => $dsn]);
     $before = $other->tryLock() !== false;
-    rl_sleep_until($acquired + $lease + 0.1);
+    rl_sleep_until($acquired + $lease + 0.2);
     $after = $other->tryLock() !== false;
     $scripts = rl_script_calls($dsn);
     rl_heal($p);
@@ -115,11 +115,10 @@ $script = 'require ' . var_export(__DIR__ . '/_helper.inc', true) . ';'
     . '$l = new Lock(' . var_export($key, true) . ', 0, ' . $lease . ', ' . var_export($o, true) . ');'
     . '$l->addLock(); rl_proxy(' . var_export(['control' => $p['control']], true) . ', "partition"); echo "partitioned\n";'
     . 'trigger_error("stop", E_USER_ERROR);';
-$acquired = microtime(true);
 $proc = proc_open([PHP_BINARY, '-n', '-d', 'extension=posix', '-d', 'extension=' . rl_ext(), '-d', 'display_errors=stderr', '-r', $script],
     [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
 $ready = trim((string) fgets($pipes[1]));
-$t0 = microtime(true);
+$acquired = $t0 = microtime(true);     // the child acquired before it said so
 $out = stream_get_contents($pipes[1]);
 $err = stream_get_contents($pipes[2]);
 $rc = proc_close($proc);
