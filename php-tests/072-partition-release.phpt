@@ -6,7 +6,7 @@ A partition during a release (fault proxy): releaseLock() fails with LockConnect
 <?php
 require __DIR__ . '/_fault.inc';
 $dsn = rl_dsn();
-$p = rl_fault_proxy((int) parse_url($dsn, PHP_URL_PORT));
+$p = rl_test_proxy((int) parse_url($dsn, PHP_URL_PORT));
 $rt = 0.5;
 $o = ['dsn' => $p['dsn'], 'read_timeout' => $rt, 'connect_timeout' => $rt];
 $lease = 1.5;
@@ -126,7 +126,6 @@ $took = microtime(true) - $t0;
 echo "  $ready; exits within about read_timeout: ", $aboutRt($took), ", code $rc, says only the fatal error: ",
     $yes($out === '' && (bool) preg_match('/\AFatal error: stop in Command line code on line \d+\z/', trim($err))), "\n";
 $afterLease($key, $acquired);
-rl_stop_proxy($p);
 ?>
 --EXPECT--
 1. releaseLock() into a partition that outlasts the lease

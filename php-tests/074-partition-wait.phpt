@@ -6,7 +6,7 @@ A partition while waiting (fault proxy): a waiter queued behind a holder is cut 
 <?php
 require __DIR__ . '/_fault.inc';
 $dsn = rl_dsn();
-$p = rl_fault_proxy((int) parse_url($dsn, PHP_URL_PORT));
+$p = rl_test_proxy((int) parse_url($dsn, PHP_URL_PORT));
 $rt = 0.5;
 $timeOut = 1.0;
 $yes = fn(bool $b) => $b ? 'yes' : 'NO';
@@ -49,7 +49,6 @@ echo "; another client takes it at once: ", $yes(is_string($other->tryLock())), 
 $left = array_filter((array) rl_cmd($dsn, 'LRANGE', $queue, '0', '-1'), fn($e) => rl_queue_entry($e)[0] === $wt);
 echo "the waiter's entry left in the queue: ", $left ? 'YES' : 'no', "\n";
 $other->releaseLock();
-rl_stop_proxy($p);
 ?>
 --EXPECT--
 queued behind the holder: 1
