@@ -1,0 +1,100 @@
+--TEST--
+Redlock with 2 of 5 nodes partitioned (fault proxy: one partitioned, one half-open): acquire and release still work by majority, each within about read_timeout; the SET that waited in the partition lands late, on a minority, and ends with its lease. With 3 of 5 cut off, acquire throws LockConnectionException naming exactly those three, leaves nothing on the reachable nodes, and the lock stays free to take once they heal
+--SKIPIF--
+<?php if (!function_exists('posix_kill')) die('skip posix');
+--FILE--
+<?php
+require __DIR__ . '/_fault.inc';
+$nodes = rl_start_many(5);
+// Nodes 0, 1 and 2 are reached through proxies, 3 and 4 directly.
+$px = [];
+try {
+    for ($i = 0; $i < 3; $i++) { $px[] = rl_fault_proxy($nodes[$i]['port']); }
+    $servers = [$px[0]['dsn'], $px[1]['dsn'], $px[2]['dsn'], $nodes[3]['dsn'], $nodes[4]['dsn']];
+    $rt = 0.3;
+    $lease = 2;
+    $opts = ['servers' => $servers, 'read_timeout' => $rt, 'connect_timeout' => $rt];
+    $yes = fn(bool $b) => $b ? 'yes' : 'NO';
+    // Which nodes hold $key with $token, read on the servers themselves.
+    $holding = function (string $key, string $token) use ($nodes): string {
+        $on = [];
+        foreach ($nodes as $i => $n) { if (rl_cmd($n['dsn'], 'GET', $key) === $token) { $on[] = $i; } }
+        return $on ? implode(',', $on) : 'none';
+    };
+    $keyed = function (string $key) use ($nodes): string {
+        $on = [];
+        foreach ($nodes as $i => $n) { if (rl_cmd($n['dsn'], 'EXISTS', $key)) { $on[] = $i; } }
+        return $on ? implode(',', $on) : 'none';
+    };
+
+    $key = rl_key('redlock-partition');
+    $a = new Lock($key, 0, $lease, $opts);
+    // Connections to all five first (and the scripts cached): the faults hit open connections.
+    $a->addLock();
+    $a->releaseLock();
+
+    echo "2 of 5: node 0 partitioned, node 1 half-open\n";
+    rl_proxy($px[0], 'partition');
+    rl_proxy($px[1], 'halfopen');
+    [$t, $took] = rl_timed(fn() => $a->addLock());
+    echo "  acquire: ", is_string($t) ? 'a token' : rl_outcome($t), ", within about read_timeout: ", $yes($took < $rt + 0.4),
+        ", held on nodes ", is_string($t) ? $holding($key, $t) : '-', "\n";
+    $b = new Lock($key, 0, $lease, $opts);
+    [$r, $took] = rl_timed(fn() => $b->tryLock());
+    echo "  another client: ", rl_outcome($r), "\n";
+    [$r, $took] = rl_timed(fn() => $a->releaseLock());
+    echo "  release: ", rl_outcome($r), ", within about read_timeout: ", $yes($took < $rt + 0.4),
+        ", left on nodes ", $keyed($key), "\n";
+    // The SET sent to node 0 waited in the partition: it lands now, after the release,
+    // on one node of five, and its lease ends it.
+    rl_heal($px[0]);
+    $pttl = rl_cmd($nodes[0]['dsn'], 'PTTL', $key);
+    echo "  after the heal, on node 0: ", $pttl > 0 ? 'the late SET' : "PTTL $pttl",
+        ", within a lease: ", $yes($pttl <= $lease * 1000), "; on the others: ", $keyed($key) === '0' ? 'none' : $keyed($key), "\n";
+    [$t, $took] = rl_timed(fn() => $b->tryLock());
+    echo "  another client takes it at once: ", $yes(is_string($t)), ", releases it: ", rl_outcome($b->releaseLock()), "\n";
+
+    echo "3 of 5: nodes 0 and 2 partitioned, node 1 half-open\n";
+    // A fresh name: node 0 still holds the late SET above until its lease ends.
+    $key = rl_key('redlock-partition-3');
+    $a = new Lock($key, 0, $lease, $opts);
+    $b = new Lock($key, 0, $lease, $opts);
+    $a->isLocked();        // open connections on every node again
+    rl_proxy($px[0], 'partition');
+    rl_proxy($px[1], 'halfopen');
+    rl_proxy($px[2], 'partition');
+    [$r, $took] = rl_timed(fn() => $a->tryLock());
+    $m = $r instanceof Throwable ? $r->getMessage() : '';
+    echo "  tryLock: ", $r instanceof Throwable ? get_class($r) : rl_outcome($r),
+        ", names the three: ", $yes(str_contains($m, $servers[0]) && str_contains($m, $servers[1]) && str_contains($m, $servers[2])),
+        ", and not the two others: ", $yes(!str_contains($m, $servers[3]) && !str_contains($m, $servers[4])),
+        ", within a few read_timeouts: ", $yes($took < 3 * $rt + 0.5), "\n";
+    // The undo: nothing on the nodes it reached (node 1 on a new connection); 0 and 2 have
+    // not seen the SET yet.
+    echo "  held on any node after it: ", $keyed($key), "\n";
+    rl_heal($px[0]);
+    rl_heal($px[2]);
+    // The SETs that waited in the partition land now, on 2 of 5 nodes at most, within their lease.
+    $late = array_filter([0, 2], fn($i) => rl_cmd($nodes[$i]['dsn'], 'EXISTS', $key));
+    $bounded = array_filter($late, fn($i) => rl_cmd($nodes[$i]['dsn'], 'PTTL', $key) <= $lease * 1000);
+    echo "  after the heal: late SETs only on 0 and 2, within their lease: ", $yes(count($bounded) === count($late)
+        && rl_cmd($nodes[1]['dsn'], 'EXISTS', $key) + rl_cmd($nodes[3]['dsn'], 'EXISTS', $key) + rl_cmd($nodes[4]['dsn'], 'EXISTS', $key) === 0), "\n";
+    [$t, $took] = rl_timed(fn() => $b->tryLock());
+    echo "  another client takes it at once: ", $yes(is_string($t)), ", releases it: ", rl_outcome($b->releaseLock()), "\n";
+} finally {
+    foreach ($px as $q) { rl_stop_proxy($q); }
+    foreach ($nodes as $n) { rl_stop_redis($n); }
+}
+?>
+--EXPECT--
+2 of 5: node 0 partitioned, node 1 half-open
+  acquire: a token, within about read_timeout: yes, held on nodes 2,3,4
+  another client: false
+  release: true, within about read_timeout: yes, left on nodes none
+  after the heal, on node 0: the late SET, within a lease: yes; on the others: none
+  another client takes it at once: yes, releases it: true
+3 of 5: nodes 0 and 2 partitioned, node 1 half-open
+  tryLock: LockConnectionException, names the three: yes, and not the two others: yes, within a few read_timeouts: yes
+  held on any node after it: none
+  after the heal: late SETs only on 0 and 2, within their lease: yes
+  another client takes it at once: yes, releases it: true
