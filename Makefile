@@ -91,12 +91,15 @@ demo: build
 	else tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; fi
 
 ## This extension against the article's class on phpredis: uncontended cost, then
+## the same cycles through the fault proxy at +4 ms a round trip, with the connections
+## after a wait and the cluster bus messages per hand-over (bench/results/network.md), then
 ## contention (writes bench/results/contention.{md,svg}); then Redlock against one server;
 ## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
 ## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg});
 ## then Laravel's funnels, Redis::funnel() against the bridge's Cache::funnel() (bench/results/funnel.{md,svg}).
 bench: build
 	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
+	$(PHP) $(PHP_BENCH_ARGS) bench/network.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/peers.php
