@@ -146,9 +146,10 @@ impl Quorum {
     /// `Ok(Some(validity))` when held, `Ok(None)` when others hold it on too many
     /// nodes, a connection error when too many nodes did not answer for a majority
     /// to be possible at all. `undo` is the kind's token-checked release, which a
-    /// failed attempt runs on every node: nothing is left behind for the caller to
-    /// clear (what a silent node kept runs out with the lease), so the error says
-    /// nothing was sent.
+    /// failed attempt runs on every node. A node that did not answer may still run
+    /// the `SET` later (it waited in a partition), and enough of them would hold a
+    /// majority for a whole lease: the error says what was sent then, so that the
+    /// caller keeps the token and its `releaseLock()` clears what landed.
     pub fn try_acquire(&self, key: &[u8], token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
         let start = Instant::now();
         let ms = lease.as_millis().to_string();
@@ -164,10 +165,7 @@ impl Quorum {
         if took > 0 || replies.iter().any(|r| r.is_err()) {
             let _ = self.agreed(undo);
         }
-        match self.enough_answered(&replies) {
-            Err(LockError::Connection { addr, cause, .. }) => Err(LockError::Connection { addr, cause, sent: false }),
-            other => other.map(|_| None),
-        }
+        self.enough_answered(&replies).map(|_| None)
     }
 
     /// Runs `call` on every node and returns the reply a majority gave, or `Nil`
