@@ -36,6 +36,7 @@ try {
 
     rl_cmd($admin, 'SCRIPT', 'FLUSH');   // the operator's first calls load the scripts (EVAL)
     $deltas = [];
+    rl_acl_log_reset([$admin]);
     $window = function (string $label, array $args, ?string $woken = null) use ($admin, $cli, &$deltas, &$waiters) {
         $before = rl_acl_stats([$admin]);
         $started = microtime(true);
@@ -54,7 +55,7 @@ try {
     $window('release --force job-r', ['release', '--force', 'job-r']);
     $window('release --force job-b', ['release', '--force', 'job-b'], 'b');
     $window('release --force job-c', ['release', '--force', 'job-c'], 'c');
-    echo "admin: ", rl_acl_verdict(rl_acl_sum(...$deltas), ['admin']), "\n";
+    echo "admin: ", rl_acl_verdict(rl_acl_refused([$admin], 'ops'), rl_acl_sum(...$deltas), ['admin']), "\n";
 
     $r = rl_cli(['--dsn=' . rl_acl_user($admin, 'ops', ['admin'], ['+scan']), '--prefix=app:', 'list']);
     echo "admin without +scan, list: exit {$r['rc']}, ", str_contains($r['err'], "'scan'") ? "stderr names 'scan'" : "stderr: {$r['err']}", "\n";

@@ -9,16 +9,17 @@ try {
     $users = function (string $user, array $sentinelDrop = [], array $masterDrop = []) use ($set) {
         $sentinels = array_map(fn($s) => rl_acl_user($s['dsn'], $user, ['sentinel'], $sentinelDrop), $set['sentinels']);
         // The replica too: it may become the master.
-        foreach (['replica', 'master'] as $role) { $dsn = rl_acl_user($set[$role]['dsn'], $user, ['mutex', 'sentinel_master', 'wait_replicas'], $masterDrop); }
+        foreach (['replica', 'master'] as $role) { $dsn = rl_acl_user($set[$role]['dsn'], $user, ['user', 'mutex', 'sentinel_master', 'wait_replicas'], $masterDrop); }
         $u = parse_url($dsn);
         return ['sentinels' => $sentinels, 'service' => 'mymaster', 'dsn' => "redis://{$u['user']}:{$u['pass']}@127.0.0.1",
                 'prefix' => 'app:', 'wait_replicas' => 1];
     };
     $o = $users('app');
     foreach ($set['sentinels'] as $s) { rl_cmd($s['dsn'], 'ACL', 'LOG', 'RESET'); }
+    rl_acl_log_reset([$master]);
     $before = rl_acl_stats([$master]);
     foreach (rl_acl_mutex_run($o, 'job') as $step => $r) { echo "sentinel, $step: $r\n"; }
-    echo "sentinel, master: ", rl_acl_verdict(rl_acl_delta($before, rl_acl_stats([$master])), ['mutex', 'sentinel_master', 'wait_replicas']), "\n";
+    echo "sentinel, master: ", rl_acl_verdict(rl_acl_refused([$master], 'app'), rl_acl_delta($before, rl_acl_stats([$master])), ['user', 'mutex', 'sentinel_master', 'wait_replicas']), "\n";
     $refused = array_sum(array_map(fn($s) => count(rl_cmd($s['dsn'], 'ACL', 'LOG')), $set['sentinels']));
     echo "sentinel, sentinels refused: $refused\n";
     $l = new Lock('replicated', 0, 10, $o);
@@ -35,10 +36,10 @@ try {
     echo "master without +role: ", rl_acl_names(rl_acl_throws(fn() => (new Lock('job', 0, 10, $o))->tryLock()), 'role'), "\n";
     // Best effort by design: the acquisition succeeds; only the server saw the refusal.
     $o = $users('nowait', [], ['+wait']);
-    $before = rl_acl_stats([$master]);
+    rl_acl_log_reset([$master]);
     $l = new Lock('unwaited', 0, 10, $o);
     echo "master without +wait: addLock() ", is_string($l->addLock()) ? 'succeeds' : 'fails', ", ",
-        rl_acl_verdict(rl_acl_delta($before, rl_acl_stats([$master])), []), "\n";
+        rl_acl_verdict(rl_acl_refused([$master], 'nowait'), [], []), "\n";
 } finally {
     rl_stop_sentinel_set($set);
 }

@@ -8,13 +8,14 @@ try {
     $admin = $srv['dsn'];
     $run = function (string $label, array $blocks, array $check, callable $fn) use ($admin) {
         $o = ['dsn' => rl_acl_user($admin, 'app', $blocks), 'prefix' => 'app:'];
+        rl_acl_log_reset([$admin]);
         $before = rl_acl_stats([$admin]);
         foreach ($fn($o) as $step => $r) { echo "$label, $step: $r\n"; }
-        echo "$label: ", rl_acl_verdict(rl_acl_delta($before, rl_acl_stats([$admin])), $check), "\n";
+        echo "$label: ", rl_acl_verdict(rl_acl_refused([$admin], 'app'), rl_acl_delta($before, rl_acl_stats([$admin])), $check), "\n";
     };
-    $run('mutex', ['mutex'], ['mutex'], fn($o) => rl_acl_mutex_run($o, 'job'));
-    $run('shared', ['mutex', 'shared'], ['shared'], fn($o) => rl_acl_shared_run($o, 'report'));
-    $run('owner_info', ['mutex', 'semaphore', 'owner_info'], ['owner_info'], function ($o) {
+    $run('mutex', ['user', 'mutex'], ['user', 'mutex'], fn($o) => rl_acl_mutex_run($o, 'job'));
+    $run('shared', ['user', 'mutex', 'shared'], ['shared'], fn($o) => rl_acl_shared_run($o, 'report'));
+    $run('owner_info', ['user', 'mutex', 'semaphore', 'owner_info'], ['owner_info'], function ($o) {
         $o += ['owner_info' => true];
         $out = [];
         $l = new Lock('recorded', 0, 10, $o);
@@ -31,10 +32,10 @@ try {
         });
         return $out;
     });
-    $run('semaphore', ['semaphore'], ['semaphore'], fn($o) => rl_acl_semaphore_run($o, 'pool'));
+    $run('semaphore', ['user', 'semaphore'], ['user', 'semaphore'], fn($o) => rl_acl_semaphore_run($o, 'pool'));
     // Without pub/sub rights a waiter cannot subscribe: it polls, and still gets the lock.
-    $o = ['dsn' => rl_acl_user($admin, 'nopubsub', ['mutex'], ['+subscribe', '+publish', '+pubsub|numsub', '&redis_lock:wake:*']), 'prefix' => 'app:'];
-    $before = rl_acl_stats([$admin]);
+    $o = ['dsn' => rl_acl_user($admin, 'nopubsub', ['user', 'mutex'], ['+subscribe', '+publish', '+pubsub|numsub', '&redis_lock:wake:*']), 'prefix' => 'app:'];
+    rl_acl_log_reset([$admin]);
     $h = new Lock('polled', 0, 10, $o);
     $h->addLock();
     $w = rl_acl_waiter(fn() => rl_acl_keep(new Lock('polled', 5, 10, $o + ['retry_delay' => 0.05, 'retry_delay_max' => 0.1]))->addLock() !== false);
@@ -44,9 +45,9 @@ try {
     $r = rl_acl_outcome($w);
     echo "no pub/sub: ", isset($r['error']) ? $r['error'] : sprintf('got it %s, heard no grant %s, within 0.5 s of the release %s',
         var_export($r['got'], true), var_export($r['heard'] === 0, true), var_export($r['at'] - $released < 0.5, true)), "\n";
-    echo "no pub/sub: ", rl_acl_verdict(rl_acl_delta($before, rl_acl_stats([$admin])), []), "\n";
+    echo "no pub/sub: ", rl_acl_verdict(rl_acl_refused([$admin], 'nopubsub'), [], []), "\n";
     // Last: once a process has asked for a fencing token, all its acquisitions take one (INCR).
-    $run('fencing', ['mutex', 'fencing'], ['fencing'], function ($o) {
+    $run('fencing', ['user', 'mutex', 'fencing'], ['fencing'], function ($o) {
         $out = [];
         $f = new Lock('fenced', 0, 10, $o);
         rl_acl_step($out, 'numbered', function () use ($f, $o) {
