@@ -1,5 +1,5 @@
 --TEST--
-ACL: the redis-lock tool (list, inspect, release --force handing locks to a fenced writer and to readers) runs as an operator with exactly the admin rules of docs/acl.md: nothing refused, every rule used; without +scan, list says so
+ACL: the redis-lock tool (list, inspect, release --force handing locks to a fenced writer and to readers) runs as an operator with exactly the admin rules of docs/acl.md: nothing refused, every rule used; a read-only operator (the doc's) lists and inspects; without +scan, list says so
 --FILE--
 <?php
 require __DIR__ . '/_acl.inc';
@@ -57,6 +57,13 @@ try {
     $window('release --force job-c', ['release', '--force', 'job-c'], 'c');
     echo "admin: ", rl_acl_verdict(rl_acl_refused([$admin], 'ops'), rl_acl_sum(...$deltas), ['admin']), "\n";
 
+    // The doc's read-only operator: the admin block without its last line and the channels.
+    $writes = array_slice(preg_split('/ +/', trim(array_slice(rl_acl_block('admin'), -1)[0])), 3);
+    $ro = rl_acl_user($admin, 'ro', ['admin'], [...$writes, '&redis_lock:wake:*']);
+    rl_acl_log_reset([$admin]);
+    $codes = array_map(fn($args) => rl_cli(array_merge(["--dsn=$ro", '--prefix=app:'], $args))['rc'], [['list'], ['inspect', 'pool'], ['inspect', 'job-w']]);
+    echo "read-only operator: list and inspect exit ", implode(' ', $codes), ", refused: ", implode(' ', rl_acl_refused([$admin], 'ro')) ?: 'none', "\n";
+    echo "read-only operator, release --force: ", str_contains(rl_cli(["--dsn=$ro", '--prefix=app:', 'release', '--force', 'job-w'])['err'], 'redis-lock: ') ? 'refused' : 'not refused', "\n";
     $r = rl_cli(['--dsn=' . rl_acl_user($admin, 'ops', ['admin'], ['+scan']), '--prefix=app:', 'list']);
     echo "admin without +scan, list: exit {$r['rc']}, ", str_contains($r['err'], "'scan'") ? "stderr names 'scan'" : "stderr: {$r['err']}", "\n";
 } finally {
@@ -80,4 +87,6 @@ release --force job-b: exit 0
 release --force job-c: exit 0
   its waiter: woken by the release
 admin: refused: none; never ran: none
+read-only operator: list and inspect exit 0 0 0, refused: none
+read-only operator, release --force: refused
 admin without +scan, list: exit 1, stderr names 'scan'
