@@ -36,7 +36,7 @@ try {
     });
     $run('semaphore', ['user', 'semaphore'], ['user', 'semaphore'], fn($o) => rl_acl_semaphore_run($o, 'pool'));
     // Without pub/sub rights a waiter cannot subscribe: it polls, and still gets the lock.
-    $o = ['dsn' => rl_acl_user($admin, 'nopubsub', ['user', 'mutex'], ['+subscribe', '+publish', '+pubsub|numsub', '&redis_lock:wake:*']), 'prefix' => 'app:'];
+    $o = ['dsn' => rl_acl_user($admin, 'nopubsub', ['user', 'mutex'], ['+subscribe', '+unsubscribe', '+publish', '+pubsub|numsub', '&redis_lock:wake:*']), 'prefix' => 'app:'];
     rl_acl_log_reset([$admin]);
     $h = new Lock('polled', 0, 10, $o);
     $h->addLock();
