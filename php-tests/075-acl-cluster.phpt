@@ -43,6 +43,7 @@ cluster mutex, held: ok
 cluster mutex, gives up: ok
 cluster mutex, waiter: woken by the release
 cluster mutex, synchronized: ok
+cluster mutex, lease ends: ok
 cluster mutex, forced: ok
 cluster mutex, no expiry: ok
 cluster mutex, watchdog: ok
@@ -52,6 +53,7 @@ cluster semaphore, waiter: woken by the release
 cluster semaphore, gives up: ok
 cluster semaphore, other permits: ok
 cluster semaphore, synchronized: ok
+cluster semaphore, lease ends: ok
 cluster semaphore, no expiry: ok
 cluster, ASK followed: true
 cluster: refused: none; never ran: none

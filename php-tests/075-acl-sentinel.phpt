@@ -49,6 +49,7 @@ sentinel, held: ok
 sentinel, gives up: ok
 sentinel, waiter: woken by the release
 sentinel, synchronized: ok
+sentinel, lease ends: ok
 sentinel, forced: ok
 sentinel, no expiry: ok
 sentinel, watchdog: ok

@@ -77,6 +77,7 @@ mutex, held: ok
 mutex, gives up: ok
 mutex, waiter: woken by the release
 mutex, synchronized: ok
+mutex, lease ends: ok
 mutex, forced: ok
 mutex, no expiry: ok
 mutex, watchdog: ok
@@ -96,6 +97,7 @@ semaphore, waiter: woken by the release
 semaphore, gives up: ok
 semaphore, other permits: ok
 semaphore, synchronized: ok
+semaphore, lease ends: ok
 semaphore, no expiry: ok
 semaphore: refused: none; never ran: none
 no pub/sub: got it true, heard no grant true, within 0.5 s of the release true

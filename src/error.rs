@@ -50,7 +50,21 @@ pub enum LockError {
     Random(String),
 }
 
+/// Error replies that pass with time: a script still running, a server loading its
+/// data or between masters, a cluster resharding.
+const PASSING: [&str; 6] = ["BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN", "READONLY"];
+
 impl LockError {
+    /// Whether waiting may get past this error: Redis trouble on the network, or an
+    /// error reply of a passing kind (`PASSING`). Any other error reply (an ACL
+    /// refusal, a wrong type) says the same again.
+    pub(crate) fn may_pass(&self) -> bool {
+        match self {
+            LockError::Server { cause, .. } => PASSING.iter().any(|code| cause.contains(code)),
+            _ => true,
+        }
+    }
+
     /// `Timeout` for the `what` ("lock", "semaphore") named `name`.
     pub(crate) fn timeout(what: &'static str, name: &[u8], waited: std::time::Duration) -> Self {
         LockError::Timeout { what, key: String::from_utf8_lossy(name).into_owned(), waited: waited.as_secs_f64() }

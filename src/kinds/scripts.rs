@@ -271,7 +271,14 @@ macro_rules! lua_enqueue {
         r"local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
 if not queued then
-    if redis.call(push, queue, entry) == 1 then
+    -- One command per line: an error names its line (see `Script::explain`).
+    local n
+    if push == 'lpush' then
+        n = redis.call('lpush', queue, entry)
+    else
+        n = redis.call('rpush', queue, entry)
+    end
+    if n == 1 then
         redis.call('pexpire', queue, life)
         redis.call('set', KEYS[3], '1', 'px', patience)
     else

@@ -5,7 +5,7 @@
 
 use crate::net::resp;
 use crate::net::wire::{self, Connection};
-use redis::{ErrorKind, FromRedisValue, RedisResult, ServerErrorKind, Value};
+use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
 
 /// A Lua script and its SHA1.
 pub struct Script {
@@ -40,6 +40,31 @@ impl Script {
                 other => other,
             }
         })
+        .map_err(|e| self.explain(e))
+    }
+
+    /// An error raised inside the script that names only its line (Redis 7.0's ACL
+    /// refusal: "…can't run this command or subcommand script: <sha>, on
+    /// @user_script:12."), with the command that line calls added, so that a user
+    /// missing a permission learns which.
+    fn explain(&self, e: RedisError) -> RedisError {
+        let text = e.to_string();
+        let Some(at) = text.find("@user_script:") else { return e };
+        let digits: String = text[at + 13..].chars().take_while(char::is_ascii_digit).collect();
+        let line = digits.parse::<usize>().ok().and_then(|n| self.source.lines().nth(n.checked_sub(1)?));
+        let Some(line) = line else { return e };
+        let mut names: Vec<&str> = Vec::new();
+        for part in line.split("redis.").skip(1) {
+            let Some(rest) = part.strip_prefix("call('").or_else(|| part.strip_prefix("pcall('")) else { continue };
+            if let Some(name) = rest.split('\'').next().filter(|n| !names.contains(n)) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() || names.iter().any(|n| text.contains(&format!("'{n}'"))) {
+            return e;
+        }
+        let names = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(" or ");
+        RedisError::from((e.kind(), "script error", format!("{} (that line runs the {names} command)", text.trim_end_matches('.'))))
     }
 
     /// Runs the script and converts its reply.

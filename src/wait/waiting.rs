@@ -134,6 +134,8 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
     let mut queued_as: Option<(String, Vec<u8>)> = None;
     // A grant heard on a cluster, which the next try confirms.
     let mut heard = false;
+    // The last try's error, while tries keep failing: what the wait ends with.
+    let mut failing: Option<LockError> = None;
     loop {
         if route.moves() {
             // The slot moved, or its master failed over: listen where releases run now.
@@ -145,7 +147,10 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
         if Instant::now() >= deadline {
             // Queued: the cancel says whether the hold was handed over meanwhile.
             if let Some((_, entry)) = &queued_as {
-                return give_up(w, entry);
+                return match (give_up(w, entry), failing) {
+                    (Waited::TimedOut, Some(e)) => Waited::Failed(e),
+                    (outcome, _) => outcome,
+                };
             }
         }
         let channel = lease.get().map(|sub| sub.channel().to_string());
@@ -178,14 +183,18 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
                 }
                 (pttl, queued.is_some())
             }
+            // A refusal that waiting cannot change (an ACL) ends the wait at once.
+            Err(e) if !e.may_pass() => return Waited::Failed(e),
             // Mid-wait, a restart or a dropped connection is waited out until the deadline.
             Err(e) => {
                 if !backoff.sleep_before(deadline) {
                     return Waited::Failed(e);
                 }
+                failing = Some(e);
                 continue;
             }
         };
+        failing = None;
         if Instant::now() >= deadline {
             let Some((_, entry)) = queued_as else { return Waited::TimedOut };
             return give_up(w, &entry);
