@@ -1,5 +1,5 @@
 --TEST--
-Redis Cluster (3 masters, 3 replicas): 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration; wake on release; clear errors
+Redis Cluster (3 masters, 3 replicas): 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration; wake on release, shard-local (sharded pub/sub: no bus PUBLISH message); clear errors
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl needed'); ?>
 --FILE--
@@ -55,9 +55,19 @@ try {
     echo "ini: ", var_export(is_string($l->addLock()) && $l->releaseLock(), true), "\n";
     ini_restore('redis_lock.cluster');
 
-    // Wake on release: the waiter subscribes on the key's master, where the grant is
-    // published (Cluster's PUBLISH counts only that node's subscribers), so the release
-    // hands the lock over in the same step.
+    // Wake on release: the waiter listens on the key's master, on a sharded channel
+    // of the key's slot (Redis 7 and later), where the grant is published with
+    // SPUBLISH, so the release hands the lock over in the same step and the grant
+    // never crosses the cluster bus to the other shards (no bus PUBLISH message).
+    $bus = function () use ($c): array {
+        $sum = ['publish' => 0, 'publishshard' => 0];
+        foreach ($c['nodes'] as $n) {
+            $info = rl_cmd($n['dsn'], 'CLUSTER', 'INFO');
+            foreach ($sum as $k => $_) { $sum[$k] += preg_match("/^cluster_stats_messages_{$k}_sent:(\d+)/m", $info, $m) ? (int) $m[1] : 0; }
+        }
+        return $sum;
+    };
+    $before = $bus();
     // A key that the first seed does not serve, so that any other node would be wrong.
     do { $wk = rl_key('wake'); } while (rl_cluster_master_of($seeds[0], $wk) === $seeds[0]);
     $wmaster = rl_cluster_master_of($seeds[0], $wk);
@@ -82,6 +92,9 @@ try {
     // Without the grant the waiter would look again only after a second.
     echo "handed over by the release: ", var_export(is_string($got) && $after === $got, true),
         ", waiter woken at once: ", var_export($now - (float) $at < 0.5, true), "\n";
+    $after = $bus();
+    echo "bus PUBLISH messages for it: ", $after['publish'] - $before['publish'],
+        ", shard-local ones (to the shard's replica): ", var_export($after['publishshard'] > $before['publishshard'], true), "\n";
     $w->releaseLock();
 
     // Shared locks on the slot's master: two readers, a writer waiting behind them in
@@ -208,6 +221,7 @@ odd key: true
 odd key: true
 ini: true
 handed over by the release: true, waiter woken at once: true
+bus PUBLISH messages for it: 0, shard-local ones (to the shard's replica): true
 two readers on the slot's master: true
 the writer waits for the last reader: 1 queued
 handed to the writer by the last release: true

@@ -765,3 +765,38 @@ fn the_empty_token_releases_nothing() {
     assert!(b.force_release().unwrap());
     assert_eq!(get(&server, "core:empty"), None);
 }
+
+#[test]
+fn a_release_passes_over_a_waiter_whose_time_is_up_and_finish_releases_unawaited() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+    let mut waiter = HandWaiter::new(&server, &mut conn);
+    let key = "core:until";
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    // Two entries listening on the same channel: the first one's time is up (a waiter
+    // cut off by a partition), the second one's is not.
+    let gone = format!("{}:60000:0:11:core-waiterGONE", now - 1000);
+    let live = format!("{}:60000:0:11:core-waiterLIVE", now + 60_000);
+    let mut holder = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    let t = holder.acquire(None).unwrap().expect("free");
+    assert_eq!(server.cmd(&["RPUSH", "{core:until}:queue", &gone, &live]).unwrap(), Value::Int(2));
+    assert!(holder.release(Some(&t)).unwrap());
+    assert_eq!(waiter.heard().as_deref(), Some("g:LIVE"), "the release hands it to the waiter still waiting");
+    assert_eq!(get(&server, key).as_deref(), Some(&b"LIVE"[..]));
+    assert_eq!(server.cmd(&["LLEN", "{core:until}:queue"]).unwrap(), Value::Int(0), "the expired entry is gone");
+    server.cmd(&["DEL", key]).unwrap();
+
+    // finish() (synchronized()'s end) sends the release without waiting: the key is
+    // free once the connection's next use has read its answer, which is that use's.
+    let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    let t = l.acquire(None).unwrap().expect("free");
+    l.finish(&t).unwrap();
+    assert!(!l.is_locked().unwrap(), "the next command runs after the release, and reads its own reply");
+    // Near the end of its lease (within read_timeout) the release is awaited: a lost
+    // hold is an error then.
+    let mut short = Lock::new(key.as_bytes(), 0.0, 0.3, &s).unwrap();
+    let t = short.acquire(None).unwrap().expect("free");
+    server.cmd(&["SET", key, "someone-else"]).unwrap();
+    assert!(matches!(short.finish(&t), Err(LockError::Lost { .. })));
+}

@@ -14,6 +14,8 @@
 //                 theirs is forwarded ever again and they are never closed (a peer
 //                 that vanished); new connections work
 //   reset         closes every connection now (both sides see it end)
+//   nohello       answers `HELLO 3` itself, as a server without RESP3 does (an
+//                 error), instead of forwarding it (a Redis 5, a RESP2-only proxy)
 //   stats         "conns N accepted M writes U turns T": open connections, all
 //                 accepted so far, the chunks clients sent (a request written at
 //                 once is one chunk), and the round trips: the chunks a client sent
@@ -59,6 +61,7 @@ $partitioned = false;
 $accepted = 0;
 $writes = 0;
 $turns = 0;
+$noHello = false;
 
 $closePair = function (int $id) use (&$pairs) {
     foreach ([$pairs[$id]->client, $pairs[$id]->server] as $s) {
@@ -116,6 +119,7 @@ while (true) {
                 case 'halfopen':
                     foreach ($pairs as $p) { $p->dead = true; $p->queue = ['up' => [], 'down' => []]; }
                     break;
+                case 'nohello': $noHello = true; break;
                 case 'reset':
                     foreach (array_keys($pairs) as $id) { $closePair($id); }
                     break;
@@ -134,6 +138,10 @@ while (true) {
             $data = fread($s, 65536);
             if ($data === '' || $data === false) {
                 if (feof($s)) { $closePair($id); }
+                break;
+            }
+            if ($s === $p->client && $noHello && $data === "*2\r\n\$5\r\nHELLO\r\n\$1\r\n3\r\n") {
+                $p->queue['down'][] = [microtime(true) + $delay, "-ERR unknown command 'HELLO', with args beginning with: '3'\r\n"];
                 break;
             }
             if ($s === $p->client) {

@@ -504,13 +504,26 @@ impl Plain {
 
     /// Reads, without blocking, the replies owed to unawaited commands that have come.
     fn settle_arrived(&mut self) {
-        if self.pending == 0 || self.broken || self.stream.set_nonblocking(true).is_err() {
+        if self.pending > 0 {
+            self.read_arrived();
+        }
+    }
+
+    /// Reads, without blocking, what has come: replies owed to unawaited commands,
+    /// and push messages (kept).
+    fn read_arrived(&mut self) {
+        if self.broken || self.stream.set_nonblocking(true).is_err() {
             return;
         }
-        while self.pending > 0 {
+        loop {
             match self.parse_next() {
                 Ok(Some(Frame::Push(push))) => self.keep(push),
-                Ok(Some(Frame::Reply(_))) => self.pending -= 1,
+                Ok(Some(Frame::Reply(_))) if self.pending > 0 => self.pending -= 1,
+                Ok(Some(Frame::Reply(_))) => {
+                    // Nothing was asked: the connection is out of step.
+                    self.broken = true;
+                    break;
+                }
                 Ok(None) => match self.fill() {
                     Ok(()) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -654,8 +667,10 @@ impl Plain {
         }
     }
 
-    /// Forgets the messages read so far (a new wait starts: they were for earlier ones).
+    /// Forgets the messages that have come so far, read or not (a new wait starts:
+    /// they were for earlier ones).
     pub fn forget_pushes(&mut self) {
+        self.read_arrived();
         self.pushes.clear();
     }
 }
@@ -852,6 +867,33 @@ mod tests {
         }
         let nested = whole(b"*2\r\n:1\r\n-ERR no\r\n");
         assert!(nested.extract_error().is_err());
+    }
+
+    #[test]
+    fn resp3_replies_read_in_resp2_shapes() {
+        for (resp3, resp2) in [
+            (&b"_\r\n"[..], &b"$-1\r\n"[..]),
+            (b"#t\r\n", b":1\r\n"),
+            (b"#f\r\n", b"$-1\r\n"),
+            (b",1.5\r\n", b"$3\r\n1.5\r\n"),
+            (b"(12345678901234567890\r\n", b"$20\r\n12345678901234567890\r\n"),
+            (b"=7\r\ntxt:abc\r\n", b"$3\r\nabc\r\n"),
+            (b"%1\r\n$1\r\nk\r\n:2\r\n", b"*2\r\n$1\r\nk\r\n:2\r\n"),
+            (b"~2\r\n:1\r\n:2\r\n", b"*2\r\n:1\r\n:2\r\n"),
+            (b"|1\r\n+ttl\r\n:3\r\n:7\r\n", b":7\r\n"),
+        ] {
+            assert_eq!(whole(resp3), whole(resp2), "{}", String::from_utf8_lossy(resp3));
+        }
+        let err = whole(b"!21\r\nNOPERM no\r\npermission\r\n").extract_error().unwrap_err();
+        assert_eq!(err.code(), Some("NOPERM"));
+        match whole(b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$3\r\ng:x\r\n") {
+            Value::Push { data, .. } => assert_eq!(data.len(), 3),
+            other => panic!("not a push: {other:?}"),
+        }
+        for cut in 1..b"%1\r\n$1\r\nk\r\n:2\r\n".len() {
+            assert!(parse(&b"%1\r\n$1\r\nk\r\n:2\r\n"[..cut], 0).unwrap().is_none(), "cut at {cut}");
+        }
+        assert!(parse(b"#x\r\n", 0).is_err());
     }
 
     #[test]
