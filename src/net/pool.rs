@@ -465,28 +465,26 @@ pub(crate) enum Inline {
     Failed,
 }
 
-/// The wake channel of `wire`'s connection: sharded, in `slot`'s shard, when a slot
-/// is given (see `wake`).
-fn wake_channel(p: &mut Plain, slot: Option<u16>) -> Option<String> {
+/// How `wake` names a connection's channel: from the connection's random id, and
+/// the cluster slot whose shard it is in, if any.
+pub(crate) type Naming = fn(&str, Option<u16>) -> String;
+
+/// The wake channel of `wire`'s connection (`naming` its random id, made on first use).
+fn wake_channel(p: &mut Plain, slot: Option<u16>, naming: Naming) -> Option<String> {
     if p.wake_id.is_none() {
         p.wake_id = Some(String::from_utf8_lossy(&crate::token::generate().ok()?).into_owned());
     }
-    let id = p.wake_id.as_deref()?;
-    let prefix = crate::net::wake::CHANNEL_PREFIX;
-    Some(match slot {
-        Some(slot) => format!("{prefix}{{{}}}{id}", crate::keys::slot_tag(slot)),
-        None => format!("{prefix}{id}"),
-    })
+    Some(naming(p.wake_id.as_deref()?, slot))
 }
 
 /// The channel this thread's command connection for `ep` listens on for a wait in
 /// `slot` (sharded) or on the server, if it does; its kept messages are dropped then
 /// (they were for earlier waits).
-pub(crate) fn listening(ep: &Endpoint, slot: Option<u16>) -> Option<(String, bool)> {
+pub(crate) fn listening(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Option<(String, bool)> {
     with_registry(|reg| {
         let at = reg.conns.position(&ep.key)?;
         let p = reg.conns.used(at).plain()?;
-        let channel = wake_channel(p, slot)?;
+        let channel = wake_channel(p, slot, naming)?;
         if !p.listens(&channel) {
             return None;
         }
@@ -499,7 +497,7 @@ pub(crate) fn listening(ep: &Endpoint, slot: Option<u16>) -> Option<(String, boo
 /// to its wake channel: in RESP3, `HELLO 3` first, once in the connection's life.
 /// For a wait in a cluster `slot`, the channel is sharded, unless the server has no
 /// sharded pub/sub (Redis 6) or refuses it.
-pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>) -> Inline {
+pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Inline {
     with_registry(|reg| {
         let at = match reg.conns.position(&ep.key) {
             Some(at) => at,
@@ -509,7 +507,7 @@ pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>) -> Inline {
             },
         };
         let Some(p) = reg.conns.used(at).plain() else { return Inline::Unsupported };
-        let outcome = subscribe_plain(p, slot);
+        let outcome = subscribe_plain(p, slot, naming);
         if matches!(outcome, Inline::Failed) {
             reg.conns.take(&ep.key);
         }
@@ -517,21 +515,21 @@ pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>) -> Inline {
     })
 }
 
-fn subscribe_plain(p: &mut Plain, slot: Option<u16>) -> Inline {
+fn subscribe_plain(p: &mut Plain, slot: Option<u16>, naming: Naming) -> Inline {
     match p.resp3() {
         Ok(true) => {}
         Ok(false) => return Inline::Unsupported,
         Err(_) => return Inline::Failed,
     }
     if slot.is_some() {
-        let Some(channel) = wake_channel(p, slot) else { return Inline::Failed };
+        let Some(channel) = wake_channel(p, slot, naming) else { return Inline::Failed };
         match p.subscribe(&channel, true) {
             Ok(true) => return Inline::Listening(channel, true),
             Ok(false) => {}
             Err(_) => return Inline::Failed,
         }
     }
-    let Some(channel) = wake_channel(p, None) else { return Inline::Failed };
+    let Some(channel) = wake_channel(p, None, naming) else { return Inline::Failed };
     match p.subscribe(&channel, false) {
         Ok(true) => Inline::Listening(channel, false),
         Ok(false) => Inline::Denied,

@@ -33,6 +33,15 @@ use std::time::{Duration, Instant};
 /// channel goes on with `{` (the scripts tell them apart by it).
 pub const CHANNEL_PREFIX: &str = "redis_lock:wake:";
 
+/// The channel of a command connection whose random id is `id`: sharded, with a hash
+/// tag of `slot`, for a wait in a cluster slot.
+fn inline_channel(id: &str, slot: Option<u16>) -> String {
+    match slot {
+        Some(slot) => format!("{CHANNEL_PREFIX}{{{}}}{id}", crate::keys::slot_tag(slot)),
+        None => format!("{CHANNEL_PREFIX}{id}"),
+    }
+}
+
 /// How long a refused subscription is not asked for again: waits poll meanwhile.
 const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
 
@@ -186,7 +195,7 @@ impl Lease {
     /// Messages its command connection kept from earlier waits are dropped: a grant
     /// for this wait can only come after it queues.
     pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
-        let sub = match pool::listening(&ep, slot) {
+        let sub = match pool::listening(&ep, slot, inline_channel) {
             Some((channel, sharded)) => Some(Subscriber::Inline { ep: ep.clone(), channel, sharded }),
             None => take_subscriber(&ep),
         };
@@ -208,7 +217,7 @@ impl Lease {
     /// waiting can always fall back to polling.
     pub fn ensure(&mut self) -> bool {
         if self.sub.is_none() && !subscribe_refused(&self.ep) {
-            match pool::subscribe(&self.ep, self.slot) {
+            match pool::subscribe(&self.ep, self.slot, inline_channel) {
                 pool::Inline::Listening(channel, sharded) => {
                     self.sub = Some(Subscriber::Inline { ep: self.ep.clone(), channel, sharded });
                     return true;

@@ -314,11 +314,16 @@ impl Lock {
     /// whatever happens: $fn's return value is returned, its exception rethrown as it
     /// is, and even a fatal error inside $fn releases the lock.
     ///
+    /// One round trip: while the lease surely lasts (by more than read_timeout), the
+    /// release is sent without waiting for Redis's answer. When this returns, the
+    /// release is on its way; what this process sends to Redis next runs after it.
+    ///
     /// @throws LockTimeoutException when the lock cannot be had within $timeOut
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
     /// @throws LockLostException when $fn returned but the lock had been lost meanwhile
-    ///         (its lease ran out, or someone else took it): the work ran partly
-    ///         unprotected, and $fn's result is not returned
+    ///         (the watchdog found it taken, or its lease was near its end and the
+    ///         release found it gone): the work ran partly unprotected, and $fn's
+    ///         result is not returned
     pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail()?;
         run_held(r#fn, token, &self.inner)

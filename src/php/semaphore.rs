@@ -132,9 +132,13 @@ impl Semaphore {
     /// whatever happens: $fn's return value is returned, its exception rethrown, and
     /// even a fatal error inside $fn releases them.
     ///
+    /// One round trip: while the lease surely lasts (by more than read_timeout), the
+    /// release is sent without waiting for Redis's answer (see Lock::synchronized()).
+    ///
     /// @throws LockTimeoutException when the permits cannot be had within $timeOut
     /// @throws LockLostException when $fn returned but the hold had been lost meanwhile
-    ///         (its lease ran out): $fn's result is not returned
+    ///         (the watchdog found it gone, or its lease was near its end and the
+    ///         release found it gone): $fn's result is not returned
     #[php(defaults(weight = 1))]
     pub fn synchronized(&self, r#fn: ZendCallable, weight: i64) -> PhpResult<Zval> {
         let token = self.core()?.acquire_or_fail(weight)?;
