@@ -334,7 +334,8 @@ impl Lock {
 pub(super) trait Holder {
     /// Releases after a normal return: an error when the hold was lost meanwhile.
     fn finish(&mut self, token: &[u8]) -> crate::error::Result<()>;
-    /// Releases after anything else, ignoring errors (the lease ends it then).
+    /// Releases after anything else, without waiting for the answer, ignoring errors
+    /// (the lease ends it then).
     fn release_quietly(&mut self, token: &[u8]);
 }
 
@@ -343,7 +344,7 @@ impl Holder for lock::Lock {
         lock::Lock::finish(self, token)
     }
     fn release_quietly(&mut self, token: &[u8]) {
-        let _ = self.release(Some(token));
+        self.release_unseen(token);
     }
 }
 

@@ -128,6 +128,8 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
     }
     // In a cluster, the first try found the slot's master: grants are published there.
     let mut lease = wake::Lease::take(route.node(), route.slot());
+    // Listening before the first try of the wait, that try queues at once.
+    lease.ensure();
     let mut backoff = w.backoff();
     // The channel and entry this wait last queued with (as queued, once a reply
     // said so); it must not outlive the wait.

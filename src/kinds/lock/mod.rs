@@ -377,6 +377,11 @@ impl Lock {
         let short = retake::short_hold(self.terms.fair, self.quick, self.acquired_at);
         let (_, hold) = self.claim.take_for_release(token);
         let kind = self.kind;
+        if hold.as_ref().is_some_and(|h| h.lost.is_some()) {
+            // Taken from this object already: nothing of its own to release.
+            self.claim.released(true, &self.keys, token);
+            return Ok(());
+        }
         if let Err(e) = fire_release(&self.route, &self.keys, kind, token, short && kind == Kind::Write) {
             self.claim.put_back(hold);
             return Err(e);
@@ -388,6 +393,17 @@ impl Lock {
         // hands it to the waiters if it did (`KICK` does nothing otherwise).
         self.left_free = (short && kind == Kind::Write).then(|| (now, fork_wiped::pid()));
         Ok(())
+    }
+
+    /// Releases `token` after work that did not return normally (`synchronized()`):
+    /// this object's hold without waiting for the answer, errors ignored (the lease
+    /// ends the hold then).
+    pub fn release_unseen(&mut self, token: &[u8]) {
+        if self.claim.own_for(token).is_some() && !self.route.lease_only() {
+            let _ = self.release_unawaited(token);
+        } else {
+            let _ = self.release(Some(token));
+        }
     }
 
     /// Whether anyone holds the lock.

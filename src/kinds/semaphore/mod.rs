@@ -257,17 +257,37 @@ impl Semaphore {
     /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
         if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) {
-            let (_, hold) = self.claim.take_for_release(token);
-            if let Err(e) = fire_release(&self.route, &self.keys, token) {
-                self.claim.put_back(hold);
-                return Err(e);
-            }
-            self.claim.released(true, &self.keys, token);
-            return Ok(());
+            return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
         let released = self.release(Some(token))?;
         self.claim.finished(ours, lost_ago, released, "semaphore", &self.name)
+    }
+
+    /// Releases `token` after work that did not return normally (`synchronized()`):
+    /// this object's hold without waiting for the answer, errors ignored (the lease
+    /// ends the hold then).
+    pub fn release_unseen(&mut self, token: &[u8]) {
+        if self.claim.own_for(token).is_some() && !self.route.lease_only() {
+            let _ = self.release_unawaited(token);
+        } else {
+            let _ = self.release(Some(token));
+        }
+    }
+
+    /// Releases this object's hold `token` without waiting for Redis's answer.
+    fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
+        let (_, hold) = self.claim.take_for_release(token);
+        if hold.as_ref().is_some_and(|h| h.lost.is_some()) {
+            self.claim.released(true, &self.keys, token);
+            return Ok(());
+        }
+        if let Err(e) = fire_release(&self.route, &self.keys, token) {
+            self.claim.put_back(hold);
+            return Err(e);
+        }
+        self.claim.released(true, &self.keys, token);
+        Ok(())
     }
 
     fn took(&mut self, token: Token) -> Token {
