@@ -66,16 +66,19 @@ impl Claim {
     }
 
     /// Whether `token` is this object's hold and surely still held for more than
-    /// `margin`, as far as this process knows (its lease, or the watchdog's last
-    /// renewal): then a release need not wait for Redis's answer to learn whether the
-    /// hold lasted (`synchronized()`'s unawaited release).
-    pub fn surely_held(&self, token: &[u8], margin: Duration) -> bool {
+    /// `margin`, as far as this process knows: the watchdog's last confirmed renewal,
+    /// or else `lease_ends` (when its lease ends as the object counts, from just after
+    /// the acquisition or the last extension; `None`: no expiry). Then a release need
+    /// not wait for Redis's answer to learn whether the hold lasted
+    /// (`synchronized()`'s unawaited release).
+    pub fn surely_held(&self, token: &[u8], margin: Duration, lease_ends: Option<Instant>) -> bool {
         let Some(id) = self.own_for(token) else { return false };
-        match crate::hold::table::held_until(id) {
-            Some(Some(until)) => until > Instant::now() + margin,
-            Some(None) => true,
-            None => false,
-        }
+        let until = match crate::hold::table::held_until(id) {
+            Some(Some(renewed)) => Some(renewed),
+            Some(None) => lease_ends,
+            None => return false,
+        };
+        until.is_none_or(|until| until > Instant::now() + margin)
     }
 
     /// `token` (default: this object's), unless the watchdog found it taken from this

@@ -122,10 +122,6 @@ pub struct Hold {
     pub renew: Option<Box<Renewal>>,
     /// When renewal found the key gone or held by another token, if it did.
     pub lost: Option<Instant>,
-    /// When its lease ends at the latest as this process counts (from just after the
-    /// acquisition or the last `extendLock()`), unless the watchdog renews it; `None`:
-    /// no expiry.
-    pub leased_until: Option<Instant>,
     /// Released when its object goes away or the request ends (`auto_release`).
     pub auto_release: bool,
     /// Its object is gone and it is not auto-released: it stays only while the
@@ -315,15 +311,13 @@ pub fn mark_lost(id: HoldId) {
 
 /// When the hold `id` was found lost, if it was.
 /// Until when the hold `id` is known to last, if it is in the table and not lost:
-/// the watchdog's last confirmed lease, or else `leased_until` (`Some(None)`: no expiry).
+/// `Some(Some(t))` while the watchdog renews it (its last confirmed lease),
+/// `Some(None)` when it does not.
 pub fn held_until(id: HoldId) -> Option<Option<Instant>> {
     let s = existing()?;
     let t = s.lock();
     let hold = t.holds.get(&id).filter(|h| h.lost.is_none())?;
-    Some(match &hold.renew {
-        Some(r) => Some(r.valid_until),
-        None => hold.leased_until,
-    })
+    Some(hold.renew.as_ref().map(|r| r.valid_until))
 }
 
 pub fn lost_at(id: HoldId) -> Option<Instant> {
@@ -347,7 +341,6 @@ pub fn set_lease(id: HoldId, lease: Option<Duration>, sent: Instant) {
     if let Some(s) = existing() {
         let mut t = s.lock();
         let Some(hold) = t.holds.get_mut(&id) else { return };
-        hold.leased_until = lease.map(|l| sent + l);
         let Some(lease) = lease else {
             hold.renew = None;
             return;

@@ -47,6 +47,8 @@ impl Script {
     /// refusal: "…can't run this command or subcommand script: <sha>, on
     /// @user_script:12."), with the command that line calls added, so that a user
     /// missing a permission learns which.
+    #[cold]
+    #[inline(never)]
     fn explain(&self, e: RedisError) -> RedisError {
         let text = e.to_string();
         let Some(at) = text.find("@user_script:") else { return e };

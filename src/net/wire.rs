@@ -408,13 +408,34 @@ impl Plain {
     /// Reads one whole reply; an error reply is a `Value::ServerError`, as redis-rs
     /// gives it. Replies owed to unawaited commands come first and are put aside;
     /// push messages are kept for `next_push`.
+    #[inline(always)]
     fn read_reply(&mut self) -> RedisResult<Value> {
+        // The path of every command, written out: no frame passed through.
         loop {
-            match self.read_frame()? {
-                Frame::Push(push) => self.keep(push),
-                Frame::Reply(_) if self.pending > 0 => self.pending -= 1,
-                Frame::Reply(value) => return Ok(value),
+            match parse(&self.buf[self.start..self.end], 0) {
+                Ok(Some((value, used))) => {
+                    self.consumed(used);
+                    match value {
+                        Value::Push { data, .. } => self.keep(data),
+                        _ if self.pending > 0 => self.pending -= 1,
+                        value => return Ok(value),
+                    }
+                }
+                Ok(None) => self.fill().map_err(|e| self.broke(e))?,
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
             }
+        }
+    }
+
+    /// `used` bytes of the buffer are parsed.
+    #[inline]
+    fn consumed(&mut self, used: usize) {
+        self.start += used;
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
         }
     }
 
@@ -432,10 +453,7 @@ impl Plain {
     fn parse_next(&mut self) -> RedisResult<Option<Frame>> {
         match parse(&self.buf[self.start..self.end], 0) {
             Ok(Some((value, used))) => {
-                self.start += used;
-                if self.start == self.end {
-                    (self.start, self.end) = (0, 0);
-                }
+                self.consumed(used);
                 Ok(Some(match value {
                     Value::Push { data, .. } => Frame::Push(data),
                     value => Frame::Reply(value),
@@ -451,6 +469,7 @@ impl Plain {
 
     /// Reads more into the buffer: into the room left at its end, after moving
     /// unparsed bytes to its start or growing it when there is none.
+    #[inline(always)]
     fn fill(&mut self) -> io::Result<()> {
         if self.end == self.buf.len() {
             if self.start > 0 {
@@ -713,10 +732,7 @@ fn auth_refused(e: RedisError) -> RedisError {
 
 /// Parses one reply (or RESP3 push message) at the start of `data`: the value and
 /// how many bytes it took, or `None` when `data` does not hold all of it yet. RESP3's
-/// own types are read into the shapes RESP2 gives the same reply: a map or a set
-/// as a flat array, a double, a big number or a verbatim string as a bulk string,
-/// null as nil, and a boolean as Lua's conversion to RESP2 gives it (true is 1,
-/// false is nil). An attribute is skipped.
+/// own types are read into the shapes RESP2 gives the same reply (`parse_resp3`).
 fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
     let Some(eol) = data.windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
     let (kind, line) = match data.split_first() {
@@ -724,47 +740,7 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
         None => return Ok(None),
     };
     let after = eol + 2;
-    let number = || -> RedisResult<i64> {
-        std::str::from_utf8(line).ok().and_then(|s| s.parse().ok()).ok_or_else(|| protocol("a number", line))
-    };
-    // A length-prefixed string: its bytes and where it ends.
-    let blob = || -> RedisResult<Option<(Option<&[u8]>, usize)>> {
-        match number()? {
-            -1 => Ok(Some((None, after))),
-            // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.
-            n if !(0..=MAX_BULK).contains(&n) => Err(protocol("a bulk length", line)),
-            n => {
-                let end = after.checked_add(n as usize).and_then(|e| e.checked_add(2)).ok_or_else(|| protocol("a bulk length", line))?;
-                if data.len() < end {
-                    return Ok(None);
-                }
-                if &data[end - 2..end] != b"\r\n" {
-                    return Err(protocol("the end of a bulk string", &data[end - 2..end]));
-                }
-                Ok(Some((Some(&data[after..end - 2]), end)))
-            }
-        }
-    };
-    // `n` values (`n` pairs when `per` is 2) after the header.
-    let items = |per: i64| -> RedisResult<Option<(Vec<Value>, usize)>> {
-        let n = number()?;
-        if n < 0 || depth >= MAX_DEPTH || n.checked_mul(per).is_none() {
-            return Err(protocol("an aggregate length", line));
-        }
-        let n = (n * per) as usize;
-        let mut items = Vec::with_capacity(n.min(1024));
-        let mut at = after;
-        for _ in 0..n {
-            match parse(&data[at..], depth + 1)? {
-                Some((item, used)) => {
-                    items.push(item);
-                    at += used;
-                }
-                None => return Ok(None),
-            }
-        }
-        Ok(Some((items, at)))
-    };
+    let number = || -> RedisResult<i64> { number(line) };
     Ok(Some(match kind {
         b'+' => {
             let text = String::from_utf8_lossy(line);
@@ -773,24 +749,48 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
         // redis-rs's parser reads the error line, so that its kind is redis-rs's.
         b'-' => (redis::parse_redis_value(&data[..after])?, after),
         b':' => (Value::Int(number()?), after),
-        b'$' => match blob()? {
+        b'$' => match blob(data, line, after)? {
             None => return Ok(None),
             Some((bytes, end)) => (bytes.map_or(Value::Nil, |b| Value::BulkString(b.to_vec())), end),
         },
-        b'*' if line == b"-1" => (Value::Nil, after),
-        b'*' | b'~' => match items(1)? {
+        b'*' => match number()? {
+            -1 => (Value::Nil, after),
+            n if n < 0 || depth >= MAX_DEPTH => return Err(protocol("an array length", line)),
+            n => match items(data, after, n as usize, depth)? {
+                None => return Ok(None),
+                Some((items, at)) => (Value::Array(items), at),
+            },
+        },
+        _ => return parse_resp3(data, kind, line, after, depth),
+    }))
+}
+
+/// RESP3's own types, after `parse` read the header line: a map or a set as a flat
+/// array, a double, a big number or a verbatim string as a bulk string, null as nil,
+/// and a boolean as Lua's conversion to RESP2 gives it (true is 1, false is nil). An
+/// attribute is skipped; a push message is a `Value::Push`.
+#[cold]
+fn parse_resp3(data: &[u8], kind: u8, line: &[u8], after: usize, depth: usize) -> RedisResult<Option<(Value, usize)>> {
+    // `n` values (`n` pairs when `per` is 2) after the header.
+    let aggregate = |per: usize| -> RedisResult<Option<(Vec<Value>, usize)>> {
+        let n = number(line)?;
+        if n < 0 || depth >= MAX_DEPTH {
+            return Err(protocol("an aggregate length", line));
+        }
+        let n = usize::try_from(n).ok().and_then(|n| n.checked_mul(per)).ok_or_else(|| protocol("an aggregate length", line))?;
+        items(data, after, n, depth)
+    };
+    Ok(Some(match kind {
+        b'~' if line == b"-1" => (Value::Nil, after),
+        b'~' | b'%' => match aggregate(if kind == b'%' { 2 } else { 1 })? {
             None => return Ok(None),
             Some((items, at)) => (Value::Array(items), at),
         },
-        b'%' => match items(2)? {
-            None => return Ok(None),
-            Some((items, at)) => (Value::Array(items), at),
-        },
-        b'>' => match items(1)? {
+        b'>' => match aggregate(1)? {
             None => return Ok(None),
             Some((data, at)) => (Value::Push { kind: redis::PushKind::Other(String::new()), data }, at),
         },
-        b'|' => match items(2)? {
+        b'|' => match aggregate(2)? {
             None => return Ok(None),
             Some((_, at)) => match parse(&data[at..], depth + 1)? {
                 None => return Ok(None),
@@ -804,12 +804,12 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
             _ => return Err(protocol("a boolean", line)),
         },
         b',' | b'(' => (Value::BulkString(line.to_vec()), after),
-        b'=' => match blob()? {
+        b'=' => match blob(data, line, after)? {
             None => return Ok(None),
             // "txt:" or "mkd:" first: the format.
             Some((bytes, end)) => (Value::BulkString(bytes.unwrap_or_default().get(4..).unwrap_or_default().to_vec()), end),
         },
-        b'!' => match blob()? {
+        b'!' => match blob(data, line, after)? {
             None => return Ok(None),
             Some((bytes, end)) => {
                 let mut as_line = vec![b'-'];
@@ -818,8 +818,49 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
                 (redis::parse_redis_value(&as_line)?, end)
             }
         },
-        _ => return Err(protocol("a RESP reply", &data[..eol.min(16)])),
+        _ => return Err(protocol("a RESP reply", &data[..(after - 2).min(16)])),
     }))
+}
+
+/// The number on a header line.
+fn number(line: &[u8]) -> RedisResult<i64> {
+    std::str::from_utf8(line).ok().and_then(|s| s.parse().ok()).ok_or_else(|| protocol("a number", line))
+}
+
+/// A length-prefixed string whose header line `line` ends at `after`: its bytes
+/// (`None`: a null) and where it ends.
+#[inline(always)]
+fn blob<'a>(data: &'a [u8], line: &[u8], after: usize) -> RedisResult<Option<(Option<&'a [u8]>, usize)>> {
+    match number(line)? {
+        -1 => Ok(Some((None, after))),
+        // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.
+        n if !(0..=MAX_BULK).contains(&n) => Err(protocol("a bulk length", line)),
+        n => {
+            let end = after.checked_add(n as usize).and_then(|e| e.checked_add(2)).ok_or_else(|| protocol("a bulk length", line))?;
+            if data.len() < end {
+                return Ok(None);
+            }
+            if &data[end - 2..end] != b"\r\n" {
+                return Err(protocol("the end of a bulk string", &data[end - 2..end]));
+            }
+            Ok(Some((Some(&data[after..end - 2]), end)))
+        }
+    }
+}
+
+/// `n` values from `at`, and where they end.
+fn items(data: &[u8], mut at: usize, n: usize, depth: usize) -> RedisResult<Option<(Vec<Value>, usize)>> {
+    let mut items = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        match parse(&data[at..], depth + 1)? {
+            Some((item, used)) => {
+                items.push(item);
+                at += used;
+            }
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((items, at)))
 }
 
 fn protocol(what: &str, got: &[u8]) -> RedisError {

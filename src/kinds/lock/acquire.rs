@@ -148,6 +148,7 @@ impl Lock {
         let renew = Renewal::for_terms(&self.terms, now);
         self.hold_token(token.clone(), renew, kind);
         self.acquired_at = Some(now);
+        self.lease_ends = self.terms.lease.map(|l| now + l);
         // A read share has no fencing token.
         self.fence = if self.fencing { fence } else { None };
         self.ever_held = kind == Kind::Write;
@@ -180,7 +181,6 @@ impl Lock {
             renew_by: if kind == Kind::Read { &READ_RENEWAL } else { &WRITE_RENEWAL },
             renew,
             lost: None,
-            leased_until: self.terms.lease.map(|l| Instant::now() + l),
             auto_release: self.terms.auto_release,
             orphan: false,
         });

@@ -85,6 +85,9 @@ pub struct Lock {
     claim: Claim,
     /// When this object acquired its token.
     acquired_at: Option<Instant>,
+    /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
+    /// no expiry.
+    lease_ends: Option<Instant>,
     /// The fencing token of the last acquisition, once issued (at the acquisition, or
     /// when first asked for); kept after the release.
     fence: Option<i64>,
@@ -169,6 +172,7 @@ impl Lock {
             route,
             claim: Claim::default(),
             acquired_at: None,
+            lease_ends: None,
             fence: None,
             ever_held: false,
             kind: Kind::Write,
@@ -325,6 +329,9 @@ impl Lock {
             Extended::No => return Ok(false),
         };
         Claim::renewed(own_hold, extended, (ms != terms::NO_EXPIRY).then_some(lease), sent);
+        if extended && own_hold.is_some() {
+            self.lease_ends = (ms != terms::NO_EXPIRY).then(|| sent + lease);
+        }
         Ok(extended)
     }
 
@@ -363,7 +370,7 @@ impl Lock {
     /// While the lease surely lasts (by more than `read_timeout`, as this process
     /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) {
             return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));

@@ -84,6 +84,9 @@ pub struct Semaphore {
     route: Route,
     /// This object's last hold.
     claim: Claim,
+    /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
+    /// no expiry.
+    lease_ends: Option<Instant>,
     /// Record who holds permits (`owner_info`).
     owner_info: bool,
 }
@@ -118,6 +121,7 @@ impl Semaphore {
             permits_arg: permits.to_string(),
             terms: Terms::new(settings, wait, ttl_ms),
             claim: Claim::default(),
+            lease_ends: None,
             owner_info: settings.owner_info,
         })
     }
@@ -183,7 +187,11 @@ impl Semaphore {
         let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
         let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
         let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
-        Claim::renewed(self.claim.own_for(&token), renewed == 1, lease, sent);
+        let own = self.claim.own_for(&token);
+        Claim::renewed(own, renewed == 1, lease, sent);
+        if renewed == 1 && own.is_some() {
+            self.lease_ends = lease.map(|l| sent + l);
+        }
         Ok(renewed == 1)
     }
 
@@ -256,7 +264,7 @@ impl Semaphore {
     /// While the lease surely lasts (by more than `read_timeout`, as this process
     /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) {
             return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
@@ -292,7 +300,9 @@ impl Semaphore {
 
     fn took(&mut self, token: Token) -> Token {
         crate::stats::note(crate::stats::Counter::Acquired);
-        self.record(token.clone(), Renewal::for_terms(&self.terms, Instant::now()));
+        let now = Instant::now();
+        self.lease_ends = self.terms.lease.map(|l| now + l);
+        self.record(token.clone(), Renewal::for_terms(&self.terms, now));
         token
     }
 
@@ -307,7 +317,6 @@ impl Semaphore {
             token,
             renew,
             lost: None,
-            leased_until: self.terms.lease.map(|l| Instant::now() + l),
             auto_release: self.terms.auto_release,
             orphan: false,
         });
