@@ -28,6 +28,9 @@ foreach (['default' => false, 'fair' => true] as $mode => $fair) {
                 if ($again !== false) { $l->releaseLock($again); }
             } else {
                 rl_cmd($dsn, 'SET', "$key:second", sprintf('%.6f', microtime(true)));
+                // Held a while: 'first', descheduled on a busy machine between its
+                // release and its try, must still find it taken, not free again.
+                usleep(200000);
                 $l->releaseLock($t);
             }
             exit(0);
