@@ -1,5 +1,5 @@
 --TEST--
-Redis Cluster (3 masters, 3 replicas): 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration; wake on release, shard-local (sharded pub/sub: no bus PUBLISH message); clear errors
+Redis Cluster (3 masters, 3 replicas): 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration, and a waiter follows the slot to its new master, where the release hands it the lock; wake on release, shard-local (sharded pub/sub: no bus PUBLISH message); clear errors
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl needed'); ?>
 --FILE--
@@ -177,10 +177,37 @@ try {
     $f = new Lock(rl_key('tryagain') . "{{$mk}}", 0, 30, ['cluster' => $seeds, 'read_timeout' => 0.2]);
     try { $f->addLock(); echo "no error\n"; }
     catch (LockConnectionException $e) { echo get_class($e), ": names the migration: ", var_export(str_contains($e->getMessage(), "migrated"), true), "\n"; }
+    // A waiter for the lock in the migrating slot, in another process: it follows
+    // the slot to its new master and listens there (on a sharded channel the old
+    // master drops once the slot is gone), where the release hands it the lock.
+    $mwait = tempnam(sys_get_temp_dir(), 'rl-039-');
+    $wpid = pcntl_fork();
+    if ($wpid === 0) {
+        $got = (new Lock($mk, 8, 30, ['cluster' => $seeds]))->addLock();
+        file_put_contents($mwait, is_string($got) ? sprintf('%.6f', microtime(true)) : 'no');
+        exit(0);
+    }
+    for ($i = 0; $i < 200 && !rl_cmd($dst, 'LLEN', "{{$mk}}:queue"); $i++) { usleep(10000); }
     foreach ([$dst, $src] as $m) { rl_cmd($m, 'CLUSTER', 'SETSLOT', (string) $slot, 'NODE', rl_cluster_id($dst)); }
     foreach (array_keys($masters) as $m) { rl_cmd($m, 'CLUSTER', 'SETSLOT', (string) $slot, 'NODE', rl_cluster_id($dst)); }
+    // Until the waiter listens on the new master (an entry there whose channel it hears).
+    $there = function () use ($dst, $mk): bool {
+        foreach ((array) rl_cmd($dst, 'LRANGE', "{{$mk}}:queue", '0', '-1') as $entry) {
+            $ch = rl_queue_entry($entry)[1];
+            if (rl_cmd($dst, 'PUBSUB', ($ch[16] ?? '') === '{' ? 'SHARDNUMSUB' : 'NUMSUB', $ch)[1] > 0) { return true; }
+        }
+        return false;
+    };
+    for ($i = 0; $i < 400 && !$there(); $i++) { usleep(10000); }
+    echo "the waiter listens on the slot's new master: ", var_export($there(), true), "\n";
     // MOVED: this process still sends the slot to the source, which redirects.
-    echo "MOVED followed: release ", var_export($p->releaseLock(), true), ", left ", rl_cmd($dst, 'CLUSTER', 'COUNTKEYSINSLOT', (string) $slot), "\n";
+    $releasedAt = microtime(true);
+    echo "MOVED followed: release ", var_export($p->releaseLock(), true), "\n";
+    pcntl_waitpid($wpid, $st);
+    $woken = file_get_contents($mwait);
+    unlink($mwait);
+    echo "the waiter got it at the release: ", var_export($woken !== 'no' && (float) $woken - $releasedAt < 0.5, true),
+        ", the lock and its queue left: ", rl_cmd($dst, 'EXISTS', $mk, "{{$mk}}:queue"), "\n";
     $q = new Lock($mk, 0, 30, ['cluster' => $seeds]);
     echo "locks again in the moved slot: ", var_export(is_string($q->addLock()) && rl_cmd($dst, 'EXISTS', $mk) === 1 && $q->releaseLock(), true), "\n";
 
@@ -229,7 +256,9 @@ semaphore: permits handed over on the slot's master: true
 forged grant ignored: true
 ASK followed: true
 LockConnectionException: names the migration: true
-MOVED followed: release true, left 0
+the waiter listens on the slot's new master: true
+MOVED followed: release true
+the waiter got it at the release: true, the lock and its queue left: 0
 locks again in the moved slot: true
 LockConnectionException: redis-lock: cannot talk to Redis at cluster (seeds DEAD): no node gave the slot map: DEAD: connection refused
 LockConnectionException: true
