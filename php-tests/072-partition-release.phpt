@@ -115,7 +115,9 @@ $script = 'require ' . var_export(__DIR__ . '/_helper.inc', true) . ';'
     . '$l = new Lock(' . var_export($key, true) . ', 0, ' . $lease . ', ' . var_export($o, true) . ');'
     . '$l->addLock(); rl_proxy(' . var_export(['control' => $p['control']], true) . ', "partition"); echo "partitioned\n";'
     . 'trigger_error("stop", E_USER_ERROR);';
-$proc = proc_open([PHP_BINARY, '-n', '-d', 'extension=' . rl_ext(), '-d', 'display_errors=stderr', '-r', $script],
+// (PHP 8.4 deprecates E_USER_ERROR: only the error itself is to be said.)
+$proc = proc_open([PHP_BINARY, '-n', '-d', 'extension=' . rl_ext(), '-d', 'display_errors=stderr',
+    '-d', 'error_reporting=' . (E_ALL & ~E_DEPRECATED), '-r', $script],
     [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
 $ready = trim((string) fgets($pipes[1]));
 $acquired = $t0 = microtime(true);     // the child acquired before it said so
