@@ -137,6 +137,21 @@ impl Claim {
         }
     }
 
+    /// Releases this object's hold `token` with `send`, which sends the release without
+    /// waiting for its answer, keeping the table right as `release_with` does. A hold
+    /// the watchdog found lost sends nothing.
+    pub fn release_unawaited(&mut self, keys: &LockKeys, token: &[u8], send: impl FnOnce() -> crate::error::Result<()>) -> crate::error::Result<()> {
+        let (_, hold) = self.take_for_release(token);
+        if !hold.as_ref().is_some_and(|h| h.lost.is_some()) {
+            if let Err(e) = send() {
+                self.put_back(hold);
+                return Err(e);
+            }
+        }
+        self.released(true, keys, token);
+        Ok(())
+    }
+
     /// Before releasing `token`: takes this object's hold of it out of the table, in
     /// one step, so that no renewal races the release. Returns whether the token is
     /// this object's, and the hold when this process made it.

@@ -382,18 +382,9 @@ impl Lock {
     /// `release`'s module comment).
     fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
         let short = retake::short_hold(self.terms.fair, self.quick, self.acquired_at);
-        let (_, hold) = self.claim.take_for_release(token);
         let kind = self.kind;
-        if hold.as_ref().is_some_and(|h| h.lost.is_some()) {
-            // Taken from this object already: nothing of its own to release.
-            self.claim.released(true, &self.keys, token);
-            return Ok(());
-        }
-        if let Err(e) = fire_release(&self.route, &self.keys, kind, token, short && kind == Kind::Write) {
-            self.claim.put_back(hold);
-            return Err(e);
-        }
-        self.claim.released(true, &self.keys, token);
+        let (route, keys) = (&self.route, &self.keys);
+        self.claim.release_unawaited(keys, token, || fire_release(route, keys, kind, token, short && kind == Kind::Write))?;
         let now = Instant::now();
         retake::note_released(self.keys.id, now);
         // Whether a short hold only freed the lock is not known: the object's end

@@ -285,17 +285,8 @@ impl Semaphore {
 
     /// Releases this object's hold `token` without waiting for Redis's answer.
     fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
-        let (_, hold) = self.claim.take_for_release(token);
-        if hold.as_ref().is_some_and(|h| h.lost.is_some()) {
-            self.claim.released(true, &self.keys, token);
-            return Ok(());
-        }
-        if let Err(e) = fire_release(&self.route, &self.keys, token) {
-            self.claim.put_back(hold);
-            return Err(e);
-        }
-        self.claim.released(true, &self.keys, token);
-        Ok(())
+        let (route, keys) = (&self.route, &self.keys);
+        self.claim.release_unawaited(keys, token, || fire_release(route, keys, token))
     }
 
     fn took(&mut self, token: Token) -> Token {
