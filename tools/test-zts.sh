@@ -58,7 +58,8 @@ if grep -q "^Tests failed *: *0 " <<<"$suite" && grep -q "^Tests passed *: *[1-9
     ok "the whole phpt suite passes with the ZTS CLI ($(grep "^Tests passed" <<<"$suite" | tr -s ' '))"
 else
     not_ok "the whole phpt suite passes with the ZTS CLI" "$summary
-$(sed "s/\x1b\[[0-9;]*m//g" <<<"$suite" | grep -E "^(FAIL|SKIP|BORK)")"
+$(sed "s/\x1b\[[0-9;]*m//g" <<<"$suite" | grep -E "^(FAIL|SKIP|BORK)")
+$(sed "s/\x1b\[[0-9;]*m//g" <<<"$suite" | sed -n '/^========DIFF========/,/^========DONE========/p' | head -n 60)"
 fi
 
 # 2. make dist, for this PHP: the -zts asset.
