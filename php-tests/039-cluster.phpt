@@ -133,8 +133,9 @@ try {
     pcntl_waitpid($pid, $st);
     echo "semaphore: permits handed over on the slot's master: ", var_export(pcntl_wexitstatus($st) === 0, true), "\n";
 
-    // PUBLISH reaches every node's subscribers: a grant heard is confirmed before
-    // addLock() believes it. Here a forged one arrives while the lock is still held.
+    // A grant PUBLISHed on another node, forged, while the lock is still held. On a
+    // sharded channel it is not heard at all; on a plain one (Redis 6) it reaches every
+    // node's subscribers, and a grant heard there is confirmed before addLock() believes it.
     $fk = rl_key('forged');
     $fmaster = rl_cluster_master_of($seeds[0], $fk);
     $holder = new Lock($fk, 0, 10, ['cluster' => $seeds]);
