@@ -71,6 +71,8 @@ if ($pid === 0) { $r = new Lock($key, 0, 10, $o); $r->addReadLock(); usleep(1000
 $deadline = microtime(true) + 5;
 while ($r1->inspect()['readers'] < 2 && microtime(true) < $deadline) { usleep(10000); }
 $owners = $r1->inspect()['owner'];
+// Listed by lease end: two shares taken in the same millisecond come in token order.
+usort($owners, fn($a, $b) => ($a['pid'] ?? 0) === getmypid() ? -1 : 1);
 echo "readers: ", count($owners), ": ", $me($owners[0]), " / ", $me($owners[1], $pid), "\n";
 pcntl_waitpid($pid, $st);
 $r1->releaseLock();
