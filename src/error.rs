@@ -21,7 +21,14 @@ pub enum LockError {
     #[error("redis-lock: cannot talk to Redis at {addr}: {cause}")]
     Connection { addr: String, cause: String, sent: bool },
 
-    /// Redis answered, but with an error (READONLY, OOM, NOPERM, ...).
+    /// Redis is in a passing state that refused the command (LOADING its data,
+    /// MASTERDOWN, TRYAGAIN or CLUSTERDOWN on a cluster, READONLY on a replica mid-failover,
+    /// BUSY with a long script): an acquisition with time to wait waits it out, and
+    /// reports this when its deadline passes. `cause` names the state.
+    #[error("redis-lock: Redis at {addr} is not serving for now: {cause}")]
+    Passing { addr: String, cause: String, sent: bool },
+
+    /// Redis answered, but with an error (OOM, NOPERM, ...).
     #[error("redis-lock: Redis at {addr} replied with an error: {cause}")]
     Server { addr: String, cause: String },
 
@@ -55,12 +62,23 @@ pub enum LockError {
 const PASSING: [&str; 6] = ["BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN", "READONLY"];
 
 impl LockError {
+    /// Whether this is a passing state of the server (`PASSING`: loading its data,
+    /// between masters, a cluster resharding): an acquisition with time to wait waits
+    /// it out, even on its first try.
+    pub(crate) fn is_passing(&self) -> bool {
+        match self {
+            LockError::Passing { .. } => true,
+            LockError::Server { cause, .. } => passing_code(cause),
+            _ => false,
+        }
+    }
+
     /// Whether waiting may get past this error: Redis trouble on the network, or an
     /// error reply of a passing kind (`PASSING`). Any other error reply (an ACL
     /// refusal, a wrong type) says the same again.
     pub(crate) fn may_pass(&self) -> bool {
         match self {
-            LockError::Server { cause, .. } => PASSING.iter().any(|code| cause.contains(code)),
+            LockError::Server { cause, .. } => passing_code(cause),
             _ => true,
         }
     }
@@ -79,6 +97,11 @@ impl LockError {
         };
         LockError::Lost { what, key: String::from_utf8_lossy(name).into_owned(), seen }
     }
+}
+
+/// Whether an error reply's text starts with the code of a passing state.
+pub(crate) fn passing_code(reply: &str) -> bool {
+    PASSING.iter().any(|code| reply.starts_with(code) && !reply[code.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
 }
 
 /// Shorthand used across the core.

@@ -35,11 +35,15 @@ pub enum Counter {
     Errors,
     /// Connections opened, reconnects and subscribers included.
     Connects,
+    /// Acquisitions that came too late to be used: their lease may have ended before
+    /// the holder learned of them (a grant read late, a reply delayed past the lease).
+    /// Each was given up, and the wait went on.
+    Stale,
 }
 
 /// The counters' names as `redis_lock_stats()` gives them, in `Counter` order
 /// (the wait times are turned into seconds there).
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     "acquired",
     "contended",
     "timeouts",
@@ -51,6 +55,7 @@ pub const NAMES: [&str; 11] = [
     "lost",
     "errors",
     "connects",
+    "stale",
 ];
 
 /// Counts one event.

@@ -18,7 +18,10 @@ use std::sync::LazyLock;
 // (`TAKE`, `ACQUIRE`, a grant in `RELEASE`) or, later, the holder's own
 // token-checked `FENCE`. Holds do not overlap, so the numbers increase from holder to
 // holder. A grant that finds its waiter gone wastes a number; numbers only need to
-// increase, not to be dense.
+// increase, not to be dense. Each number is at least the server's clock in µs
+// (`lua_next_fence`), so that a counter lost with the data (a restart without
+// persistence, a failover to a replica that missed it) starts again above every number
+// issued before, as long as the servers' clocks do not go back.
 //
 // A script pays for every function it defines, on every call: the helpers below are
 // defined only in the branches that use them, after the common path.
@@ -50,6 +53,10 @@ end
 /// not be handed a lock it will never use. Returns the entry as queued: `entry`
 /// itself when it is so already; with `again`, the one in `queue` with the same rest
 /// (an earlier try queued it and its reply was lost); otherwise a new one.
+///
+/// An entry sent as queued (no `+`) that is no longer in the queue has left it: it was
+/// granted, or passed over. It is never queued again: a queue entry grants at most
+/// once (`lua_enqueue` answers `{3, pttl}` then, and the waiter queues anew with `+`).
 #[macro_export]
 macro_rules! lua_stamp {
     () => {
@@ -203,9 +210,28 @@ end
     };
 }
 
+/// Lua: `next_fence(counter)`, the next fencing token of the counter key `counter`:
+/// one more than the last, and at least the server's clock in µs. A counter lost with
+/// the data starts again above every number issued before it (see the header).
+#[macro_export]
+macro_rules! lua_next_fence {
+    () => {
+        r"local function next_fence(counter)
+    local t = redis.call('time')
+    local n = math.max((tonumber(redis.call('get', counter)) or 0) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
+    redis.call('set', counter, string.format('%.0f', n))
+    return n
+end
+"
+    };
+}
+
 /// `grant(lock, fence, entry)` gives the lock to the waiting writer `entry` if it
-/// still listens, with the answers of `tell`. The message is `g:<token>`, or
-/// `g<fencing token>:<token>` when the waiter asked for one. Publishing first is
+/// still listens, with the answers of `tell`. The message is `g@<ms>:<token>`, or
+/// `g<fencing token>@<ms>:<token>` when the waiter asked for one, where `<ms>` is the
+/// server's clock when the grant was made (`clock`, read before the lease is set): the
+/// waiter bounds from it when its lease ends (`waiting::grant_bound`), so that a grant
+/// read late (a paused process) is never taken for a live hold. Publishing first is
 /// safe: the waiter reads the message only after the script.
 ///
 /// `hand_over(lock, queue, readers, fence, mine)` gives the free lock to the head of
@@ -218,11 +244,12 @@ macro_rules! lua_grant {
         concat!(
             lua_tell!(),
             lua_readers!(),
+            lua_next_fence!(),
             r"local function grant(lock, fence, entry)
     local t, lease, f, ch = parse(entry)
     if not t then return 'no' end
-    local msg = 'g:' .. t
-    if f == '1' then msg = 'g' .. redis.call('incr', fence) .. ':' .. t end
+    local msg = string.format('g@%.0f:', clock) .. t
+    if f == '1' then msg = string.format('g%.0f@%.0f:', next_fence(fence), clock) .. t end
     local answer = tell(ch, msg)
     if answer == 'yes' then
         if lease == '0' then redis.call('set', lock, t) else redis.call('set', lock, t, 'px', lease) end
@@ -237,7 +264,7 @@ local function hand_over(lock, queue, readers, fence, mine)
         local t, lease, f, ch = parse(head)
         local answer = 'no'
         if t and f == 'r' then
-            answer = tell(ch, 'g:' .. t)
+            answer = tell(ch, string.format('g@%.0f:', clock) .. t)
             if answer == 'yes' then
                 now = now or now_ms()
                 add_reader(readers, t, lease, now)
@@ -263,13 +290,17 @@ end
 /// one try (`entry` is ""), or queues `entry` (unless `queued` already) with `push`,
 /// keeps the queue `life` ms, starts the first waiter's `patience` (KEYS[3]),
 /// records the waiter's `info` (KEYS[6], for its wait and its lease) and returns
-/// `{2, pttl, entry}` (the entry as queued: `lua_stamp`). Expects the locals `lock`, `queue`, `entry`, `queued`, `push`,
-/// `life`, `patience`, `token`, `lease` and `info`, and `lua_own`.
+/// `{2, pttl, entry}` (the entry as queued: `lua_stamp`), or `{3, pttl}` when the entry
+/// ARGV[3] was sent as queued and has left the queue (see `lua_stamp`). Expects the
+/// locals `lock`, `queue`, `entry`, `queued`, `again`, `push`, `life`, `patience`,
+/// `token`, `lease` and `info`, and `lua_own`.
 #[macro_export]
 macro_rules! lua_enqueue {
     () => {
         r"local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
+-- Sent as queued, and gone: granted or passed over. Never queued twice.
+if not queued and again and string.byte(ARGV[3], 1) ~= 43 then return {3, pttl} end
 if not queued then
     -- One command per line: an error names its line (see `Script::explain`).
     local n
@@ -319,10 +350,12 @@ end
 ///
 /// With ARGV[3] = "1" it settles a lost reply of an earlier run: a key found held by
 /// this token was taken by that run, and the counter is then still this holder's
-/// number (no one else has held the key since). Otherwise a key that holds the same
+/// number (no one else has held the key since), and its lease starts again, since the
+/// caller counts it from this run. Otherwise a key that holds the same
 /// token is busy like any other: taking a lock is never re-entry.
 pub static TAKE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
+        lua_next_fence!(),
         r"local holder
 if ARGV[2] == '0' then
     holder = redis.call('set', KEYS[1], ARGV[1], 'nx', 'get')
@@ -337,12 +370,14 @@ if not holder then
         lua_keep_owner!("KEYS[3]", "ARGV[2]"),
         r"        end
     end
-    if ARGV[4] ~= '0' then return redis.call('incr', KEYS[2]) end
+    if ARGV[4] ~= '0' then return next_fence(KEYS[2]) end
     return 1
 end
 if holder == ARGV[1] and ARGV[3] == '1' then
+    -- Found held: the lease starts again now, as the caller counts it from this try.
+    if ARGV[2] ~= '0' then redis.call('pexpire', KEYS[1], ARGV[2]) end
     if ARGV[4] == '0' then return 1 end
-    return tonumber(redis.call('get', KEYS[2])) or redis.call('incr', KEYS[2])
+    return tonumber(redis.call('get', KEYS[2])) or next_fence(KEYS[2])
 end
 return 0",
     ))
@@ -352,10 +387,11 @@ return 0",
 /// KEYS[1] still holds the token ARGV[1], which makes the number part of this
 /// holder's tenure. Returns the number, or 0 when the token no longer holds the key.
 pub static FENCE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('incr', KEYS[2]) end
+    Script::new(concat!(
+        lua_next_fence!(),
+        r"if redis.call('get', KEYS[1]) == ARGV[1] then return next_fence(KEYS[2]) end
 return 0",
-    )
+    ))
 });
 
 /// Takes KEYS[1] for the token ARGV[1] with a lease of ARGV[2] ms (0: no expiry), or queues for it
@@ -380,14 +416,17 @@ return 0",
 ///
 /// Returns `{1, fencing token}` when the token holds the lock (now, or handed over
 /// earlier; the fencing token is 0 when none was asked for), `{0, pttl}` when busy and
-/// not queued, `{2, pttl, entry as queued}` when busy and queued; pttl is the holder's remaining lease
-/// in ms (negative: no expiry). Running it twice with the same arguments is harmless,
+/// not queued, `{2, pttl, entry as queued}` when busy and queued, `{3, pttl}` when busy
+/// and the entry, sent as queued, has left the queue (granted or passed over: it is
+/// not queued again); pttl is the holder's remaining lease
+/// in ms (negative: no expiry). A hold found held already gets its lease again, from now. Running it twice with the same arguments is harmless,
 /// which is what settles a lost reply: the caller asks for a fencing token only when
 /// every earlier run for this token asked for one too (the counter then still holds
 /// this holder's number).
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_stamp!(),
+        lua_next_fence!(),
         r"local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
 local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[10]
 local again = ARGV[6] == '1'
@@ -424,10 +463,13 @@ local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
 if taken or (holder == token and again and not queued) then
     if queued then redis.call('lrem', queue, 0, entry) end
     if taken then own(KEYS[6], token, info, lease) end
+    -- Held already (handed over, or a retried call): the lease starts again now, as
+    -- the caller counts it from this try (a grant read late must not outlive it).
+    if not taken and lease ~= '0' then redis.call('pexpire', lock, lease) end
     if ARGV[8] ~= '1' then return {1, 0} end
-    -- Taken now: a new number. Held already (handed over, or a retried call): the
-    -- counter still has this holder's number, since no one else took the key since.
-    if taken then return {1, redis.call('incr', fence)} end
+    -- Taken now: a new number. Held already: the counter still has this holder's
+    -- number, since no one else took the key since.
+    if taken then return {1, next_fence(fence)} end
     return {1, tonumber(redis.call('get', fence)) or 0}
 end
 -- An upgrading reader goes first: readers that come after it queue behind it, and
@@ -527,7 +569,9 @@ return 0"
 /// `{1, fencing counter}` if the lock KEYS[1] was handed to this waiter's token
 /// ARGV[1] in the meantime (the counter KEYS[3] then holds its number), `{0, 0}`
 /// otherwise, `{2, 0}` if a read share was handed to it (KEYS[4]: the readers;
-/// KEYS[5]: who holds and waits, where the waiter's record is removed). A
+/// KEYS[5]: who holds and waits, where the waiter's record is removed). A hold
+/// handed over gets its lease (ARGV[3] ms, 0: none) again from now, since the waiter
+/// counts it from the cancel. A
 /// grant takes the entry out of the queue: a key that holds the token while the
 /// entry is still queued is another holder's with the same chosen token.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
@@ -538,8 +582,19 @@ pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     return {0, 0}
 end
 local holder = redis.call('get', KEYS[1])
-if holder == ARGV[1] then return {1, tonumber(redis.call('get', KEYS[3])) or 0} end
-if holder == '' and redis.call('zscore', KEYS[4], ARGV[1]) then return {2, 0} end
+if holder == ARGV[1] then
+    -- Handed over meanwhile: its lease starts again now, as the waiter counts it.
+    if ARGV[3] ~= '0' then redis.call('pexpire', KEYS[1], ARGV[3]) end
+    return {1, tonumber(redis.call('get', KEYS[3])) or 0}
+end
+if holder == '' and redis.call('zscore', KEYS[4], ARGV[1]) then
+",
+        lua_readers!(),
+        r"    local now = now_ms()
+    add_reader(KEYS[4], ARGV[1], ARGV[3], now)
+    read_mode(KEYS[1], KEYS[4], now)
+    return {2, 0}
+end
 return {0, 0}",
     ))
 });

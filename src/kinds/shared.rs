@@ -29,8 +29,10 @@ use std::sync::LazyLock;
 /// waiter that arrives at the head of an empty queue, ARGV[7] the record of who
 /// takes it (`owner::record`, kept in KEYS[6]) or "".
 ///
-/// Returns `{1, 0}` when the token holds a share, `{0, pttl}` when not and not
-/// queued, `{2, pttl, entry as queued}` when queued; pttl is the key's remaining lease in ms.
+/// Returns `{1, 0}` when the token holds a share (one found held already gets its
+/// lease again, from now), `{0, pttl}` when not and not queued, `{2, pttl, entry as
+/// queued}` when queued, `{3, pttl}` when the entry, sent as queued, has left the queue
+/// (see `lua_stamp`); pttl is the key's remaining lease in ms.
 pub static READ_ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_readers!(),
@@ -45,8 +47,13 @@ local holder = redis.call('get', lock)
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
 if holder == '' then
     redis.call('zremrangebyscore', readers, '-inf', now)
-    -- Handed over while queued (the grant took the entry out), or a retried try.
-    if again and not queued and redis.call('zscore', readers, token) then return {1, 0} end
+    -- Handed over while queued (the grant took the entry out), or a retried try: the
+    -- lease starts again now, as the caller counts it from this try.
+    if again and not queued and redis.call('zscore', readers, token) then
+        add_reader(readers, token, lease, now)
+        read_mode(lock, readers, now)
+        return {1, 0}
+    end
 end
 if not holder or holder == '' then
     local head = redis.call('lindex', queue, 0)
@@ -120,7 +127,7 @@ while true do
     local t, lease, f, ch = parse(head)
     if t and f ~= 'r' then break end
     local answer = 'no'
-    if t then answer = tell(ch, 'g:' .. t) end
+    if t then answer = tell(ch, string.format('g@%.0f:', clock) .. t) end
     if answer == 'denied' then break end
     redis.call('lpop', queue)
     if answer == 'yes' then add_reader(readers, t, lease, now) end

@@ -75,6 +75,9 @@ impl Endpoint {
     pub fn error(&self, e: &RedisError) -> LockError {
         if breaks_connection(e) || is_auth_refusal(e) || self.on_replica(e) {
             LockError::Connection { addr: self.addr.clone(), cause: describe(e, self), sent: true }
+        } else if e.code().is_some_and(crate::error::passing_code) {
+            // Refused whole: the command did not run.
+            LockError::Passing { addr: self.addr.clone(), cause: passing_state(e), sent: false }
         } else {
             LockError::Server { addr: self.addr.clone(), cause: e.to_string() }
         }
@@ -381,6 +384,20 @@ fn describe(e: &RedisError, ep: &Endpoint) -> String {
     } else {
         e.to_string()
     }
+}
+
+/// What a passing state's error reply says, with what the state is.
+fn passing_state(e: &RedisError) -> String {
+    let what = match e.code() {
+        Some("LOADING") => "it is loading its dataset",
+        Some("MASTERDOWN") => "it is a replica that lost its master",
+        Some("READONLY") => "it is a replica (a failover under way?)",
+        Some("BUSY") => "a script is still running",
+        Some("TRYAGAIN") => "the slot is being migrated",
+        Some("CLUSTERDOWN") => "the cluster is down",
+        _ => "a passing state",
+    };
+    format!("{what} ({} {})", e.code().unwrap_or(""), e.detail().unwrap_or("").trim())
 }
 
 /// Runs `op` on this thread's connection for `ep`, connecting first if needed.

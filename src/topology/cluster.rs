@@ -174,7 +174,7 @@ impl Placement {
                 Some(ServerErrorKind::TryAgain) => {
                     // A migration is moving the slot's keys: it will not take long.
                     if started.elapsed() + TRY_AGAIN_PAUSE > node.read_timeout() {
-                        return Err(LockError::Connection {
+                        return Err(LockError::Passing {
                             addr: node.addr().to_string(),
                             cause: format!("{e} (the slot is being migrated)"),
                             // Refused here; but a try on a master that died may have run.
@@ -189,7 +189,7 @@ impl Placement {
                 _ => {
                     // CLUSTERDOWN: no master serves the slot, for now.
                     let _ = c.refresh(None);
-                    return Err(LockError::Connection {
+                    return Err(LockError::Passing {
                         addr: node.addr().to_string(),
                         cause: format!("CLUSTERDOWN {} (no master serves the slot, for now)", e.detail().unwrap_or("")),
                         sent: refreshed,
@@ -282,7 +282,7 @@ impl Cluster {
                     return Ok(());
                 }
                 Ok(_) => causes.push(format!("{}: serves no slots yet", ep.addr())),
-                Err(LockError::Connection { addr, cause, .. } | LockError::Server { addr, cause }) => {
+                Err(LockError::Connection { addr, cause, .. } | LockError::Passing { addr, cause, .. } | LockError::Server { addr, cause }) => {
                     causes.push(format!("{addr}: {cause}"))
                 }
                 Err(other) => return Err(other),

@@ -262,7 +262,7 @@ fn failure(ep: &Endpoint, e: &redis::RedisError) -> NodeError {
 
 fn cause_of(e: &LockError) -> String {
     match e {
-        LockError::Connection { cause, .. } | LockError::Server { cause, .. } => cause.clone(),
+        LockError::Connection { cause, .. } | LockError::Passing { cause, .. } | LockError::Server { cause, .. } => cause.clone(),
         other => other.to_string(),
     }
 }

@@ -6,7 +6,15 @@
 //! release hands it the hold (`g…:<token>`), a notice brings its next look forward
 //! (`n<ms>:<token>`), the holder's lease runs out, or its deadline comes. At the
 //! deadline it leaves the queue, unless the hold was handed to it in the last
-//! instant. Without a subscriber (an ACL that forbids pub/sub, a connection that
+//! instant.
+//!
+//! No hold is handed back whose lease may have ended (a process paused, or cut off,
+//! between the grant and its reading): every acquisition comes with a bound on when
+//! its lease ends, on this process's clock, less the clock drift Redlock allows
+//! (`lease_bound` for a try, counted from when it was sent; `grant_bound` for a grant,
+//! from the server's clock in the message). A hold past its bound is stale: it is
+//! counted (`stale`), and the wait tries again (the try finds the hold still its own and
+//! starts its lease again, or queues anew); at the deadline it is released instead. Without a subscriber (an ACL that forbids pub/sub, a connection that
 //! keeps failing) it polls with jittered back-off instead, as it always does on a
 //! Redlock quorum, which keeps no queue. Each kind supplies its
 //! scripts through `Waiter`; none of them knows how waiting works.
@@ -20,6 +28,59 @@ use crate::stats::{self, Counter};
 use crate::net::resp;
 use redis::Value;
 use std::time::{Duration, Instant};
+
+/// When a hold's lease ends at the earliest, on this process's clock; `None`: it never
+/// ends (no expiry).
+pub(crate) type Until = Option<Instant>;
+
+/// Extra safety taken off a lease: clock drift between this host and the server
+/// (Redlock's rule: 1% of the lease, plus 2 ms).
+pub(crate) fn drift(lease: Duration) -> Duration {
+    lease / 100 + Duration::from_millis(2)
+}
+
+/// The end of the lease of a hold that a try `sent` at that instant found taken (or
+/// held already, when the script started the lease again).
+pub(crate) fn lease_bound(sent: Instant, lease: Option<Duration>) -> Until {
+    let lease = lease?;
+    // A lease shorter than the drift is over at once.
+    Some(sent + lease.checked_sub(drift(lease)).unwrap_or_default())
+}
+
+/// Whether a hold is past its bound: then it is no acquisition.
+pub(crate) fn is_stale(until: Until) -> bool {
+    until.is_some_and(|u| Instant::now() >= u)
+}
+
+/// The end of the lease of a hold granted at `granted` (ms, the server's clock) to a
+/// waiter whose entry was queued with `queued_until` (ms, the server's clock: its
+/// deadline, as the server counts it) and whose wait ends at `deadline`, having begun
+/// `wait` before it.
+///
+/// The entry's time was stamped on the server after the waiter measured it (`+<ms>`,
+/// at most `deadline` less the time of sending, rounded down), so the server's
+/// `queued_until` is no earlier than `deadline`, less 1 ms: the server's instant `x` was,
+/// here, no earlier than `deadline - 1 ms + (x - queued_until)`. Drift is taken off for
+/// the lease and for the wait (1% each).
+pub(crate) fn grant_bound(deadline: Instant, wait: Duration, queued_until: i64, granted: i64, lease: Option<Duration>) -> Until {
+    let Some(lease) = lease else { return None };
+    let margin = drift(lease) + wait / 100 + Duration::from_millis(1);
+    let ends_ms = i128::from(granted) + lease.as_millis() as i128 - i128::from(queued_until);
+    let ms = |n: i128| Duration::from_millis(u64::try_from(n).unwrap_or(u64::MAX));
+    let ends = if ends_ms >= 0 { deadline.checked_add(ms(ends_ms)) } else { deadline.checked_sub(ms(-ends_ms)) };
+    // Out of the clock's range: far in the past (now is past by the time it is checked).
+    Some(ends.and_then(|e| e.checked_sub(margin)).unwrap_or_else(Instant::now))
+}
+
+/// The server's time (ms) at which an entry as queued stops being waited for: its head.
+fn entry_until(entry: &[u8]) -> Option<i64> {
+    let colon = entry.iter().position(|&b| b == b':')?;
+    let digits = &entry[..colon];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
 const EXPIRY_SLACK: Duration = Duration::from_millis(2);
@@ -45,7 +106,8 @@ impl Try {
     }
 }
 
-/// An acquire script's reply, `{status, n}` or `{2, n, entry as queued}`.
+/// An acquire script's reply, `{status, n}` or `{2, n, entry as queued}` (`{3, n}`: the
+/// entry sent as queued has left the queue; busy, and queued no more).
 pub(crate) fn reply_parts(reply: &Value) -> Option<(i64, i64, Option<Vec<u8>>)> {
     let Value::Array(items) = reply else { return None };
     if items.len() > 3 {
@@ -77,6 +139,11 @@ pub(crate) trait Waiter {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>>;
     /// The pauses between polls, when no subscriber can wake the waiter.
     fn backoff(&self) -> Backoff;
+    /// The lease a hold gets (`None`: no expiry).
+    fn lease(&self) -> Option<Duration>;
+    /// Releases a hold that came too late to be used (stale: see the module comment),
+    /// if the token still has it. Errors are ignored: the lease ends it anyway.
+    fn abandon(&self);
     /// One try that queues nothing, for a route that keeps no queue
     /// (`Route::lease_only`, a Redlock quorum): the wait polls it with back-off.
     fn poll(&self, deadline: Instant) -> Result<Try> {
@@ -99,8 +166,9 @@ pub(crate) fn queue_entry(lease_ms: &str, mark: impl std::fmt::Display, channel:
 
 /// How a wait ended.
 pub(crate) enum Waited {
-    /// Handed over or taken, with the fencing token when one was issued.
-    Got(Option<i64>),
+    /// Handed over or taken, with the fencing token when one was issued, and when its
+    /// lease ends at the earliest.
+    Got(Option<i64>, Until),
     /// The deadline passed; nothing of the waiter is left queued.
     TimedOut,
     /// Redis trouble that lasted until the deadline (the hold may have been taken:
@@ -110,10 +178,13 @@ pub(crate) enum Waited {
 
 /// Waits for the hold until `deadline`, after a first try that found it busy, and
 /// counts the wait (`stats`).
-pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
+///
+/// `may_hold`: the first try may find the hold this waiter's already (an earlier try
+/// took it too late to be used: stale).
+pub(crate) fn wait(w: &impl Waiter, deadline: Instant, may_hold: bool) -> Waited {
     let started = Instant::now();
     stats::note(Counter::Contended);
-    let waited = wait_for(w, deadline);
+    let waited = wait_for(w, deadline, may_hold);
     stats::waited(started.elapsed());
     if matches!(waited, Waited::TimedOut) {
         stats::note(Counter::Timeouts);
@@ -121,11 +192,16 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant) -> Waited {
     waited
 }
 
-fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
+fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool) -> Waited {
     let route = w.route();
     if route.lease_only() {
+        if may_hold {
+            // A stale hold on a quorum: it goes first, or the polls would find it busy.
+            w.abandon();
+        }
         return poll(w, deadline);
     }
+    let begun = Instant::now();
     // In a cluster, the first try found the slot's master: grants are published there.
     let mut lease = wake::Lease::take(route.node(), route.slot());
     // Listening before the first try of the wait, that try queues at once.
@@ -154,6 +230,11 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
                     (outcome, _) => outcome,
                 };
             }
+            if may_hold {
+                // A stale hold, and no time to try again: it goes.
+                w.abandon();
+                return Waited::TimedOut;
+            }
         }
         let channel = lease.get().map(|sub| sub.channel().to_string());
         let entry = match (&channel, &queued_as) {
@@ -166,22 +247,36 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
             }
             (None, _) => Vec::new(),
         };
-        let may_be_queued = queued_as.is_some();
+        let may_be_queued = queued_as.is_some() || may_hold;
         if let Some(ch) = channel.filter(|_| !entry.is_empty()) {
             // Even if this try fails, it may have queued us: later tries and the
             // cancel at the deadline must know.
             queued_as = Some((ch, entry.clone()));
         }
+        let sent = Instant::now();
         let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
             Ok(Try::Acquired(fence)) => {
+                let until = lease_bound(sent, w.lease());
+                if is_stale(until) {
+                    // Taken (or found its own) too late to use: the next try starts
+                    // its lease again, or queues anew.
+                    stats::note(Counter::Stale);
+                    may_hold = true;
+                    continue;
+                }
                 if std::mem::take(&mut heard) {
                     stats::note(Counter::HandedOver);
                 }
-                return Waited::Got(fence);
+                return Waited::Got(fence, until);
             }
             Ok(Try::Busy { pttl, queued }) => {
-                if let (Some(stored), Some((_, entry))) = (&queued, queued_as.as_mut()) {
-                    *entry = stored.clone();
+                may_hold = false;
+                match (&queued, queued_as.as_mut()) {
+                    (Some(stored), Some((_, entry))) => *entry = stored.clone(),
+                    // Sent as queued and gone from the queue (granted, or passed
+                    // over): never queued again; the next try queues anew.
+                    (None, Some(_)) if !entry.is_empty() => queued_as = None,
+                    _ => {}
                 }
                 (pttl, queued.is_some())
             }
@@ -201,6 +296,8 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
             let Some((_, entry)) = queued_as else { return Waited::TimedOut };
             return give_up(w, &entry);
         }
+        // A grant's lease is counted from the server's clock, through the entry's time.
+        let queued_until = queued_as.as_ref().filter(|_| queued).and_then(|(_, e)| entry_until(e));
         // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
         let timer = Instant::now()
             + match pttl {
@@ -212,15 +309,28 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
         if queued {
             let exact = !route.moves() || lease.get().is_some_and(|s| s.sharded());
             match listen(&mut lease, w.token(), &mut wake_at) {
-                Heard::Granted(fence) if exact => {
-                    stats::note(Counter::HandedOver);
-                    return Waited::Got(fence);
+                Heard::Granted(fence, at) if exact => {
+                    let until = match (queued_until, at) {
+                        (Some(q), Some(g)) => grant_bound(deadline, deadline.saturating_duration_since(begun), q, g, w.lease()),
+                        // A grant that does not say when (an older releaser), or an
+                        // entry whose time is not known: the next try confirms it.
+                        _ if w.lease().is_none() => None,
+                        _ => Some(Instant::now()),
+                    };
+                    if !is_stale(until) {
+                        stats::note(Counter::HandedOver);
+                        return Waited::Got(fence, until);
+                    }
+                    // Read too late: the next try finds the hold still this waiter's
+                    // (and starts its lease again), or queues anew.
+                    stats::note(Counter::Stale);
+                    may_hold = true;
                 }
                 // Cluster PUBLISH (not sharded) reaches subscribers on every node, but
                 // the releaser's script counts only its own node's: a grant heard here
                 // may have been given to no one (the slot moved during the wait). The
                 // next try, one round trip, confirms it.
-                Heard::Granted(_) => heard = true,
+                Heard::Granted(..) => heard = true,
                 Heard::Nothing => {}
                 Heard::Broken => lease.discard(),
             }
@@ -236,11 +346,18 @@ fn wait_for(w: &impl Waiter, deadline: Instant) -> Waited {
 /// the server, the wait ends after one `read_timeout` more: the entry's time is up
 /// on the server too, so no release hands it the hold after that.
 fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
+    let sent = Instant::now();
     match w.cancel(entry) {
         Ok(Some(fence)) => {
-            // Handed over just before the cancel.
+            // Handed over just before the cancel, which started its lease again.
+            let until = lease_bound(sent, w.lease());
+            if is_stale(until) {
+                stats::note(Counter::Stale);
+                w.abandon();
+                return Waited::TimedOut;
+            }
             stats::note(Counter::HandedOver);
-            Waited::Got(fence)
+            Waited::Got(fence, until)
         }
         Ok(None) => Waited::TimedOut,
         Err(e) => Waited::Failed(e),
@@ -256,8 +373,17 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
         if !backoff.sleep_before(deadline) {
             return Waited::TimedOut;
         }
+        let sent = Instant::now();
         match w.poll(deadline) {
-            Ok(Try::Acquired(fence)) => return Waited::Got(fence),
+            Ok(Try::Acquired(fence)) => {
+                let until = lease_bound(sent, w.lease());
+                if !is_stale(until) {
+                    return Waited::Got(fence, until);
+                }
+                // Too late to use: it goes, and the polling goes on.
+                stats::note(Counter::Stale);
+                w.abandon();
+            }
             Ok(Try::Busy { .. }) => {}
             Err(e) if Instant::now() >= deadline => return Waited::Failed(e),
             Err(_) => {}
@@ -267,8 +393,9 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
 
 /// What listening on the subscriber brought.
 enum Heard {
-    /// With the fencing token, when the grant carries one.
-    Granted(Option<i64>),
+    /// With the fencing token, when the grant carries one, and the server's time (ms)
+    /// of the grant, when it says.
+    Granted(Option<i64>, Option<i64>),
     /// Nothing came before the wake-up time (which a notice may have brought forward).
     Nothing,
     Broken,
@@ -288,7 +415,7 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
         };
         match sub.next_grant(*until - now) {
             Ok(Some(msg)) => match parse_message(&msg, token) {
-                Some(Message::Grant(fence)) => return Heard::Granted(fence),
+                Some(Message::Grant(fence, at)) => return Heard::Granted(fence, at),
                 Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
                 // A message left over from an earlier wait that ended another way.
                 None => {}
@@ -303,8 +430,9 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
 /// the first colon, so that any bytes a caller chose for it read unambiguously.
 #[derive(Debug, PartialEq)]
 enum Message {
-    /// `g:<token>` or `g<fencing token>:<token>`: the lock is this waiter's.
-    Grant(Option<i64>),
+    /// `g[<fencing token>][@<ms>]:<token>`: the lock is this waiter's, with the fencing
+    /// token when it asked for one, since the server's time `ms` when one is given.
+    Grant(Option<i64>, Option<i64>),
     /// `n<ms>:<token>`: look again in `ms`.
     Notice(Duration),
 }
@@ -315,12 +443,23 @@ fn parse_message(msg: &[u8], token: &[u8]) -> Option<Message> {
     if &rest[colon + 1..] != token {
         return None;
     }
-    let digits = &rest[..colon];
-    let number = || -> Option<u64> { std::str::from_utf8(digits).ok()?.parse().ok() };
+    let head = &rest[..colon];
+    let number = |digits: &[u8]| -> Option<u64> {
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    };
     match kind {
-        b'g' if digits.is_empty() => Some(Message::Grant(None)),
-        b'g' => Some(Message::Grant(Some(i64::try_from(number()?).ok()?))),
-        b'n' => Some(Message::Notice(Duration::from_millis(number()?))),
+        b'g' => {
+            let (fence, at) = match head.iter().position(|&b| b == b'@') {
+                Some(i) => (&head[..i], Some(i64::try_from(number(&head[i + 1..])?).ok()?)),
+                None => (head, None),
+            };
+            let fence = if fence.is_empty() { None } else { Some(i64::try_from(number(fence)?).ok()?) };
+            Some(Message::Grant(fence, at))
+        }
+        b'n' => Some(Message::Notice(Duration::from_millis(number(head)?))),
         _ => None,
     }
 }
@@ -332,17 +471,57 @@ mod tests {
     #[test]
     fn wake_messages_are_read_for_this_token_only() {
         let t = b"0123abcd";
-        assert_eq!(parse_message(b"g:0123abcd", t), Some(Message::Grant(None)));
-        assert_eq!(parse_message(b"g42:0123abcd", t), Some(Message::Grant(Some(42))));
+        assert_eq!(parse_message(b"g:0123abcd", t), Some(Message::Grant(None, None)));
+        assert_eq!(parse_message(b"g42:0123abcd", t), Some(Message::Grant(Some(42), None)));
+        assert_eq!(parse_message(b"g@1700000000123:0123abcd", t), Some(Message::Grant(None, Some(1_700_000_000_123))));
+        assert_eq!(parse_message(b"g42@17:0123abcd", t), Some(Message::Grant(Some(42), Some(17))));
         assert_eq!(parse_message(b"n5:0123abcd", t), Some(Message::Notice(Duration::from_millis(5))));
-        for other in [&b"g:ffff0000"[..], b"gx:0123abcd", b"n:0123abcd", b"g:0123abcdef", b"g:0123", b"0123abcd", b""] {
+        for other in [
+            &b"g:ffff0000"[..],
+            b"gx:0123abcd",
+            b"n:0123abcd",
+            b"g:0123abcdef",
+            b"g:0123",
+            b"0123abcd",
+            b"",
+            b"g@:0123abcd",
+            b"g4@x:0123abcd",
+            b"g4@5@6:0123abcd",
+            b"g+4:0123abcd",
+            b"g99999999999999999999:0123abcd",
+        ] {
             assert_eq!(parse_message(other, t), None, "{}", String::from_utf8_lossy(other));
         }
         // A chosen token may hold the separators: it is compared whole, after the first colon.
         let odd = b"a:b=c\0";
-        assert_eq!(parse_message(b"g7:a:b=c\0", odd), Some(Message::Grant(Some(7))));
+        assert_eq!(parse_message(b"g7:a:b=c\0", odd), Some(Message::Grant(Some(7), None)));
         assert_eq!(parse_message(b"g:a:b=c", odd), None);
         // An earlier wait's grant whose token starts like this one's is not this one's.
         assert_eq!(parse_message(b"g:x=7", b"x"), None);
+    }
+
+    #[test]
+    fn a_grant_is_bounded_from_the_entry_time() {
+        let now = Instant::now();
+        let deadline = now + Duration::from_millis(1000);
+        let lease = Some(Duration::from_millis(500));
+        // Queued until 10_000 on the server (this waiter's deadline there), granted at
+        // 9_200: 800 ms before the deadline, so the lease ends 300 ms before it, less
+        // the drift (7 ms for the lease, 10 for a 1 s wait, 1 for rounding).
+        let until = grant_bound(deadline, Duration::from_secs(1), 10_000, 9_200, lease).unwrap();
+        assert_eq!(deadline - until, Duration::from_millis(300 + 7 + 10 + 1));
+        // Granted long before (a paused waiter reads it late): the bound is in the past.
+        let old = grant_bound(deadline, Duration::from_secs(1), 10_000, 8_000, lease).unwrap();
+        assert!(old <= now, "a grant 2 s before the deadline, with a 0.5 s lease, has ended");
+        assert!(is_stale(Some(old)));
+        // No expiry: never stale.
+        assert_eq!(grant_bound(deadline, Duration::from_secs(1), 10_000, 1, None), None);
+        assert!(!is_stale(None));
+        // A try: from when it was sent.
+        let sent = now - Duration::from_millis(600);
+        assert!(is_stale(lease_bound(sent, lease)), "sent 600 ms ago with a 500 ms lease");
+        assert!(!is_stale(lease_bound(now, lease)));
+        assert_eq!(entry_until(b"10000:500:0:3:abcTOKEN"), Some(10_000));
+        assert_eq!(entry_until(b"+10:500:0:3:abcTOKEN"), None);
     }
 }

@@ -42,24 +42,47 @@ impl Lock {
         // Decided once for the whole wait: a retry that found the key handed over reads
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.eager_fencing();
-        // Redis trouble on the first try is reported at once, as without a wait.
+        // Redis trouble on the first try is reported at once, as without a wait,
+        // but for a passing state (a server loading its data, a failover), waited out.
+        let sent = Instant::now();
         let first = match mode {
             Mode::Write => self.first_try(&token, fence),
             _ => self.attempt(&token, b"", false, None, fence, mode),
         };
+        let mut may_hold = false;
         match first {
-            Ok(Try::Acquired(fence)) => return Ok(Some(self.took(token, fence, want))),
+            Ok(Try::Acquired(number)) => {
+                let until = waiting::lease_bound(sent, self.terms.lease);
+                if !waiting::is_stale(until) {
+                    return Ok(Some(self.took(token, number, want, until)));
+                }
+                // Its reply came after the lease may have ended: no acquisition.
+                crate::stats::note(crate::stats::Counter::Stale);
+                if !wait || Instant::now() >= deadline {
+                    self.abandon(&token, mode);
+                    return Ok(None);
+                }
+                may_hold = true;
+            }
             Ok(Try::Busy { .. }) if !wait => return Ok(None),
             Ok(Try::Busy { .. }) => {}
+            Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e, want)),
         }
-        self.wait_for(token, deadline, fence, mode)
+        self.wait_for(token, deadline, fence, mode, may_hold)
+    }
+
+    /// Releases a hold of `token` taken too late to be used (stale), if it still has
+    /// it; errors are left to the lease.
+    pub(super) fn abandon(&self, token: &[u8], mode: Mode) {
+        let _ = fire_release(&self.route, &self.keys, mode.kind(), token, false);
     }
 
     /// The write lock this object holds becomes a read share, in one step.
     pub(super) fn downgrade(&mut self) -> Result<Option<Token>> {
         let Some(token) = self.claim.token.clone() else { return Ok(None) };
         let k = &self.keys;
+        let sent = Instant::now();
         let done = self.run(Retry::IfStale, |conn, _| {
             let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.terms.ttl_arg.as_bytes()])?;
             resp::int(&reply).ok_or_else(|| unexpected("downgrade", &reply))
@@ -69,7 +92,7 @@ impl Lock {
             self.claim.released(true, &self.keys, &token);
             return Ok(None);
         }
-        Ok(Some(self.took(token, None, Kind::Read)))
+        Ok(Some(self.took(token, None, Kind::Read, waiting::lease_bound(sent, self.terms.lease))))
     }
 
     /// What this object holds, as far as it knows: none, or a hold the watchdog
@@ -127,28 +150,34 @@ impl Lock {
     }
 
     /// Waits for the lock (`obtain`, after a first try that found it busy).
-    pub(super) fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode) -> Result<Option<Token>> {
+    /// `may_hold`: the first try took it too late to be used (see `waiting`).
+    pub(super) fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode, may_hold: bool) -> Result<Option<Token>> {
         let kind = mode.kind();
-        let outcome = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline);
+        let outcome = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline, may_hold);
         match outcome {
-            Waited::Got(fence) => Ok(Some(self.took(token, fence, kind))),
+            Waited::Got(fence, until) => Ok(Some(self.took(token, fence, kind, until))),
             Waited::TimedOut => Ok(None),
             Waited::Failed(e) => Err(self.maybe_taken(token, e, kind)),
         }
     }
 
-    /// Records a successful acquisition: in the object, and in the process's table of
-    /// holds (with a renewal schedule when `auto_renew` is on).
-    pub(super) fn took(&mut self, token: Token, fence: Option<i64>, kind: Kind) -> Token {
+    /// Records a successful acquisition whose lease ends at `until` at the earliest: in
+    /// the object, and in the process's table of holds (with a renewal schedule when
+    /// `auto_renew` is on, counted from when the lease began, not from now).
+    pub(super) fn took(&mut self, token: Token, fence: Option<i64>, kind: Kind, until: waiting::Until) -> Token {
         if kind == Kind::Write {
             self.wait_for_replicas(&token);
         }
         crate::stats::note(crate::stats::Counter::Acquired);
         let now = Instant::now();
-        let renew = Renewal::for_terms(&self.terms, now);
+        let began = match (until, self.terms.lease) {
+            (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
+            _ => now,
+        };
+        let renew = Renewal::for_terms(&self.terms, began);
         self.hold_token(token.clone(), renew, kind);
         self.acquired_at = Some(now);
-        self.lease_ends = self.terms.lease.map(|l| now + l);
+        self.lease_ends = until;
         // A read share has no fencing token.
         self.fence = if self.fencing { fence } else { None };
         self.ever_held = kind == Kind::Write;
@@ -192,7 +221,7 @@ impl Lock {
     /// sent nothing, so there is nothing to clear (and no reason to connect again
     /// when the object goes away).
     pub(super) fn maybe_taken(&mut self, token: Token, e: LockError, kind: Kind) -> LockError {
-        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
+        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
             self.hold_token(token, None, kind);
             // Not known to be held: a fencing token, if asked for, is taken then, checked.
             self.fence = None;
@@ -294,7 +323,7 @@ impl Waiter for LockWait<'_> {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
         let k = &self.lock.keys;
         let got: Vec<i64> = self.lock.run(Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers, &k.owner], &[self.token, entry])
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers, &k.owner], &[self.token, entry, self.lock.terms.ttl_arg.as_bytes()])
         })?;
         Ok(match got[..] {
             [1, number] if self.mode != Mode::Read => Some(self.fence.then_some(number)),
@@ -305,6 +334,14 @@ impl Waiter for LockWait<'_> {
 
     fn backoff(&self) -> Backoff {
         Backoff::new(self.lock.terms.retry_delay, self.lock.terms.retry_delay_max)
+    }
+
+    fn lease(&self) -> Option<Duration> {
+        self.lock.terms.lease
+    }
+
+    fn abandon(&self) {
+        self.lock.abandon(self.token, self.mode);
     }
 
     /// The first try again: the cheapest, and the one a quorum runs on every node.

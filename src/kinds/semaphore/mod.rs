@@ -150,14 +150,29 @@ impl Semaphore {
         let token = token::generate()?;
         let record = if self.owner_info { crate::owner::record() } else { Vec::new() };
         let w = PermitWait { sem: self, token: &token, weight, record: &record };
+        let sent = Instant::now();
+        let mut may_hold = false;
         match w.attempt(b"", false, deadline) {
-            Ok(Try::Acquired(_)) => return Ok(Some(self.took(token))),
+            Ok(Try::Acquired(_)) => {
+                let until = waiting::lease_bound(sent, self.terms.lease);
+                if !waiting::is_stale(until) {
+                    return Ok(Some(self.took(token, until)));
+                }
+                // Its reply came after the lease may have ended: no acquisition.
+                crate::stats::note(crate::stats::Counter::Stale);
+                if !wait || Instant::now() >= deadline {
+                    w.abandon();
+                    return Ok(None);
+                }
+                may_hold = true;
+            }
             Ok(Try::Busy { .. }) if !wait => return Ok(None),
             Ok(Try::Busy { .. }) => {}
+            Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
         }
-        match waiting::wait(&w, deadline) {
-            Waited::Got(_) => Ok(Some(self.took(token))),
+        match waiting::wait(&w, deadline, may_hold) {
+            Waited::Got(_, until) => Ok(Some(self.took(token, until))),
             Waited::TimedOut => Ok(None),
             Waited::Failed(e) => Err(self.maybe_taken(token, e)),
         }
@@ -289,11 +304,17 @@ impl Semaphore {
         self.claim.release_unawaited(keys, token, || fire_release(route, keys, token))
     }
 
-    fn took(&mut self, token: Token) -> Token {
+    /// Records permits taken, whose lease ends at `until` at the earliest (the renewal
+    /// schedule counted from when the lease began).
+    fn took(&mut self, token: Token, until: waiting::Until) -> Token {
         crate::stats::note(crate::stats::Counter::Acquired);
         let now = Instant::now();
-        self.lease_ends = self.terms.lease.map(|l| now + l);
-        self.record(token.clone(), Renewal::for_terms(&self.terms, now));
+        let began = match (until, self.terms.lease) {
+            (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
+            _ => now,
+        };
+        self.lease_ends = until;
+        self.record(token.clone(), Renewal::for_terms(&self.terms, began));
         token
     }
 
@@ -316,7 +337,7 @@ impl Semaphore {
     /// After a failed try the permits may still have been taken (a lost reply): keep
     /// the token, so that a release (or the object's end) clears them.
     fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
-        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. }) {
+        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
             // Not known to be held: nothing to renew (and no watchdog started for it).
             self.record(token, None);
         }
@@ -424,11 +445,20 @@ impl Waiter for PermitWait<'_> {
 
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
         let k = &self.sem.keys;
-        let got: i64 = self.sem.route.run(Retry::IfStale, |conn, _| CANCEL.invoke(conn, &script_keys(k), &[self.token, entry]))?;
+        let lease = self.sem.terms.ttl_arg.as_bytes();
+        let got: i64 = self.sem.route.run(Retry::IfStale, |conn, _| CANCEL.invoke(conn, &script_keys(k), &[self.token, entry, lease]))?;
         Ok((got == 1).then_some(None))
     }
 
     fn backoff(&self) -> Backoff {
         Backoff::new(self.sem.terms.retry_delay, self.sem.terms.retry_delay_max)
+    }
+
+    fn lease(&self) -> Option<Duration> {
+        self.sem.terms.lease
+    }
+
+    fn abandon(&self) {
+        let _ = fire_release(&self.sem.route, &self.sem.keys, self.token);
     }
 }

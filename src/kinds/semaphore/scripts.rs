@@ -83,7 +83,7 @@ macro_rules! lua_hand_out {
         if not t then
             redis.call('lrem', queue, 1, e)
         elseif w <= free then
-            local answer = tell(ch, 'g:' .. t)
+            local answer = tell(ch, string.format('g@%.0f:', now) .. t)
             if answer == 'denied' then break end
             redis.call('lrem', queue, 1, e)
             if answer == 'yes' then
@@ -108,7 +108,9 @@ end
 /// ARGV[9] the first waiter's patience in ms; ARGV[10] the record of who takes them
 /// (`owner::record`; "": none), kept as `o:<token>` while it holds or waits.
 ///
-/// Returns `{1, 0}` when the token holds its permits, `{0, ms}` busy and not queued,
+/// Returns `{1, 0}` when the token holds its permits (found held already: with its
+/// lease again from now), `{0, ms}` busy and not queued, `{3, ms}` busy and the entry,
+/// sent as queued, gone from the queue (see `lua_stamp`),
 /// `{2, ms, entry as queued}` queued (ms: until the earliest lease ends, -1 if none does), `{-1,
 /// stored}` when the holders agreed on another number of permits.
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
@@ -121,8 +123,13 @@ local permits, weight = tonumber(ARGV[6]), tonumber(ARGV[7])
 local stored = redis.call('hget', sem, 'permits')
 if stored and tonumber(stored) ~= permits and redis.call('zcard', holders) > 0 then return {-1, tonumber(stored)} end
 local queued = ARGV[5] == '1' and entry ~= '' and redis.call('lpos', queue, entry)
--- Handed over while queued (the grant took the entry out), or a retried try.
-if ARGV[5] == '1' and not queued and redis.call('zscore', holders, token) then return {1, 0} end
+-- Handed over while queued (the grant took the entry out), or a retried try: the
+-- lease starts again now, as the caller counts it from this try.
+if ARGV[5] == '1' and not queued and redis.call('zscore', holders, token) then
+    if lease == '0' then redis.call('zadd', holders, 'inf', token) else redis.call('zadd', holders, now + tonumber(lease), token) end
+    keep()
+    return {1, 0}
+end
 if not redis.call('zscore', holders, token) and permits - used() >= weight then
     local head = redis.call('lindex', queue, 0)
     if not head or head == entry or (ARGV[8] ~= '1' and patient(head, ARGV[9])) then
@@ -137,6 +144,8 @@ local first = redis.call('zrange', holders, 0, 0, 'withscores')
 local ms = -1
 if first[2] and first[2] ~= 'inf' then ms = math.max(0, math.ceil(tonumber(first[2]) - now)) end
 if entry == '' then return {0, ms} end
+-- Sent as queued, and gone: granted or passed over. Never queued twice.
+if not queued and ARGV[5] == '1' and string.byte(ARGV[3], 1) ~= 43 then return {3, ms} end
 if not queued then
     if ARGV[10] ~= '' and redis.call('exists', sem) == 1 then redis.call('hset', sem, 'o:' .. token, ARGV[10]) end
     redis.call('rpush', queue, entry)
@@ -183,7 +192,8 @@ return 1"
 });
 
 /// Leaves the queue (entry ARGV[2]) when a wait gives up. Returns 1 if permits were
-/// handed to the token ARGV[1] meanwhile, 0 otherwise.
+/// handed to the token ARGV[1] meanwhile (their lease, ARGV[3] ms, 0: none, starting
+/// again from now, as the waiter counts it), 0 otherwise.
 pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(concat!(
         lua_permits!(),
@@ -192,7 +202,12 @@ pub static CANCEL: LazyLock<Script> = LazyLock::new(|| {
     redis.call('hdel', sem, 'o:' .. ARGV[1])
     return 0
 end
-if redis.call('zscore', holders, ARGV[1]) then return 1 end
+if redis.call('zscore', holders, ARGV[1]) then
+    -- Handed over meanwhile: its lease starts again now, as the waiter counts it.
+    if ARGV[3] == '0' then redis.call('zadd', holders, 'inf', ARGV[1]) else redis.call('zadd', holders, now + tonumber(ARGV[3]), ARGV[1]) end
+    keep()
+    return 1
+end
 return 0"
     ))
 });
