@@ -217,9 +217,13 @@ end
 macro_rules! lua_next_fence {
     () => {
         r"local function next_fence(counter)
+    local n = redis.call('incr', counter)
     local t = redis.call('time')
-    local n = math.max((tonumber(redis.call('get', counter)) or 0) + 1, tonumber(t[1]) * 1000000 + tonumber(t[2]))
-    redis.call('set', counter, string.format('%.0f', n))
+    local floor = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    if n < floor then
+        redis.call('set', counter, string.format('%.0f', floor))
+        n = floor
+    end
     return n
 end
 "
