@@ -823,3 +823,81 @@ fn a_release_passes_over_a_waiter_whose_time_is_up_and_finish_releases_unawaited
     server.cmd(&["SET", key, "someone-else"]).unwrap();
     assert!(matches!(short.finish(&t), Err(LockError::Lost { .. })));
 }
+
+/// Runs the acquire script as the hand waiter would: token `WAITER`, lease 60 s, the
+/// entry `entry` (`+<ms>:…` or as queued), `again` as the waiting loop sends it.
+fn acquire_as_waiter(server: &RedisServer, key: &str, entry: &str, again: bool) -> Value {
+    let keys = redis_lock::keys::LockKeys::new(key.as_bytes().to_vec());
+    let mut cmd = redis::cmd("EVALSHA");
+    cmd.arg(redis_lock::kinds::scripts::ACQUIRE.sha()).arg(6);
+    for k in keys.all() {
+        cmd.arg(k);
+    }
+    cmd.arg("WAITER").arg("60000").arg(entry).arg("70000").arg("0").arg(if again { "1" } else { "0" }).arg("5").arg("0").arg("0").arg("");
+    let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+    cmd.query(&mut conn).unwrap()
+}
+
+#[test]
+fn a_queue_entry_grants_at_most_once() {
+    let server = RedisServer::start();
+    let mut s = settings(&server.dsn());
+    // Fair: the first try runs the acquire script, which loads it for the raw calls below.
+    s.set("fair", &OptValue::Bool(true), Source::Option).unwrap();
+    let key = "core:once";
+    let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+    let mut waiter = HandWaiter::new(&server, &mut conn);
+    let mut holder = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    let t = holder.acquire(None).unwrap().expect("free");
+    // The waiter queues; the reply is its entry as queued.
+    let queued = match acquire_as_waiter(&server, key, "+60000:60000:0:11:core-waiterWAITER", false) {
+        Value::Array(v) if v.len() == 3 && v[0] == Value::Int(2) => match &v[2] {
+            Value::BulkString(e) => String::from_utf8(e.clone()).unwrap(),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("expected {{2, pttl, entry}}, got {other:?}"),
+    };
+    // The release grants it: the key holds its token, the entry left the queue.
+    assert!(holder.release(Some(&t)).unwrap());
+    assert_eq!(waiter.heard().as_deref(), Some("g:WAITER"));
+    assert_eq!(get(&server, key).as_deref(), Some(&b"WAITER"[..]));
+    // The waiter was paused past its lease: the key expired, and someone else took it.
+    server.cmd(&["SET", key, "OTHER", "PX", "10000"]).unwrap();
+    // Its late try, sent with the entry as queued, must not queue it again: that entry
+    // was granted once already.
+    match acquire_as_waiter(&server, key, &queued, true) {
+        Value::Array(v) => assert_eq!(v.first(), Some(&Value::Int(3)), "busy and no longer queued: {v:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.cmd(&["LLEN", &format!("{{{key}}}:queue")]).unwrap(), Value::Int(0), "not queued twice");
+    // So the other holder's release hands the lock to nobody.
+    server.cmd(&["DEL", key]).unwrap();
+    assert_eq!(waiter.heard(), None, "no second grant");
+    // A try that found its grant still its own restarts the lease (the waiter counts it from then).
+    server.cmd(&["SET", key, "WAITER", "PX", "50"]).unwrap();
+    match acquire_as_waiter(&server, key, &queued, true) {
+        Value::Array(v) => assert_eq!(v.first(), Some(&Value::Int(1)), "{v:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(pttl(&server, key) > 59_000, "the lease starts again from the try");
+}
+
+#[test]
+fn fencing_numbers_never_go_back_when_the_counter_is_lost() {
+    let server = RedisServer::start();
+    let s = settings(&server.dsn());
+    let mut l = Lock::new(b"core:lostfence", 0.0, 5.0, &s).unwrap();
+    l.try_acquire(None).unwrap().unwrap();
+    let before = l.fencing_token().unwrap().unwrap();
+    assert!(l.release(None).unwrap());
+    // A restart without persistence, or a failover to a replica that missed it: the
+    // counter is gone (or behind).
+    server.cmd(&["DEL", "{core:lostfence}:fence"]).unwrap();
+    l.try_acquire(None).unwrap().unwrap();
+    let after = l.fencing_token().unwrap().unwrap();
+    assert!(after > before, "{after} after {before}");
+    assert!(l.release(None).unwrap());
+    server.cmd(&["SET", "{core:lostfence}:fence", "5"]).unwrap();
+    l.try_acquire(None).unwrap().unwrap();
+    assert!(l.fencing_token().unwrap().unwrap() > after);
+}
