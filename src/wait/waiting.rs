@@ -49,7 +49,13 @@ pub(crate) fn lease_bound(sent: Instant, lease: Option<Duration>) -> Until {
 
 /// Whether a hold is past its bound: then it is no acquisition.
 pub(crate) fn is_stale(until: Until) -> bool {
-    until.is_some_and(|u| Instant::now() >= u)
+    stale_at(until, Instant::now())
+}
+
+/// Whether a hold is past its bound at `now`.
+#[inline]
+pub(crate) fn stale_at(until: Until, now: Instant) -> bool {
+    until.is_some_and(|u| now >= u)
 }
 
 /// The end of the lease of a hold granted at `granted` (ms, the server's clock) to a

@@ -44,7 +44,8 @@ impl Lock {
         let fence = mode != Mode::Read && self.eager_fencing();
         // Redis trouble on the first try is reported at once, as without a wait,
         // but for a passing state (a server loading its data, a failover), waited out.
-        let sent = Instant::now();
+        // The lease is counted from before the try was sent: from `start`.
+        let sent = start;
         let first = match mode {
             Mode::Write => self.first_try(&token, fence),
             _ => self.attempt(&token, b"", false, None, fence, mode),
@@ -53,8 +54,9 @@ impl Lock {
         match first {
             Ok(Try::Acquired(number)) => {
                 let until = waiting::lease_bound(sent, self.terms.lease);
-                if !waiting::is_stale(until) {
-                    return Ok(Some(self.took(token, number, want, until)));
+                let now = Instant::now();
+                if !waiting::stale_at(until, now) {
+                    return Ok(Some(self.took(token, number, want, until, now)));
                 }
                 // Its reply came after the lease may have ended: no acquisition.
                 crate::stats::note(crate::stats::Counter::Stale);
@@ -92,7 +94,7 @@ impl Lock {
             self.claim.released(true, &self.keys, &token);
             return Ok(None);
         }
-        Ok(Some(self.took(token, None, Kind::Read, waiting::lease_bound(sent, self.terms.lease))))
+        Ok(Some(self.took(token, None, Kind::Read, waiting::lease_bound(sent, self.terms.lease), Instant::now())))
     }
 
     /// What this object holds, as far as it knows: none, or a hold the watchdog
@@ -155,7 +157,7 @@ impl Lock {
         let kind = mode.kind();
         let outcome = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline, may_hold);
         match outcome {
-            Waited::Got(fence, until) => Ok(Some(self.took(token, fence, kind, until))),
+            Waited::Got(fence, until) => Ok(Some(self.took(token, fence, kind, until, Instant::now()))),
             Waited::TimedOut => Ok(None),
             Waited::Failed(e) => Err(self.maybe_taken(token, e, kind)),
         }
@@ -163,13 +165,13 @@ impl Lock {
 
     /// Records a successful acquisition whose lease ends at `until` at the earliest: in
     /// the object, and in the process's table of holds (with a renewal schedule when
-    /// `auto_renew` is on, counted from when the lease began, not from now).
-    pub(super) fn took(&mut self, token: Token, fence: Option<i64>, kind: Kind, until: waiting::Until) -> Token {
+    /// `auto_renew` is on, counted from when the lease began, not from now), `now` being
+    /// when the acquisition was found fresh.
+    pub(super) fn took(&mut self, token: Token, fence: Option<i64>, kind: Kind, until: waiting::Until, now: Instant) -> Token {
         if kind == Kind::Write {
             self.wait_for_replicas(&token);
         }
         crate::stats::note(crate::stats::Counter::Acquired);
-        let now = Instant::now();
         let began = match (until, self.terms.lease) {
             (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
             _ => now,

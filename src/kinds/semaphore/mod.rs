@@ -150,7 +150,8 @@ impl Semaphore {
         let token = token::generate()?;
         let record = if self.owner_info { crate::owner::record() } else { Vec::new() };
         let w = PermitWait { sem: self, token: &token, weight, record: &record };
-        let sent = Instant::now();
+        // The lease is counted from before the try was sent.
+        let sent = start;
         let mut may_hold = false;
         match w.attempt(b"", false, deadline) {
             Ok(Try::Acquired(_)) => {
