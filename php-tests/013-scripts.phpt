@@ -1,5 +1,5 @@
 --TEST--
-An uncontended cycle is two round trips: a plain SET and the release script while nobody asks for a fencing token (and no counter exists); after the first getFencingToken(), a short acquire script with the INCR inside and the release script; both fall back to EVAL after SCRIPT FLUSH
+An uncontended cycle is two round trips: a plain SET and the release script while nobody asks for a fencing token (and no counter exists); after the first getFencingToken(), a short acquire script with the INCR inside (with the server's TIME as its floor, and a SET of the counter when the floor is above it) and the release script; both fall back to EVAL after SCRIPT FLUSH
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
@@ -31,14 +31,19 @@ try {
     var_dump($plain->getFencingToken());
     // Released without a number: none can be issued for that hold any more.
     try { $l->getFencingToken(); echo "no exception\n"; } catch (LockException $e) { echo get_class($e), ": ", $e->getMessage(), "\n"; }
-    // Held without a number: the first request issues it, with one check-and-INCR.
+    // Held without a number: the first request issues it, with one check-and-INCR; the
+    // new counter's 1 is below the server's clock in µs, which is the number then (the
+    // counter SET to it). Clock readings outside the counted stretch (TIME counts).
+    $before = rl_server_us($dsn);
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $l->addLock();
     $first = $l->getFencingToken();
-    var_dump($first, $l->getFencingToken(), rl_cmd($dsn, 'GET', "{{$key}}:fence"));
+    var_dump(rl_is_fence($first), $l->getFencingToken() === $first, rl_cmd($dsn, 'GET', "{{$key}}:fence") === (string) $first);
     $l->releaseLock();
-    var_dump($l->getFencingToken());    // kept after the release
+    var_dump($l->getFencingToken() === $first);    // kept after the release
     echo json_encode($stats()), "\n";
+    $after = rl_server_us($dsn);
+    echo "the server's clock when issued: ", var_export($first >= $before && $first <= $after, true), "\n";
     // From now on this process issues numbers as it takes locks: one script each way.
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $last = $first;
@@ -49,13 +54,16 @@ try {
         $last = $l->getFencingToken();
         $l->releaseLock();
     }
-    echo json_encode($stats()), ", increasing: ", var_export($increasing, true), ", last: $last\n";
+    echo json_encode($stats()), ", increasing: ", var_export($increasing, true),
+        ", last: the counter's ", var_export(rl_cmd($dsn, 'GET', "{{$key}}:fence") === (string) $last, true),
+        ", at least 100 above the first: ", var_export($last - $first >= 100, true), "\n";
     rl_cmd($dsn, 'SCRIPT', 'FLUSH');
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
     $t = $l->addLock();
     var_dump($l->releaseLock($t));
     $t = $l->addLock();
-    var_dump($l->releaseLock($t), $l->getFencingToken());
+    $f = $l->getFencingToken();
+    var_dump($l->releaseLock($t), rl_is_fence($f, $last), rl_cmd($dsn, 'GET', "{{$key}}:fence") === (string) $f);
     echo json_encode($stats()), "\n";
 } finally {
     rl_stop_redis($srv);
@@ -66,13 +74,15 @@ try {
 {"evalsha":100,"set":100}
 NULL
 LockException: redis-lock: no fencing token for the lock "%s": this object no longer holds it (its lease ran out, someone else took it, or it was released)
-int(1)
-int(1)
-string(1) "1"
-int(1)
-{"eval":1,"evalsha":2,"incr":1,"set":1}
-{"evalsha":200,"incr":100,"set":100}, increasing: true, last: 101
 bool(true)
 bool(true)
-int(103)
-{"eval":2,"evalsha":4,"incr":2,"set":2}
+bool(true)
+bool(true)
+{"eval":1,"evalsha":2,"incr":1,"set":2,"time":1}
+the server's clock when issued: true
+{"evalsha":200,"incr":100,"set":200,"time":100}, increasing: true, last: the counter's true, at least 100 above the first: true
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+{"eval":2,"evalsha":4,"incr":2,"set":4,"time":2}

@@ -77,11 +77,21 @@ function loop_step(Lock $l, $side, string $key, string $waiter, int $pauseUs): v
     rl_read($side); rl_read($side);
     $l->releaseLock($t);
 }
-/** The next message on the waiter's channel, or 'none' within 0.3 s. */
+/**
+ * The next message on the waiter's channel, or 'none' within 0.3 s. A grant's
+ * `@<ms>` (the server's clock when it was made) shows as `@<ms>` when it is at most
+ * 2 s before the server's clock now, and as itself otherwise.
+ */
 function heard($sub): string {
     $r = [$sub]; $w = $e = null;
     if (!stream_select($r, $w, $e, 0, 300000)) { return 'none'; }
     $m = rl_read($sub);
+    if (preg_match('/^g@(\d+):/', $m[2], $g)) {
+        $now = intdiv(rl_server_us($GLOBALS['dsn']), 1000);
+        if ((int) $g[1] <= $now && $now - (int) $g[1] < 2000) {
+            $m[2] = 'g@<ms>:' . substr($m[2], strlen($g[0]));
+        }
+    }
     return preg_replace('/^n\d+:/', 'n<ms>:', $m[2]);
 }
 function reset_key(string $key): void {
@@ -118,7 +128,7 @@ echo "back after 5 ms: ", retried(function () use ($start, $key, $opts, $side, $
     $l = new Lock($key, 0, 10, $opts);
     loop_step($l, $side, $key, $waiter, 5000);
     return sprintf('lock %s, waiter heard %s, queued %d', $holder(), heard($sub), $llen());
-}, 'lock WAITER, waiter heard g:WAITER, queued 0'), "\n";
+}, 'lock WAITER, waiter heard g@<ms>:WAITER, queued 0'), "\n";
 
 echo "loop ends: ", retried(function () use ($start, $key, $opts, $side, $waiter, $sub, $llen, $holder) {
     $start();
@@ -128,7 +138,7 @@ echo "loop ends: ", retried(function () use ($start, $key, $opts, $side, $waiter
     unset($l);                                       // the object's end
     return sprintf('lock %s, waiter heard %s; after the object: lock %s, heard %s, queued %d',
         $got, $notice, $holder(), heard($sub), $llen());
-}, 'lock free, waiter heard n<ms>:WAITER; after the object: lock WAITER, heard g:WAITER, queued 0'), "\n";
+}, 'lock free, waiter heard n<ms>:WAITER; after the object: lock WAITER, heard g@<ms>:WAITER, queued 0'), "\n";
 
 // `$l = new Lock(...)` in a loop: the new object is made before the old one ends,
 // and is about to take the lock again, so the old one's end hands nothing over.
@@ -147,14 +157,14 @@ echo "fair loop: ", retried(function () use ($start, $key, $dsn, $side, $waiter,
     $l = new Lock($key, 0, 10, ['dsn' => $dsn, 'fair' => true]);
     loop_step($l, $side, $key, $waiter, 0);
     return sprintf('lock %s, waiter heard %s, queued %d', $holder(), heard($sub), $llen());
-}, 'lock WAITER, waiter heard g:WAITER, queued 0'), "\n";
+}, 'lock WAITER, waiter heard g@<ms>:WAITER, queued 0'), "\n";
 reset_key($key);
 ?>
 --EXPECT--
 default, one short hold: retook no, second waiter served soon after
 fair, one short hold: retook no, second waiter served soon after
 tight loop: lock free, waiter heard n<ms>:WAITER then none, queued 1
-back after 5 ms: lock WAITER, waiter heard g:WAITER, queued 0
-loop ends: lock free, waiter heard n<ms>:WAITER; after the object: lock WAITER, heard g:WAITER, queued 0
+back after 5 ms: lock WAITER, waiter heard g@<ms>:WAITER, queued 0
+loop ends: lock free, waiter heard n<ms>:WAITER; after the object: lock WAITER, heard g@<ms>:WAITER, queued 0
 new object per cycle: lock free, waiter heard n<ms>:WAITER then none, queued 1
-fair loop: lock WAITER, waiter heard g:WAITER, queued 0
+fair loop: lock WAITER, waiter heard g@<ms>:WAITER, queued 0

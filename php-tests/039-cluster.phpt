@@ -43,10 +43,19 @@ try {
     foreach ($keys as $k) { $left += rl_cmd(rl_cluster_master_of($seeds[0], $k), 'EXISTS', $k); }
     echo "released: $released, left: $left\n";
 
-    // Keys that cannot be wrapped in a hash tag still keep their helpers in their slot.
+    // Keys that cannot be wrapped in a hash tag still keep their helpers in their slot:
+    // a new counter there, on the key's master, whose first number is that master's
+    // clock in µs when it was issued.
     foreach (['a}b:' . bin2hex(random_bytes(4)), '{}x' . bin2hex(random_bytes(4))] as $odd) {
         $l = new Lock($odd, 0, 30, $opts + ['fair' => true]);
-        echo "odd key: ", var_export(is_string($l->addLock()) && $l->getFencingToken() === 1 && $l->releaseLock(), true), "\n";
+        $m = rl_cluster_master_of($seeds[0], $odd);
+        $before = rl_server_us($m);
+        $taken = is_string($l->addLock());
+        $f = $l->getFencingToken();
+        $counter = rl_cmd($m, 'KEYS', "*$odd:fence}");
+        $fresh = rl_is_fence($f) && $f >= $before && $f <= rl_server_us($m)
+            && count($counter) === 1 && rl_cmd($m, 'GET', $counter[0]) === (string) $f;
+        echo "odd key: ", var_export($taken && $fresh && $l->releaseLock(), true), "\n";
     }
 
     // ini: a comma-separated list.
@@ -151,7 +160,9 @@ try {
     for ($i = 0; $i < 100 && !$entry; $i++) { usleep(20000); $entry = rl_cmd($fmaster, 'LINDEX', "{{$fk}}:queue", '0'); }
     [$wt, $channel] = rl_queue_entry($entry);
     $elsewhere = current(array_filter(array_keys($masters), fn($m) => $m !== $fmaster));
-    rl_cmd($elsewhere, 'PUBLISH', $channel, "g999:$wt");
+    // In the grant's own shape (`g<fence>@<server ms>:<token>`), so that only where it
+    // was heard, not how it reads, can have it ignored.
+    rl_cmd($elsewhere, 'PUBLISH', $channel, 'g999@' . intdiv(rl_server_us($elsewhere), 1000) . ":$wt");
     usleep(300000);
     $released = $holder->releaseLock();
     pcntl_waitpid($pid, $st);

@@ -8,7 +8,8 @@ require __DIR__ . '/_helper.inc';
 $dsn = rl_dsn();
 $key = rl_key('inspect');
 $o = ['dsn' => $dsn];
-$show = function (array $i) { $i['ttl'] = $i['ttl'] === null ? null : ($i['ttl'] === INF ? 'INF' : ($i['ttl'] > 9 && $i['ttl'] <= 10 ? '9..10' : $i['ttl'])); return json_encode($i); };
+// A fence equal to $issued (the number the test expects there) shows as "<issued>".
+$show = function (array $i, ?int $issued = null) { if ($issued !== null && $i['fence'] === $issued) { $i['fence'] = '<issued>'; } $i['ttl'] = $i['ttl'] === null ? null : ($i['ttl'] === INF ? 'INF' : ($i['ttl'] > 9 && $i['ttl'] <= 10 ? '9..10' : $i['ttl'])); return json_encode($i); };
 $a = new Lock($key, 0, 10, $o);
 echo "free: ", $show($a->inspect()), "\n";
 $t = $a->addLock();
@@ -58,8 +59,8 @@ $r2 = new Lock($key, 0, 10, $o); $r2->addReadLock();
 $pid = pcntl_fork();
 if ($pid === 0) { $w = new Lock($key, 5, 10, $o); exit($w->addLock() !== false ? 0 : 1); }
 wait_for_waiters($r1, 1);
-echo "read: ", $show($r1->inspect()), "\n";
-echo "read, by a non-reader: ", $show($b->inspect()), "\n";
+echo "read: ", $show($r1->inspect(), $n), "\n";
+echo "read, by a non-reader: ", $show($b->inspect(), $n), "\n";
 $r1->releaseLock(); $r2->releaseLock();
 pcntl_waitpid($pid, $st);
 echo "writer after the readers: ", pcntl_wexitstatus($st), "\n";
@@ -67,7 +68,9 @@ echo "writer after the readers: ", pcntl_wexitstatus($st), "\n";
 // No expiry (a fencing number too: this process asked for one before).
 $inf = new Lock($key . ':inf', 0, INF, $o);
 $inf->addLock();
-echo "no expiry: ", $show($inf->inspect()), "\n";
+$nf = $inf->getFencingToken();
+var_dump(rl_is_fence($nf, $n), rl_cmd($dsn, 'GET', '{' . $key . ':inf}:fence') === (string) $nf);
+echo "no expiry: ", $show($inf->inspect(), $nf), "\n";
 $inf->releaseLock();
 
 // A semaphore: 2 permits held by one, three processes waiting for one each.
@@ -106,10 +109,12 @@ bool(true)
 bool(false)
 bool(true)
 bool(true)
-read: {"state":"read","ttl":"9..10","readers":2,"waiters":1,"fence":1,"mine":true,"owner":null}
-read, by a non-reader: {"state":"read","ttl":"9..10","readers":2,"waiters":1,"fence":1,"mine":false,"owner":null}
+read: {"state":"read","ttl":"9..10","readers":2,"waiters":1,"fence":"<issued>","mine":true,"owner":null}
+read, by a non-reader: {"state":"read","ttl":"9..10","readers":2,"waiters":1,"fence":"<issued>","mine":false,"owner":null}
 writer after the readers: 0
-no expiry: {"state":"write","ttl":"INF","readers":0,"waiters":0,"fence":1,"mine":true,"owner":null}
+bool(true)
+bool(true)
+no expiry: {"state":"write","ttl":"INF","readers":0,"waiters":0,"fence":"<issued>","mine":true,"owner":null}
 semaphore, free: {"permits":2,"available":2,"holders":[],"waiters":0}
 semaphore, held: {"permits":2,"available":0,"holders":[{"weight":2,"ttl":"9..10","owner":null}],"waiters":3}
 seen with permits 5: 2

@@ -40,7 +40,7 @@ $w->addLock();
 pcntl_waitpid($pid, $st);
 echo "child counted from zero: ", pcntl_wexitstatus($st) === 0 ? 'yes' : 'no', "\n";
 $w->releaseLock();
-$show(['acquired', 'contended', 'handed_over', 'timeouts', 'released']);
+$show(['acquired', 'contended', 'handed_over', 'timeouts', 'released', 'stale']);   // a hand-over in time: not stale
 $s = redis_lock_stats();
 var_dump($s['wait_seconds_total'] > 0.1 && $s['wait_seconds_total'] < 1, $s['wait_seconds_max'] === $s['wait_seconds_total']);
 
@@ -97,11 +97,11 @@ $l->releaseLock();
 $show(['acquired', 'released', 'connects']);
 ?>
 --EXPECT--
-names: acquired,contended,timeouts,wait_seconds_total,wait_seconds_max,handed_over,released,renewals,lost,errors,connects
+names: acquired,contended,timeouts,wait_seconds_total,wait_seconds_max,handed_over,released,renewals,lost,errors,connects,stale
 bool(true)
 acquired=1 released=1 contended=0 connects=1 errors=0
 child counted from zero: yes
-acquired=2 contended=1 handed_over=1 timeouts=0 released=2
+acquired=2 contended=1 handed_over=1 timeouts=0 released=2 stale=0
 bool(true)
 bool(true)
 bool(false)

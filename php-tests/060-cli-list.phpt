@@ -21,7 +21,8 @@ try {
         $l = new Lock($k, 0, 600, $opts);
         $tokens[] = $l->tryLock();
         // Asked here, a number is issued; from then on every write acquisition of this
-        // process issues its own as it takes the lock (inf:00 has fence 1 too).
+        // process issues its own as it takes the lock (inf:00 has one too), each counter's
+        // first: the server's clock in µs then.
         if ($i < 10) { $fences[$k] = $l->getFencingToken(); }
         $expected[$k] = 'lock';
     }
@@ -29,7 +30,8 @@ try {
     $tokens[] = (new Lock($odd, 0, 600, $opts))->tryLock();
     $expected[$odd] = 'lock';
     for ($i = 0; $i < 5; $i++) {
-        $tokens[] = (new Lock("inf:0$i", 0, INF, ['owner_info' => false] + $opts))->tryLock();   // no owner recorded
+        $tokens[] = ($l = new Lock("inf:0$i", 0, INF, ['owner_info' => false] + $opts))->tryLock();   // no owner recorded
+        $fences["inf:0$i"] = $l->getFencingToken();
         $expected["inf:0$i"] = 'lock';
     }
     for ($i = 0; $i < 20; $i++) {
@@ -107,12 +109,14 @@ try {
     $owner = ['host' => gethostname(), 'pid' => getmypid(), 'sapi' => 'cli', 'script' => $_SERVER['SCRIPT_FILENAME']];
     $mine = fn(?array $o) => $o !== null && array_diff_key($o, ['since' => 1]) === $owner && abs($o['since'] - time()) < 60;
     $it = $items['lock:0003'];
-    echo "lock:0003: ", json_encode(array_diff_key($it, ['ttl' => 1, 'owners' => 1])), ", fence as issued: ", var_export($it['fence'] === $fences['lock:0003'], true),
+    // A fence shows as "<issued>" once it is found to be the number issued for the key.
+    $issued = fn(array $it) => rl_is_fence($it['fence']) && $it['fence'] === $fences[$it['key']] ? array_replace($it, ['fence' => '<issued>']) : $it;
+    echo "lock:0003: ", json_encode($issued(array_diff_key($it, ['ttl' => 1, 'owners' => 1]))), ", fence as issued: ", var_export($it['fence'] === $fences['lock:0003'], true),
         ", ttl in (590, 600]: ", var_export($it['ttl'] > 590 && $it['ttl'] <= 600, true), ", owner: ", var_export(count($it['owners']) === 1 && $mine($it['owners'][0]), true), "\n";
     $it = $items['lock:0001'];
     echo "lock:0001: waiters ", $it['waiters'], "\n";
     $it = $items['inf:00'];
-    echo "inf:00 (no owner recorded): ", json_encode($it), "\n";
+    echo "inf:00 (no owner recorded): ", json_encode($issued($it)), ", after lock:0009's: ", var_export($it['fence'] > $fences['lock:0009'], true), "\n";
     $it = $items['read:07'];
     echo "read:07: ", json_encode(array_diff_key($it, ['ttl' => 1, 'owners' => 1])), ", owners: ", var_export(count($it['owners']) === 2 && $mine($it['owners'][0]) && $mine($it['owners'][1]), true), "\n";
     $it = $items['sem:00'];
@@ -183,9 +187,9 @@ tokens in the output: 0
 exit 0, stderr ''
 top: {"pattern":"*","count":1000,"locks":985,"semaphores":15,"limit":10000,"truncated":false}
 the keys, sorted as expected: true, kinds: true
-lock:0003: {"key":"lock:0003","kind":"lock","state":"write","expires":true,"holders":1,"waiters":0,"readers":0,"fence":1}, fence as issued: true, ttl in (590, 600]: true, owner: true
+lock:0003: {"key":"lock:0003","kind":"lock","state":"write","expires":true,"holders":1,"waiters":0,"readers":0,"fence":"<issued>"}, fence as issued: true, ttl in (590, 600]: true, owner: true
 lock:0001: waiters 2
-inf:00 (no owner recorded): {"key":"inf:00","kind":"lock","state":"write","ttl":null,"expires":false,"holders":1,"waiters":0,"owners":[null],"readers":0,"fence":1}
+inf:00 (no owner recorded): {"key":"inf:00","kind":"lock","state":"write","ttl":null,"expires":false,"holders":1,"waiters":0,"owners":[null],"readers":0,"fence":"<issued>"}, after lock:0009's: true
 read:07: {"key":"read:07","kind":"lock","state":"read","expires":true,"holders":2,"waiters":0,"readers":2,"fence":null}, owners: true
 sem:00: {"key":"sem:00","kind":"semaphore","state":"held","expires":true,"holders":2,"waiters":1,"permits":3,"available":0,"used":3}, weights [1,2], ttl is the longest hold's: true, holds: true
 the odd key, as is: true

@@ -14,9 +14,13 @@ $me = gethostname() . ':' . getmypid() . ' cli ' . $_SERVER['SCRIPT_FILENAME'];
 $owner = ['host' => gethostname(), 'pid' => getmypid(), 'sapi' => 'cli', 'script' => $_SERVER['SCRIPT_FILENAME']];
 // Whether an owner in JSON is this process, acquired within the last minute.
 $mine = fn(?array $o) => $o !== null && array_diff_key($o, ['since' => 1]) === $owner && abs($o['since'] - time()) < 60;
+// The fencing numbers issued in the set-up, each shown as the name of the hold it was
+// issued to (`<job:write>`): any other number, or one shown for another key, stays as is.
+$fenceNames = [];
+$named = function (string $s) use (&$fenceNames) { return strtr($s, $fenceNames); };
 // The human output, with what varies made fixed.
 $show = fn(array $r) => "exit {$r['rc']}" . ($r['err'] === '' ? '' : ", stderr: {$r['err']}") . "\n"
-    . preg_replace(['/\d+\.\d\ds/', '/since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/'], ['N.NNs', 'since DATE UTC'], str_replace($me, 'ME', $r['out']));
+    . $named(preg_replace(['/\d+\.\d\ds/', '/since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/'], ['N.NNs', 'since DATE UTC'], str_replace($me, 'ME', $r['out'])));
 $tokens = [];
 try {
     $w = new Lock('job:write', 0, 30, $opts);
@@ -29,6 +33,7 @@ try {
     // After that first getFencingToken(), this process's write acquisitions issue numbers as they go.
     $inf = new Lock('job:forever', 0, INF, $opts);
     $tokens[] = $inf->tryLock();
+    $infFence = $inf->getFencingToken();
     [$r1, $r2] = [new Lock('job:read', 0, 20, $opts), new Lock('job:read', 0, 40, $opts)];
     $tokens[] = $r1->tryReadLock();
     $tokens[] = $r2->tryReadLock();
@@ -37,13 +42,18 @@ try {
     $tokens[] = $s2->tryAcquire(1);
     $f = new Lock('job:done', 0, 30, $opts);
     $tokens[] = $f->tryLock();
-    $f->getFencingToken();
-    $f->getFencingToken();
+    $doneFirst = $f->getFencingToken();
+    $doneAgain = $f->getFencingToken();
     $f->releaseLock();
     $f->tryLock();
     $doneFence = $f->getFencingToken();
     $f->releaseLock();
-    echo "set up: ", count(array_filter($tokens, 'is_string')), " holds, fences $fence and $doneFence\n";
+    // Each counter's first number is the server's clock in µs then; the next, above it.
+    echo "set up: ", count(array_filter($tokens, 'is_string')), " holds, fences from the server's clock: ",
+        var_export(rl_is_fence($fence) && rl_is_fence($infFence, $fence) && rl_is_fence($doneFirst, $infFence), true),
+        ", job:done's asked twice, one number: ", var_export($doneAgain === $doneFirst, true),
+        ", its second hold's above it: ", var_export(rl_is_fence($doneFence, $doneFirst), true), "\n";
+    $fenceNames = [(string) $fence => '<job:write>', (string) $infFence => '<job:forever>', (string) $doneFence => '<job:done>'];
     $before = rl_snapshot($dsn, '/:patience$/');
     $out = '';
 
@@ -53,7 +63,7 @@ try {
     echo $show($r);
     $j = rl_cli_json($r = rl_cli(['--dsn', $dsn, 'inspect', '--json', 'job:write']));
     $out .= $r['out'] . $r['err'];
-    echo "json: ", json_encode(array_diff_key($j, ['ttl' => 1, 'owners' => 1])), ", ttl in (25, 30]: ", var_export($j['ttl'] > 25 && $j['ttl'] <= 30, true),
+    echo "json: ", $named(json_encode(array_diff_key($j, ['ttl' => 1, 'owners' => 1]))), ", ttl in (25, 30]: ", var_export($j['ttl'] > 25 && $j['ttl'] <= 30, true),
         ", owner: ", var_export(count($j['owners']) === 1 && $mine($j['owners'][0]), true), "\n";
 
     echo "== no expiry\n";
@@ -61,7 +71,7 @@ try {
     $out .= $r['out'] . $r['err'];
     $j = rl_cli_json($r = rl_cli(['--dsn', $dsn, '--json', 'inspect', 'job:forever']));
     $out .= $r['out'] . $r['err'];
-    echo "json: ", json_encode(array_diff_key($j, ['owners' => 1])), "\n";
+    echo "json: ", $named(json_encode(array_diff_key($j, ['owners' => 1]))), "\n";
 
     echo "== a read lock, two readers\n";
     echo $show($r = rl_cli(['--dsn', $dsn, 'inspect', 'job:read']));
@@ -84,7 +94,7 @@ try {
     echo "== free, with a fence\n";
     echo $show($r = rl_cli(['--dsn', $dsn, 'inspect', 'job:done']));
     $j = rl_cli_json(rl_cli(['--dsn', $dsn, '--json', 'inspect', 'job:done']));
-    echo "json: ", json_encode($j), "\n";
+    echo "json: ", $named(json_encode($j)), "\n";
 
     echo "== a key never used\n";
     echo $show($r = rl_cli(['--dsn', $dsn, 'inspect', 'never:used']));
@@ -101,7 +111,7 @@ try {
 }
 ?>
 --EXPECT--
-set up: 7 holds, fences 1 and 2
+set up: 7 holds, fences from the server's clock: true, job:done's asked twice, one number: true, its second hold's above it: true
 == a write lock with a waiter
 exit 0
 key:       job:write
@@ -110,9 +120,9 @@ state:     write
 ttl:       N.NNs
 readers:   0
 waiters:   1
-fence:     1
+fence:     <job:write>
 owner:     ME, since DATE UTC
-json: {"key":"job:write","kind":"lock","state":"write","expires":true,"holders":1,"waiters":1,"readers":0,"fence":1}, ttl in (25, 30]: true, owner: true
+json: {"key":"job:write","kind":"lock","state":"write","expires":true,"holders":1,"waiters":1,"readers":0,"fence":<job:write>}, ttl in (25, 30]: true, owner: true
 == no expiry
 exit 0
 key:       job:forever
@@ -121,9 +131,9 @@ state:     write
 ttl:       inf
 readers:   0
 waiters:   0
-fence:     1
+fence:     <job:forever>
 owner:     ME, since DATE UTC
-json: {"key":"job:forever","kind":"lock","state":"write","ttl":null,"expires":false,"holders":1,"waiters":0,"readers":0,"fence":1}
+json: {"key":"job:forever","kind":"lock","state":"write","ttl":null,"expires":false,"holders":1,"waiters":0,"readers":0,"fence":<job:forever>}
 == a read lock, two readers
 exit 0
 key:       job:read
@@ -157,9 +167,9 @@ state:     free
 ttl:       -
 readers:   0
 waiters:   0
-fence:     2
+fence:     <job:done>
 owner:     -
-json: {"key":"job:done","kind":"lock","state":"free","ttl":null,"expires":null,"holders":0,"waiters":0,"owners":[],"readers":0,"fence":2}
+json: {"key":"job:done","kind":"lock","state":"free","ttl":null,"expires":null,"holders":0,"waiters":0,"owners":[],"readers":0,"fence":<job:done>}
 == a key never used
 exit 0
 key:       never:used

@@ -82,12 +82,14 @@ pcntl_waitpid($pid, $st);
 $channel = file_get_contents($file = sys_get_temp_dir() . "/rl-076-channel-$key");
 unlink($file);
 echo "a listener on the channel: ", rl_cmd($dsn, 'PUBSUB', 'NUMSUB', $channel)[1], "\n";
-rl_cmd($dsn, 'PUBLISH', $channel, 'g:same');
+// A grant as a release sends it, made now on the server's clock: only where and when it is heard can make it ignored.
+rl_cmd($dsn, 'PUBLISH', $channel, 'g@' . intdiv(rl_server_us($dsn), 1000) . ':same');
 usleep(50000);
 // The replies are still each call's own.
 var_dump($w->isLocked(), $w->isOwned('same'), $w->getTtl() > 9);
 // A new wait for the same token, the lock still held: the old grant does not fool it.
-rl_cmd($dsn, 'PUBLISH', $channel, 'g:same');
+// A grant as a release sends it, made now on the server's clock: only where and when it is heard can make it ignored.
+rl_cmd($dsn, 'PUBLISH', $channel, 'g@' . intdiv(rl_server_us($dsn), 1000) . ':same');
 usleep(50000);
 var_dump($w->addLock('same'), $other->isOwned());
 $other->releaseLock();
