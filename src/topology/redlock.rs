@@ -147,14 +147,17 @@ impl Node {
     }
 
     /// The node timed out: skip it for the first back-off, or, when it was already
-    /// skipped (its probe failed), twice as long as last time, on a new connection
-    /// next time (the old one may be dead without knowing it, a half-open one).
+    /// skipped (its probe failed), twice as long as last time. The next probe goes on
+    /// the same connection when the server's host acknowledged all that was sent on
+    /// it (the server is stalled: a new connection would wait as long, and the
+    /// parked one carries what must run in order); otherwise on a new one (the old
+    /// one may be dead without knowing it: a NAT or firewall forgot it).
     fn timed_out(&mut self, now: Instant) {
         let (since, period) = match &self.down {
             Some(d) => (d.since, (d.period * 2).min(MAX_BACKOFF)),
             None => (now, FIRST_BACKOFF),
         };
-        if self.down.is_some() {
+        if self.down.is_some() && !self.parked.as_mut().is_some_and(host_acknowledges) {
             self.discard();
         }
         self.down = Some(Down { since, until: now + period, period, probe: None });
@@ -194,6 +197,24 @@ impl Drop for Node {
             forsake(conn);
         }
     }
+}
+
+/// Whether the server's host has acknowledged everything sent on `conn`: true for
+/// a Unix socket (the host is this one), false where this cannot be told.
+#[cfg(target_os = "linux")]
+fn host_acknowledges(conn: &mut Connection) -> bool {
+    let Some(p) = conn.plain() else { return false };
+    // SAFETY: tcp_info is plain data, zeroed is valid; getsockopt writes at most `len` bytes.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let r = unsafe { libc::getsockopt(p.fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
+    // Refused: not TCP, a Unix socket.
+    r != 0 || info.tcpi_unacked == 0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn host_acknowledges(_conn: &mut Connection) -> bool {
+    false
 }
 
 /// Drops a connection that may owe replies to a silent server, waiting for them at
@@ -587,43 +608,29 @@ impl Quorum {
             self.take_reply(i, reply, call, &mut slots, &mut conns, &mut timed_out, left);
         }
 
-        // The others as they come, until the outcome is decided.
+        // The others as they come, until the outcome is decided. A node's time runs
+        // out only after a last look at its socket.
         let mut fds = Vec::with_capacity(n);
         let mut at = Vec::with_capacity(n);
         loop {
             if decided(&slots) {
                 break;
             }
-            let now = Instant::now();
             fds.clear();
             at.clear();
             let mut next: Option<Instant> = None;
-            let mut expired = false;
             for i in 0..n {
                 if slots[i].is_some() {
                     continue;
                 }
                 let Some(p) = conns[i].as_mut().and_then(Connection::plain) else { continue };
                 let due = quiet[i] + self.nodes[i].read_timeout();
-                if now >= due {
-                    slots[i] = Some(Err(NodeError {
-                        text: format!("{}: timed out (read_timeout {} s)", self.nodes[i].addr(), self.nodes[i].read_timeout().as_secs_f64()),
-                        sent: true,
-                        late: false,
-                    }));
-                    timed_out[i] = true;
-                    expired = true;
-                    continue;
-                }
                 next = Some(next.map_or(due, |x: Instant| x.min(due)));
                 fds.push(pollfd(p.fd()));
                 at.push(i);
             }
-            if expired {
-                continue;
-            }
             let Some(next) = next else { break };
-            if let Err(e) = poll(&mut fds, next.saturating_duration_since(now)) {
+            if let Err(e) = poll(&mut fds, next.saturating_duration_since(Instant::now())) {
                 for &i in &at {
                     slots[i] = Some(Err(NodeError { text: format!("{}: poll failed: {e}", self.nodes[i].addr()), sent: true, late: false }));
                     if let Some(conn) = conns[i].take() {
@@ -635,6 +642,15 @@ impl Quorum {
             for (fd, &i) in fds.iter().zip(&at) {
                 if fd.revents != 0 {
                     self.read_some(i, call, &mut slots, &mut conns, &mut owed, &mut quiet, &mut timed_out, &mut flushed[i]);
+                }
+            }
+            let now = Instant::now();
+            for &i in &at {
+                let ep = &self.nodes[i];
+                if slots[i].is_none() && conns[i].is_some() && now >= quiet[i] + ep.read_timeout() {
+                    let text = format!("{}: timed out (read_timeout {} s)", ep.addr(), ep.read_timeout().as_secs_f64());
+                    slots[i] = Some(Err(NodeError { text, sent: true, late: false }));
+                    timed_out[i] = true;
                 }
             }
         }
