@@ -582,7 +582,9 @@ impl Quorum {
             };
             match conn.send_packed_command(bytes) {
                 Ok(()) => {
-                    quiet[i] = node.silent_since.map_or(asked, |t| t.min(asked));
+                    // A probe gets a whole read_timeout; any other command to a node
+                    // that owes replies, what is left of the node's.
+                    quiet[i] = if probing[i] { asked } else { node.silent_since.map_or(asked, |t| t.min(asked)) };
                     if conn.plain().is_some() {
                         owed[i].push_back(Expect::Ours);
                     }
