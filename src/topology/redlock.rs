@@ -13,7 +13,7 @@
 //! read. Each node's wait is bounded by `read_timeout` without a reply.
 //!
 //! A node that timed out (no reply for `read_timeout`, a connect that ran out of
-//! time, or more than `MAX_OWED` replies owed) is skipped for a back-off period,
+//! time, or `MAX_OWED` replies owed) is skipped for a back-off period,
 //! 1 s at first and doubling while it keeps failing up to 16 s, and counts as
 //! failed meanwhile; then one call probes it. A skipped node that answers an owed
 //! reply in the meantime (it was only stalled) rejoins at once. This is per thread,
@@ -407,7 +407,9 @@ fn catch_up(nodes: &mut [Node], now: Instant) {
             }
             // Broken, or out of step: nothing more will be read on it.
             _ => {
-                node.parked = None;
+                if let Some(conn) = node.parked.take() {
+                    forsake(conn);
+                }
                 node.owed.clear();
                 node.unsettled.clear();
                 node.silent_since = None;
@@ -569,9 +571,10 @@ impl Quorum {
             let mut conn = match conn {
                 Ok(conn) => conn,
                 Err(e) => {
-                    // A connect that failed only after most of its time timed out
-                    // (a stalled server accepts, then never answers the PING).
-                    timed_out[i] = asked.elapsed() >= ep.connect_timeout().min(budget).mul_f64(0.9);
+                    // A connect that failed only after most of its whole time timed out
+                    // (a stalled server accepts, then never answers the PING); one
+                    // left little time by others' is not the node's fault.
+                    timed_out[i] = asked.elapsed() >= ep.connect_timeout().min(ep.read_timeout()).mul_f64(0.9);
                     slots[i] = Some(Err(NodeError { text: format!("{}: {}", ep.addr(), cause_of(&e)), sent: false, late: false }));
                     continue;
                 }
@@ -796,7 +799,9 @@ impl Quorum {
                 // An error reply leaves the connection in step; anything else does not.
                 if !matches!(e.kind(), ErrorKind::Server(_)) {
                     timed_out[i] = e.is_timeout();
-                    conns[i] = None;
+                    if let Some(conn) = conns[i].take() {
+                        forsake(conn);
+                    }
                 }
             }
         }
