@@ -334,6 +334,122 @@ fn redlock_needs_a_majority_and_leaves_nothing_when_it_fails() {
     assert_eq!(servers[2].cmd(&["EXISTS", "core:redlock"]).unwrap(), Value::Int(0), "the failed attempt was undone");
 }
 
+/// Settings for a Redlock over `servers`, with `read_timeout` (and `connect_timeout`).
+fn redlock(servers: &[RedisServer], read_timeout: f64) -> Settings {
+    let mut s = Settings::default();
+    let dsns: Vec<Vec<u8>> = servers.iter().map(|x| x.dsn().into_bytes()).collect();
+    s.set("servers", &OptValue::List(dsns), Source::Option).unwrap();
+    s.set("read_timeout", &OptValue::Float(read_timeout), Source::Option).unwrap();
+    s.set("connect_timeout", &OptValue::Float(read_timeout), Source::Option).unwrap();
+    s
+}
+
+fn exists(server: &RedisServer, key: &str) -> bool {
+    server.cmd(&["EXISTS", key]).unwrap() == Value::Int(1)
+}
+
+#[test]
+fn redlock_cycles_do_not_wait_for_a_hung_minority() {
+    let servers: Vec<RedisServer> = (0..5).map(|_| RedisServer::start()).collect();
+    let s = redlock(&servers, 0.2);
+    let mut l = Lock::new(b"core:hung", 0.0, 5.0, &s).unwrap();
+    let mut cycle = || {
+        let t = Instant::now();
+        l.try_acquire(None).unwrap().expect("a majority answers");
+        assert!(l.release(None).unwrap());
+        t.elapsed()
+    };
+    cycle();
+    let sets = servers[4].set_calls();
+    servers[4].signal(libc::SIGSTOP);
+    let mut took: Vec<Duration> = (0..100).map(|_| cycle()).collect();
+    took.sort();
+    assert!(took[50] < Duration::from_millis(50), "median {:?}", took[50]);
+    // Every SET that went to the hung node went with its release behind it.
+    servers[4].signal(libc::SIGCONT);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(servers[4].set_calls() > sets, "the late SETs ran");
+    assert!(!exists(&servers[4], "core:hung"), "and their releases after them");
+}
+
+#[test]
+fn a_late_set_is_undone_behind_it_on_its_connection() {
+    let servers: Vec<RedisServer> = (0..5).map(|_| RedisServer::start()).collect();
+    let s = redlock(&servers, 0.2);
+    let mut warm = Lock::new(b"core:warm", 0.0, 5.0, &s).unwrap();
+    warm.try_acquire(None).unwrap().unwrap();
+    assert!(warm.release(None).unwrap());
+    for server in &servers[1..4] {
+        server.cmd(&["SET", "core:late", "someone", "PX", "10000"]).unwrap();
+    }
+    let sets = servers[0].set_calls();
+    servers[0].signal(libc::SIGSTOP);
+    // Three refuse: decided at once, without the hung node, whose SET is on its way.
+    let mut l = Lock::new(b"core:late", 0.0, 5.0, &s).unwrap();
+    let t = Instant::now();
+    assert_eq!(l.try_acquire(None).unwrap(), None);
+    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+    assert!(!exists(&servers[4], "core:late"), "undone where it was taken");
+    servers[0].signal(libc::SIGCONT);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(servers[0].set_calls() > sets, "the late SET ran");
+    assert!(!exists(&servers[0], "core:late"), "and the undo behind it cleared it");
+}
+
+#[test]
+fn a_timed_out_majority_gets_the_undo_of_the_failed_attempt_behind_its_set() {
+    let servers: Vec<RedisServer> = (0..5).map(|_| RedisServer::start()).collect();
+    let s = redlock(&servers, 0.2);
+    let mut l = Lock::new(b"core:late-3", 0.0, 5.0, &s).unwrap();
+    l.try_acquire(None).unwrap().unwrap();
+    assert!(l.release(None).unwrap());
+    let sets: Vec<u64> = servers[..3].iter().map(RedisServer::set_calls).collect();
+    for server in &servers[..3] {
+        server.signal(libc::SIGSTOP);
+    }
+    let t = Instant::now();
+    match l.try_acquire(None) {
+        Err(LockError::Connection { cause, sent, .. }) => {
+            assert!(sent, "the SETs went out");
+            for server in &servers[..3] {
+                assert!(cause.contains(&format!(":{}: timed out", server.port)), "{cause}");
+            }
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_millis(400), "about one read_timeout: {:?}", t.elapsed());
+    // Skipped now: the next attempt does not wait for them.
+    let t = Instant::now();
+    assert!(matches!(l.try_acquire(None), Err(LockError::Connection { .. })));
+    assert!(t.elapsed() < Duration::from_millis(50), "{:?}", t.elapsed());
+    for server in &servers[..3] {
+        server.signal(libc::SIGCONT);
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    for (server, before) in servers[..3].iter().zip(sets) {
+        assert!(server.set_calls() > before, "the late SET ran on {}", server.port);
+    }
+    for server in &servers {
+        assert!(!exists(server, "core:late-3"), "nothing left on {}", server.port);
+    }
+}
+
+#[test]
+fn the_watchdog_renews_a_redlock_without_waiting_for_a_hung_node() {
+    let servers: Vec<RedisServer> = (0..5).map(|_| RedisServer::start()).collect();
+    let mut s = redlock(&servers, 0.5);
+    s.set("auto_renew", &OptValue::Bool(true), Source::Option).unwrap();
+    // A renewal that waited a read_timeout for the hung node would come after the lease.
+    let mut l = Lock::new(b"core:hung-renew", 0.0, 0.3, &s).unwrap();
+    l.try_acquire(None).unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(250)); // the watchdog's connections are made
+    servers[4].signal(libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(1200));
+    assert!(l.is_owned(None).unwrap(), "renewed past four leases by the other four");
+    assert!(l.release(None).unwrap());
+    servers[4].signal(libc::SIGCONT);
+}
+
 #[test]
 fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
     let cluster = RedisCluster::start();

@@ -54,6 +54,11 @@ impl Endpoint {
         self.read_timeout
     }
 
+    /// The bound on making a connection.
+    pub(crate) fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
     /// Whether `e` says the connection reached a replica where the master was expected
     /// (after a failover, the old master comes back as a replica): the master must be
     /// found again.

@@ -101,6 +101,14 @@ impl Script {
         buf
     }
 
+    /// The `EVAL` call (the script's text), encoded: what a caller that read
+    /// NOSCRIPT for `packed_evalsha` sends instead.
+    pub fn packed_eval(&self, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        self.encode(&mut buf, b"EVAL", self.source.as_bytes(), keys, args);
+        buf
+    }
+
     /// Puts the script in the server's cache, so that pipelined calls by SHA1 find it.
     pub fn load(&self, conn: &mut Connection) -> RedisResult<()> {
         wire::request(conn, &[b"SCRIPT", b"LOAD", self.source.as_bytes()]).map(drop)

@@ -27,6 +27,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::os::unix::io::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -422,6 +423,42 @@ impl Plain {
                     }
                 }
                 Ok(None) => self.fill().map_err(|e| self.broke(e))?,
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// The socket, for a caller that waits on several connections at once (`poll(2)`).
+    pub fn fd(&self) -> RawFd {
+        match &self.stream {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// The reply awaited, if all of it has come; `None` when it has not yet. Replies
+    /// owed to earlier commands are put aside first, push messages kept, as
+    /// `read_reply` does. With `read`, the socket is read once first: only when
+    /// `poll(2)` said it is readable, so that this never blocks.
+    pub fn try_reply(&mut self, mut read: bool) -> RedisResult<Option<Value>> {
+        loop {
+            match parse(&self.buf[self.start..self.end], 0) {
+                Ok(Some((value, used))) => {
+                    self.consumed(used);
+                    match value {
+                        Value::Push { data, .. } => self.keep(data),
+                        _ if self.pending > 0 => self.pending -= 1,
+                        value => return Ok(Some(value)),
+                    }
+                }
+                Ok(None) if read => {
+                    read = false;
+                    self.fill().map_err(|e| self.broke(e))?;
+                }
+                Ok(None) => return Ok(None),
                 Err(e) => {
                     self.broken = true;
                     return Err(e);

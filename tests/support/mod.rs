@@ -77,6 +77,28 @@ impl RedisServer {
         c.query(&mut conn)
     }
 
+    /// Sends `signal` to the server: SIGSTOP hangs it (its host still accepts and
+    /// acknowledges, the server answers nothing), SIGCONT wakes it.
+    pub fn signal(&self, signal: i32) {
+        if let Some(child) = &self.child {
+            // SAFETY: a plain kill(2) of our own child.
+            unsafe { libc::kill(child.id() as i32, signal) };
+        }
+    }
+
+    /// How many `SET`s the server has run (INFO commandstats).
+    pub fn set_calls(&self) -> u64 {
+        let info = match self.cmd(&["INFO", "commandstats"]) {
+            Ok(redis::Value::BulkString(b)) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(redis::Value::VerbatimString { text, .. }) => text,
+            other => panic!("INFO: {other:?}"),
+        };
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_set:calls="))
+            .and_then(|rest| rest.split(',').next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
     /// SIGKILL, no goodbye.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
