@@ -294,6 +294,13 @@ impl Stream {
         }
     }
 
+    fn read_timeout(&self) -> io::Result<Option<Duration>> {
+        match self {
+            Stream::Tcp(s) => s.read_timeout(),
+            Stream::Unix(s) => s.read_timeout(),
+        }
+    }
+
     fn set_write_timeout(&self, d: Option<Duration>) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(d),
@@ -329,8 +336,20 @@ const FIRST_BUFFER: usize = 4096;
 /// Longest bulk string accepted in a reply: Redis's default `proto-max-bulk-len`.
 const MAX_BULK: i64 = 512 * 1024 * 1024;
 
-/// Deepest nesting of arrays accepted in a reply (a guard against a hostile server).
+/// Deepest nesting of aggregates accepted in a reply (no reply of ours nests more
+/// than two deep); deeper is a protocol error, before any recursion goes further.
 const MAX_DEPTH: usize = 64;
+
+/// Longest line (a header, a simple string or error) waited for: one still without
+/// its CRLF past this is refused. Redis's own bound on an inline command.
+const MAX_LINE: usize = 64 * 1024;
+
+/// Most values one reply may hold, all levels counted, and one aggregate may
+/// declare: each costs a `Value` (56 bytes) however few bytes it came in.
+const MAX_VALUES: usize = 1 << 20;
+
+/// Largest the reply buffer grows: one bulk string of `MAX_BULK` bytes and its header.
+const MAX_BUFFER: usize = MAX_BULK as usize + MAX_LINE;
 
 impl Plain {
     /// Connects to `info` (plain TCP or a Unix socket) within `timeout`, then
@@ -411,18 +430,25 @@ impl Plain {
     /// push messages are kept for `next_push`.
     #[inline(always)]
     fn read_reply(&mut self) -> RedisResult<Value> {
-        // The path of every command, written out: no frame passed through.
+        // The path of every command, written out: no frame passed through, the value
+        // matched where it was parsed. A reply in pieces, and a push message, go on
+        // in `read_reply_rest`.
         loop {
             match parse(&self.buf[self.start..self.end], 0) {
                 Ok(Some((value, used))) => {
                     self.consumed(used);
                     match value {
-                        Value::Push { data, .. } => self.keep(data),
+                        value @ Value::Push { .. } => return self.read_reply_rest(Ok(value)),
                         _ if self.pending > 0 => self.pending -= 1,
                         value => return Ok(value),
                     }
                 }
-                Ok(None) => self.fill().map_err(|e| self.broke(e))?,
+                // Nothing read yet: the path of every command, one read away.
+                Ok(None) if self.start == self.end => self.fill().map_err(|e| self.broke(e))?,
+                Ok(None) => {
+                    let value = self.complete();
+                    return self.read_reply_rest(value);
+                }
                 Err(e) => {
                     self.broken = true;
                     return Err(e);
@@ -467,6 +493,108 @@ impl Plain {
         }
     }
 
+    /// `read_reply` past its fast path, from the frame `next` it read: push messages
+    /// are kept, for no longer than the read timeout (`pushed`), and owed replies
+    /// put aside, until the reply.
+    #[cold]
+    #[inline(never)]
+    fn read_reply_rest(&mut self, mut next: RedisResult<Value>) -> RedisResult<Value> {
+        let mut pushes = None;
+        loop {
+            match next? {
+                Value::Push { data, .. } => {
+                    self.keep(data);
+                    self.pushed(&mut pushes)?;
+                }
+                _ if self.pending > 0 => self.pending -= 1,
+                value => return Ok(value),
+            }
+            next = self.next_value();
+        }
+    }
+
+    /// Reads the next reply or push message, blocking as long as the read timeout lets it.
+    fn next_value(&mut self) -> RedisResult<Value> {
+        loop {
+            match parse(&self.buf[self.start..self.end], 0) {
+                Ok(Some((value, used))) => {
+                    self.consumed(used);
+                    return Ok(value);
+                }
+                Ok(None) if self.start == self.end => self.fill().map_err(|e| self.broke(e))?,
+                Ok(None) => return self.complete(),
+                Err(e) => {
+                    self.broken = true;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Reads the rest of a frame that has begun in the buffer, and parses it. Each
+    /// read is checked only for what it brought (`Scan`), and the frame must be whole
+    /// within the read timeout in all: a server that trickles it, or stops half-way,
+    /// holds a read no longer than one that sends nothing.
+    #[cold]
+    #[inline(never)]
+    fn complete(&mut self) -> RedisResult<Value> {
+        let budget = self.stream.read_timeout().map_err(|e| self.broke(e))?;
+        let started = Instant::now();
+        let mut scan = Scan::new();
+        let whole: RedisResult<()> = loop {
+            match scan.whole(&self.buf[self.start..self.end]) {
+                Ok(true) => break Ok(()),
+                Ok(false) => {}
+                Err(e) => break Err(e),
+            }
+            if let Some(budget) = budget {
+                let left = budget.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    break Err(io::Error::new(io::ErrorKind::TimedOut, "the reply did not end within read_timeout").into());
+                }
+                if let Err(e) = self.stream.set_read_timeout(Some(left)) {
+                    break Err(e.into());
+                }
+            }
+            if let Err(e) = self.fill() {
+                break Err(e.into());
+            }
+        };
+        let reset = match budget {
+            Some(_) => self.stream.set_read_timeout(budget).map_err(RedisError::from),
+            None => Ok(()),
+        };
+        let parsed = whole.and(reset).and_then(|()| match parse(&self.buf[self.start..self.end], 0) {
+            Ok(Some(frame)) => Ok(frame),
+            Ok(None) => Err(refused("a whole reply, which the scan saw and the parse did not".to_string())),
+            Err(e) => Err(e),
+        });
+        match parsed {
+            Ok((value, used)) => {
+                self.consumed(used);
+                Ok(value)
+            }
+            Err(e) => {
+                self.broken = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Another push message came while a reply is awaited. They are kept while
+    /// they come, but not for longer than the read timeout from the first: a
+    /// server could send them without end and never the reply.
+    #[cold]
+    fn pushed(&mut self, since: &mut Option<(Instant, Option<Duration>)>) -> RedisResult<()> {
+        let stream = &self.stream;
+        let (first, budget) = *since.get_or_insert_with(|| (Instant::now(), stream.read_timeout().ok().flatten()));
+        if budget.is_some_and(|b| first.elapsed() >= b) {
+            self.broken = true;
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "push messages, and no reply, for read_timeout").into());
+        }
+        Ok(())
+    }
+
     /// `used` bytes of the buffer are parsed.
     #[inline]
     fn consumed(&mut self, used: usize) {
@@ -478,25 +606,28 @@ impl Plain {
 
     /// Reads the next reply or push message, blocking as long as the read timeout lets it.
     fn read_frame(&mut self) -> RedisResult<Frame> {
-        loop {
-            if let Some(frame) = self.parse_next()? {
-                return Ok(frame);
-            }
-            self.fill().map_err(|e| self.broke(e))?;
-        }
+        Ok(Frame::of(self.next_value()?))
     }
 
-    /// The next whole frame already read, if there is one.
-    fn parse_next(&mut self) -> RedisResult<Option<Frame>> {
-        match parse(&self.buf[self.start..self.end], 0) {
+    /// The next whole frame already read, if there is one. `scan` is how far a
+    /// frame still arriving was checked: the caller keeps it from one read to the next.
+    fn parse_next(&mut self, scan: &mut Scan) -> RedisResult<Option<Frame>> {
+        let data = &self.buf[self.start..self.end];
+        let parsed = match scan.whole(data) {
+            Ok(false) => return Ok(None),
+            Ok(true) => parse(data, 0),
+            Err(e) => Err(e),
+        };
+        match parsed {
             Ok(Some((value, used))) => {
                 self.consumed(used);
-                Ok(Some(match value {
-                    Value::Push { data, .. } => Frame::Push(data),
-                    value => Frame::Reply(value),
-                }))
+                *scan = Scan::new();
+                Ok(Some(Frame::of(value)))
             }
-            Ok(None) => Ok(None),
+            Ok(None) => {
+                self.broken = true;
+                Err(refused("a whole reply, which the scan saw and the parse did not".to_string()))
+            }
             Err(e) => {
                 self.broken = true;
                 Err(e)
@@ -512,8 +643,10 @@ impl Plain {
             if self.start > 0 {
                 self.buf.copy_within(self.start..self.end, 0);
                 (self.start, self.end) = (0, self.end - self.start);
+            } else if self.buf.len() < MAX_BUFFER {
+                self.buf.resize((self.buf.len() * 2).min(MAX_BUFFER), 0);
             } else {
-                self.buf.resize(self.buf.len() * 2, 0);
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("a reply longer than {} MiB", MAX_BUFFER >> 20)));
             }
         }
         match self.stream.read(&mut self.buf[self.end..]) {
@@ -571,8 +704,9 @@ impl Plain {
         if self.broken || self.stream.set_nonblocking(true).is_err() {
             return;
         }
+        let mut scan = Scan::new();
         loop {
-            match self.parse_next() {
+            match self.parse_next(&mut scan) {
                 Ok(Some(Frame::Push(push))) => self.keep(push),
                 Ok(Some(Frame::Reply(_))) if self.pending > 0 => self.pending -= 1,
                 Ok(Some(Frame::Reply(_))) => {
@@ -642,6 +776,7 @@ impl Plain {
         let want: &[u8] = if sharded { b"ssubscribe" } else { b"subscribe" };
         let mut subscribed = None;
         let mut waiting_unsubscribe = dropped.is_some();
+        let mut pushes = None;
         while subscribed.is_none() || waiting_unsubscribe {
             match self.read_frame()? {
                 Frame::Reply(_) if self.pending > 0 => self.pending -= 1,
@@ -669,6 +804,7 @@ impl Plain {
                         waiting_unsubscribe = false;
                     } else {
                         self.keep(push);
+                        self.pushed(&mut pushes)?;
                     }
                 }
             }
@@ -687,31 +823,36 @@ impl Plain {
             return Ok(Heard::Message(msg));
         }
         let until = Instant::now() + timeout;
+        let mut scan = Scan::new();
         loop {
             if !self.listens(channel) {
                 return Ok(Heard::Unsubscribed);
             }
-            match self.parse_next()? {
+            let read = match self.parse_next(&mut scan)? {
                 Some(Frame::Push(push)) => {
                     self.keep(push);
                     if let Some(msg) = self.pushes.pop_front() {
                         return Ok(Heard::Message(msg));
                     }
-                    continue;
+                    true
                 }
                 Some(Frame::Reply(_)) if self.pending > 0 => {
                     self.pending -= 1;
-                    continue;
+                    true
                 }
                 Some(Frame::Reply(_)) => {
                     self.broken = true;
                     return Err(protocol("a push message", b"a reply nobody asked for"));
                 }
-                None => {}
-            }
+                None => false,
+            };
+            // Checked after every frame too: pushes that are no message could come without end.
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Ok(Heard::Nothing);
+            }
+            if read {
+                continue;
             }
             self.stream.set_read_timeout(Some(left)).map_err(|e| self.broke(e))?;
             let filled = self.fill();
@@ -736,10 +877,15 @@ impl Drop for Plain {
     /// unread resets the connection, and the server might drop a command it has not
     /// run yet (an unawaited release).
     fn drop(&mut self) {
+        let mut pushes = None;
         while self.pending > 0 && !self.broken {
             match self.read_frame() {
                 Ok(Frame::Reply(_)) => self.pending -= 1,
-                Ok(Frame::Push(_)) => {}
+                Ok(Frame::Push(_)) => {
+                    if self.pushed(&mut pushes).is_err() {
+                        break;
+                    }
+                }
                 Err(_) => break,
             }
         }
@@ -752,6 +898,15 @@ enum Frame {
     Reply(Value),
     /// A push message (RESP3): its parts.
     Push(Vec<Value>),
+}
+
+impl Frame {
+    fn of(value: Value) -> Frame {
+        match value {
+            Value::Push { data, .. } => Frame::Push(data),
+            value => Frame::Reply(value),
+        }
+    }
 }
 
 /// An `AUTH` refused by the server, as redis-rs reports it: the reply's text stays in
@@ -773,7 +928,8 @@ fn auth_refused(e: RedisError) -> RedisError {
 fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
     let Some(eol) = data.windows(2).position(|w| w == b"\r\n") else { return Ok(None) };
     let (kind, line) = match data.split_first() {
-        Some((&kind, _)) => (kind, &data[1..eol]),
+        // A line that is only CRLF has no type: `_` refuses it.
+        Some((&kind, _)) => (kind, data.get(1..eol).unwrap_or_default()),
         None => return Ok(None),
     };
     let after = eol + 2;
@@ -792,8 +948,7 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
         },
         b'*' => match number()? {
             -1 => (Value::Nil, after),
-            n if n < 0 || depth >= MAX_DEPTH => return Err(protocol("an array length", line)),
-            n => match items(data, after, n as usize, depth)? {
+            n => match items(data, after, declared(n, 1, depth, line)?, depth)? {
                 None => return Ok(None),
                 Some((items, at)) => (Value::Array(items), at),
             },
@@ -809,14 +964,7 @@ fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usize)>> {
 #[cold]
 fn parse_resp3(data: &[u8], kind: u8, line: &[u8], after: usize, depth: usize) -> RedisResult<Option<(Value, usize)>> {
     // `n` values (`n` pairs when `per` is 2) after the header.
-    let aggregate = |per: usize| -> RedisResult<Option<(Vec<Value>, usize)>> {
-        let n = number(line)?;
-        if n < 0 || depth >= MAX_DEPTH {
-            return Err(protocol("an aggregate length", line));
-        }
-        let n = usize::try_from(n).ok().and_then(|n| n.checked_mul(per)).ok_or_else(|| protocol("an aggregate length", line))?;
-        items(data, after, n, depth)
-    };
+    let aggregate = |per: usize| -> RedisResult<Option<(Vec<Value>, usize)>> { items(data, after, declared(number(line)?, per, depth, line)?, depth) };
     Ok(Some(match kind {
         b'~' if line == b"-1" => (Value::Nil, after),
         b'~' | b'%' => match aggregate(if kind == b'%' { 2 } else { 1 })? {
@@ -885,9 +1033,24 @@ fn blob<'a>(data: &'a [u8], line: &[u8], after: usize) -> RedisResult<Option<(Op
     }
 }
 
+/// How many values an aggregate of `n` (`n` pairs when `per` is 2) at `depth` holds,
+/// when that is within the limits.
+#[inline]
+fn declared(n: i64, per: usize, depth: usize, line: &[u8]) -> RedisResult<usize> {
+    if !(0..=MAX_VALUES as i64).contains(&n) {
+        return Err(protocol(&format!("an aggregate length of 0 to {MAX_VALUES} values"), line));
+    }
+    if depth >= MAX_DEPTH {
+        return Err(refused(format!("aggregates nested at most {MAX_DEPTH} deep, got deeper")));
+    }
+    Ok(n as usize * per)
+}
+
 /// `n` values from `at`, and where they end.
 fn items(data: &[u8], mut at: usize, n: usize, depth: usize) -> RedisResult<Option<(Vec<Value>, usize)>> {
-    let mut items = Vec::with_capacity(n.min(1024));
+    // Room for what the bytes at hand can hold (a value takes 3 at least), never
+    // for what a length the server declared promises.
+    let mut items = Vec::with_capacity(n.min((data.len() - at) / 3));
     for _ in 0..n {
         match parse(&data[at..], depth + 1)? {
             Some((item, used)) => {
@@ -900,9 +1063,112 @@ fn items(data: &[u8], mut at: usize, n: usize, depth: usize) -> RedisResult<Opti
     Ok(Some((items, at)))
 }
 
+/// A reply that breaks the protocol: what was expected, and (its first bytes) what came.
 fn protocol(what: &str, got: &[u8]) -> RedisError {
-    RedisError::from((ErrorKind::Parse, "protocol error", format!("expected {what}, got {:?}", String::from_utf8_lossy(got))))
+    let shown = String::from_utf8_lossy(&got[..got.len().min(32)]);
+    let more = if got.len() > 32 { "…" } else { "" };
+    refused(format!("expected {what}, got {shown:?}{more}"))
 }
+
+fn refused(why: String) -> RedisError {
+    RedisError::from((ErrorKind::Parse, "protocol error", why))
+}
+
+/// How far a frame still arriving has been checked, so that each read is checked
+/// only for what it brought: a reply that comes in many pieces costs one pass over
+/// it, not one per piece, and allocates nothing. It finds where values end and
+/// holds them to the limits (`MAX_LINE`, `MAX_BULK`, `MAX_VALUES`, `MAX_DEPTH`, the
+/// types and lengths `parse` takes); `parse` reads the frame once it is whole.
+struct Scan {
+    /// Where the next header starts, from the frame's first byte.
+    at: usize,
+    /// Values begun so far, every level counted.
+    values: usize,
+    /// How many values each open aggregate still owes, outermost first; `owed[0]`
+    /// is the frame itself (one value).
+    owed: [usize; MAX_DEPTH + 1],
+    /// How many of `owed` are open.
+    open: usize,
+    /// How far past `at` the search for the end of a line got (a line may come in
+    /// many reads too).
+    searched: usize,
+}
+
+impl Scan {
+    fn new() -> Scan {
+        let mut owed = [0; MAX_DEPTH + 1];
+        owed[0] = 1;
+        Scan { at: 0, values: 0, owed, open: 1, searched: 0 }
+    }
+
+    /// Whether `data` (the frame's bytes so far, from its first) holds the whole frame.
+    fn whole(&mut self, data: &[u8]) -> RedisResult<bool> {
+        while self.open > 0 {
+            let rest = &data[self.at..];
+            let window = &rest[..rest.len().min(MAX_LINE + 2)];
+            // From the last byte searched: it may be the CR of a CRLF split between reads.
+            let from = self.searched.saturating_sub(1).min(window.len());
+            let Some(eol) = window[from..].windows(2).position(|w| w == b"\r\n").map(|i| from + i) else {
+                if window.len() == MAX_LINE + 2 {
+                    return Err(refused(format!("a line of at most {MAX_LINE} bytes, got a longer one")));
+                }
+                self.searched = window.len();
+                return Ok(false);
+            };
+            let (kind, line) = (rest[0], rest.get(1..eol).unwrap_or_default());
+            let mut end = eol + 2;
+            let mut opens = 0;
+            match kind {
+                b'+' | b'-' | b':' | b'_' | b'#' | b',' | b'(' => {}
+                b'$' | b'=' | b'!' => match number(line)? {
+                    -1 => {}
+                    n if !(0..=MAX_BULK).contains(&n) => return Err(protocol("a bulk length", line)),
+                    n => {
+                        end += n as usize + 2;
+                        if rest.len() < end {
+                            return Ok(false);
+                        }
+                    }
+                },
+                b'*' | b'~' | b'%' | b'>' | b'|' => {
+                    let n = number(line)?;
+                    let null = (kind == b'*' && n == -1) || (kind == b'~' && line == b"-1");
+                    if !null {
+                        opens = declared(n, if matches!(kind, b'%' | b'|') { 2 } else { 1 }, self.open - 1, line)?;
+                        // An attribute is followed by the value it annotates, at its depth.
+                        opens += usize::from(kind == b'|');
+                    }
+                }
+                _ => return Err(protocol("a RESP reply", &rest[..eol])),
+            }
+            self.at += end;
+            self.searched = 0;
+            self.values += 1;
+            if self.values > MAX_VALUES {
+                return Err(refused(format!("a reply of at most {MAX_VALUES} values, got more")));
+            }
+            if opens > 0 {
+                self.owed[self.open] = opens;
+                self.open += 1;
+                continue;
+            }
+            // A value ended: so does each aggregate it was the last of.
+            while self.open > 0 {
+                self.owed[self.open - 1] -= 1;
+                if self.owed[self.open - 1] > 0 {
+                    break;
+                }
+                self.open -= 1;
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// The generator the socket-level property test (`tests/hostile_replies.rs`) uses too.
+#[cfg(test)]
+#[path = "../../tests/support/resp_gen.rs"]
+mod resp_gen;
 
 #[cfg(test)]
 mod tests {
@@ -985,5 +1251,85 @@ mod tests {
         }
         let deep = "*1\r\n".repeat(MAX_DEPTH + 1) + ":1\r\n";
         assert!(parse(deep.as_bytes(), 0).is_err());
+        assert!(parse(b"\r\n", 0).is_err());
+        assert!(parse(b"*1048577\r\n", 0).is_err());
+    }
+
+    /// Feeds `data` to a fresh `Scan` in pieces of random sizes, as reads would bring it.
+    fn scanned(data: &[u8], rng: &mut rand::rngs::StdRng) -> (RedisResult<bool>, usize) {
+        use rand::Rng;
+        let mut scan = Scan::new();
+        let mut have = 0;
+        loop {
+            have = (have + rng.random_range(1..64)).min(data.len());
+            match scan.whole(&data[..have]) {
+                Ok(false) if have < data.len() => continue,
+                other => return (other, scan.at),
+            }
+        }
+    }
+
+    /// The scan that waits for a frame and the parse that reads it agree on every
+    /// generated input: where a frame ends, and that a prefix of one is not whole.
+    /// (`tests/hostile_replies.rs` sends the same inputs over sockets.)
+    #[test]
+    fn the_scan_and_the_parse_agree_on_generated_replies() {
+        use rand::SeedableRng;
+        let cases: u64 = std::env::var("REDIS_LOCK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+        let seed = 0x5eed_5ca7;
+        for i in 0..cases {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let case = resp_gen::case(&mut rng);
+            let data = &case.bytes;
+            let what = || format!("seed {seed:#x}, case {i}, {}: {:?}", case.how, String::from_utf8_lossy(&data[..data.len().min(100)]));
+            let parsed = std::panic::catch_unwind(|| parse(data, 0)).unwrap_or_else(|_| panic!("parse panicked: {}", what()));
+            let (whole, at) = scanned(data, &mut rng);
+            let (fresh, fresh_at) = {
+                let mut scan = Scan::new();
+                (scan.whole(data), scan.at)
+            };
+            assert_eq!(whole.as_ref().ok(), fresh.as_ref().ok(), "a scan in pieces and one in one go differ: {}", what());
+            match (&parsed, &whole) {
+                (Ok(Some((_, used))), Ok(true)) => assert_eq!((*used, at, fresh_at), (at, at, at), "{}", what()),
+                (Ok(Some(_)), other) => panic!("parsed whole, scanned {other:?}: {}", what()),
+                (Ok(None), Ok(true)) => panic!("scanned whole, parse waits for more: {}", what()),
+                _ => {}
+            }
+            if case.valid {
+                assert!(matches!(parsed, Ok(Some((_, used))) if used == data.len()), "{:?}: {}", parsed.err(), what());
+            }
+            if case.prefix {
+                assert!(matches!(parsed, Ok(None)), "a prefix parsed as {parsed:?}: {}", what());
+                assert!(matches!(whole, Ok(false)), "a prefix scanned as {whole:?}: {}", what());
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_holds_replies_to_the_limits() {
+        let refused = |data: &[u8]| Scan::new().whole(data).is_err();
+        assert!(refused(&[b'+'; MAX_LINE + 2]));
+        assert!(!refused(&[b'+'; MAX_LINE + 1]));
+        assert!(refused(format!("${}\r\n", MAX_BULK + 1).as_bytes()));
+        assert!(refused(format!("*{}\r\n", MAX_VALUES + 1).as_bytes()));
+        assert!(refused(format!("%{}\r\n", MAX_VALUES + 1).as_bytes()));
+        assert!(refused("*1\r\n".repeat(MAX_DEPTH + 1).as_bytes()));
+        assert!(!refused("*1\r\n".repeat(MAX_DEPTH).as_bytes()));
+        let nested = format!("*2\r\n*{MAX_VALUES}\r\n") + &":1\r\n".repeat(MAX_VALUES);
+        assert!(refused(nested.as_bytes()));
+        for bad in [&b"*-2\r\n"[..], b"$-2\r\n", b"~-01\r\n", b">-1\r\n", b"*x\r\n", b"?\r\n", b"\r\n"] {
+            assert!(refused(bad), "{}", String::from_utf8_lossy(bad));
+        }
+        let mut scan = Scan::new();
+        assert!(!scan.whole(b"*2\r\n$5\r\nab").unwrap());
+        assert!(!scan.whole(b"*2\r\n$5\r\nabcde\r\n").unwrap());
+        assert!(scan.whole(b"*2\r\n$5\r\nabcde\r\n|1\r\n+k\r\n+v\r\n:3\r\n").unwrap());
+        assert_eq!(scan.at, 31);
+        // A line, and the CRLF that ends it, split between reads.
+        let mut scan = Scan::new();
+        for have in 1..b"+abc\r\n".len() {
+            assert!(!scan.whole(&b"+abc\r\n"[..have]).unwrap());
+        }
+        assert!(scan.whole(b"+abc\r\n").unwrap());
     }
 }

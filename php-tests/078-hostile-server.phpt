@@ -1,0 +1,206 @@
+--TEST--
+A broken or hostile server: malformed, truncated, oversized, endless or deeply nested replies each end addLock() and releaseLock() with a LockConnectionException naming the address and the fault, within about two read_timeouts, with no panic and no memory taken by what was only declared; a real server works after
+--SKIPIF--
+<?php if (!function_exists('pcntl_fork') || !function_exists('posix_kill')) die('skip pcntl and posix');
+--FILE--
+<?php
+require __DIR__ . '/_fault.inc';
+
+// Each scenario has a listening port of its own; every connection to it gets the
+// scenario's reply to its first command that is not PING (a new connection starts
+// with PING, answered as Redis does). `after`: what the server does next.
+$scenarios = [
+    'malformed length' => ["\$12a\r\nhello\r\n", 'silent'],
+    'negative length' => ["*-7\r\n", 'silent'],
+    'truncated, then silent' => ["\$10\r\nhel", 'silent'],
+    'truncated, then closed' => ["*3\r\n:1\r\n\$5\r\nab", 'close'],
+    '100 MB bulk declared, then silent' => ["\$104857600\r\n" . str_repeat('x', 1000), 'silent'],
+    '100000 levels of nesting' => [str_repeat("*1\r\n", 100000) . ":1\r\n", 'silent'],
+    'garbage type byte' => ["?what\r\n", 'silent'],
+    'RESP3 boolean malformed' => ["%2\r\n#x\r\n", 'silent'],
+    '2 million integers' => ["*2000000\r\n" . str_repeat(":1\r\n", 2000000), 'silent'],
+    'a byte every 50 ms' => ["\$1000000\r\n", 'trickle'],
+    'a line without end' => ['+', 'endless line'],
+    'push messages, never the reply' => ['', 'endless pushes'],
+];
+$listeners = [];
+foreach ($scenarios as $name => $_) {
+    $listeners[$name] = stream_socket_server('tcp://127.0.0.1:0', $errno, $errstr) or die("listen: $errstr\n");
+}
+$portOf = fn($s) => (int) substr(strrchr(stream_socket_get_name($s, false), ':'), 1);
+
+/** Reads one command (an array of bulk strings); null when the client is gone. */
+function read_command($c): ?array {
+    $head = fgets($c);
+    if ($head === false || $head[0] !== '*') { return null; }
+    $args = [];
+    for ($i = 0, $n = (int) substr($head, 1); $i < $n; $i++) {
+        $len = (int) substr((string) fgets($c), 1);
+        $arg = '';
+        while (strlen($arg) < $len + 2) {
+            $more = fread($c, $len + 2 - strlen($arg));
+            if ($more === false || $more === '') { return null; }
+            $arg .= $more;
+        }
+        $args[] = substr($arg, 0, $len);
+    }
+    return $args;
+}
+
+/** Writes $bytes while the client reads them; false once it has gone. */
+function send_all($c, string $bytes): bool {
+    for ($at = 0; $at < strlen($bytes); $at += $n) {
+        $n = @fwrite($c, substr($bytes, $at, 65536));
+        if (!$n) { return false; }
+    }
+    return true;
+}
+
+/** One connection: PING answered, then the scenario. Ten seconds at most. */
+function serve($c, string $reply, string $after): void {
+    stream_set_timeout($c, 10);
+    $until = microtime(true) + 10;
+    while (($cmd = read_command($c)) !== null && strtoupper($cmd[0]) === 'PING') {
+        fwrite($c, "+PONG\r\n");
+    }
+    if ($cmd === null || !send_all($c, $reply)) { return; }
+    switch ($after) {
+        case 'close':
+            return;
+        case 'silent':
+            // Until the client hangs up.
+            while (!feof($c) && microtime(true) < $until) { fread($c, 65536); }
+            return;
+        case 'trickle':
+            while (microtime(true) < $until && @fwrite($c, 'x')) { usleep(50000); }
+            return;
+        case 'endless line':
+            $chunk = str_repeat('1', 65536);
+            while (microtime(true) < $until && send_all($c, $chunk)) {}
+            return;
+        case 'endless pushes':
+            $chunk = str_repeat(">2\r\n\$7\r\nmessage\r\n\$1\r\nx\r\n", 1000);
+            while (microtime(true) < $until && send_all($c, $chunk)) {}
+            return;
+    }
+}
+
+// The server: a child process, and a child of its own per connection (each ends
+// when its client has gone, or after ten seconds).
+$server = pcntl_fork();
+if ($server === 0) {
+    pcntl_signal(SIGCHLD, SIG_IGN);
+    while (true) {
+        $ready = array_values($listeners);
+        $w = $e = null;
+        if (!@stream_select($ready, $w, $e, 1)) { continue; }
+        foreach ($ready as $l) {
+            $c = @stream_socket_accept($l, 0);
+            if (!$c) { continue; }
+            $name = array_search($l, $listeners, true);
+            if (pcntl_fork() === 0) {
+                foreach ($listeners as $other) { fclose($other); }
+                serve($c, ...$scenarios[$name]);
+                fclose($c);
+                posix_kill(posix_getpid(), SIGKILL);
+            }
+            fclose($c);
+        }
+    }
+}
+
+function status(string $field): int {
+    preg_match("/^$field:\\s+(\\d+) kB/m", file_get_contents('/proc/self/status'), $m);
+    return (int) $m[1] * 1024;
+}
+
+$readTimeout = 0.3;
+$bound = 2 * $readTimeout + 1.0;
+$token = str_repeat('ab', 16);
+$mem0 = memory_get_usage();
+$rss0 = status('VmRSS');
+$hwm0 = status('VmHWM');
+foreach ($scenarios as $name => $_) {
+    $port = $portOf($listeners[$name]);
+    $opts = ['dsn' => "redis://127.0.0.1:$port", 'read_timeout' => $readTimeout, 'connect_timeout' => 0.5];
+    $lines = [];
+    foreach (['addLock' => fn() => (new Lock(rl_key('hostile'), 0, 10, $opts))->addLock(),
+              'releaseLock' => fn() => (new Lock(rl_key('hostile'), 0, 10, $opts))->releaseLock($token)] as $call => $fn) {
+        [$r, $took] = rl_timed($fn);
+        $what = $r instanceof Throwable ? get_class($r) : 'no exception: ' . var_export($r, true);
+        $named = $r instanceof Throwable && str_contains($r->getMessage(), "127.0.0.1:$port");
+        $panic = $r instanceof Throwable && stripos($r->getMessage(), 'panic') !== false;
+        $lines[] = sprintf("  %s: %s, names the address: %s, in time: %s%s", $call, $what, $named ? 'yes' : 'NO',
+            $took < $bound ? 'yes' : sprintf('NO (%.2f s)', $took), $panic ? ', PANIC' : '');
+        if ($call === 'addLock') {
+            $message = $r instanceof Throwable ? str_replace((string) $port, 'PORT', $r->getMessage()) : '';
+        }
+    }
+    echo "$name\n", implode("\n", $lines), "\n  $message\n";
+}
+gc_collect_cycles();
+printf("PHP memory grew by less than 64 KiB: %s\n", var_export(memory_get_usage() - $mem0 < 65536, true));
+printf("RSS grew by less than 4 MiB: %s\n", var_export(status('VmRSS') - $rss0 < (4 << 20), true));
+printf("peak RSS grew by less than 8 MiB: %s\n", var_export(status('VmHWM') - $hwm0 < (8 << 20), true));
+
+posix_kill($server, SIGKILL);
+pcntl_waitpid($server, $status);
+
+// The process is healthy: a real server, at once.
+$l = new Lock(rl_key('after-hostile'), 0, 10, ['dsn' => rl_dsn()]);
+$t = $l->addLock();
+echo "a real server after: ", var_export(is_string($t) && $l->releaseLock($t), true), "\n";
+?>
+--EXPECTF--
+malformed length
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected a number, got "12a"%s
+negative length
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected an aggregate length of 0 to 1048576 values, got "-7"%s
+truncated, then silent
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: timed out (connect_timeout 0.5 s, read_timeout 0.3 s)%s
+truncated, then closed
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: connection lost (the server closed the connection)%s
+100 MB bulk declared, then silent
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: timed out (connect_timeout 0.5 s, read_timeout 0.3 s)%s
+100000 levels of nesting
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: aggregates nested at most 64 deep, got deeper%s
+garbage type byte
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected a RESP reply, got "?what"%s
+RESP3 boolean malformed
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected a boolean, got "x"%s
+2 million integers
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected an aggregate length of 0 to 1048576 values, got "2000000"%s
+a byte every 50 ms
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: timed out (connect_timeout 0.5 s, read_timeout 0.3 s)%s
+a line without end
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: a line of at most 65536 bytes, got a longer one%s
+push messages, never the reply
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: timed out (connect_timeout 0.5 s, read_timeout 0.3 s)%s
+PHP memory grew by less than 64 KiB: true
+RSS grew by less than 4 MiB: true
+peak RSS grew by less than 8 MiB: true
+a real server after: true
