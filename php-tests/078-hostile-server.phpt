@@ -22,6 +22,7 @@ $scenarios = [
     'a byte every 50 ms' => ["\$1000000\r\n", 'trickle'],
     'a line without end' => ['+', 'endless line'],
     'push messages, never the reply' => ['', 'endless pushes'],
+    'a well-formed reply of the wrong shape' => ["*2\r\n:1\r\n:2\r\n", 'silent'],
 ];
 $listeners = [];
 foreach ($scenarios as $name => $_) {
@@ -200,6 +201,10 @@ push messages, never the reply
   addLock: LockConnectionException, names the address: yes, in time: yes
   releaseLock: LockConnectionException, names the address: yes, in time: yes
   redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: timed out (connect_timeout 0.5 s, read_timeout 0.3 s)%s
+a well-formed reply of the wrong shape
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: the server broke the protocol: an unexpected reply (to SET NX: array([int(1), int(2)])); the lock may have been taken: releaseLock() clears it, or it expires after lockOut
 PHP memory grew by less than 64 KiB: true
 RSS grew by less than 4 MiB: true
 peak RSS grew by less than 8 MiB: true

@@ -80,6 +80,10 @@ impl Endpoint {
     pub fn error(&self, e: &RedisError) -> LockError {
         if breaks_connection(e) || is_auth_refusal(e) || self.on_replica(e) {
             LockError::Connection { addr: self.addr.clone(), cause: describe(e, self), sent: true }
+        } else if e.kind() == redis::ErrorKind::UnexpectedReturnType {
+            // In step, but not what the command answers: a broken or hostile server.
+            let what = e.detail().unwrap_or("").trim();
+            LockError::Connection { addr: self.addr.clone(), cause: format!("the server broke the protocol: an unexpected reply ({what})"), sent: true }
         } else if e.code().is_some_and(crate::error::passing_code) {
             // Refused whole: the command did not run.
             LockError::Passing { addr: self.addr.clone(), cause: passing_state(e), sent: false }

@@ -143,11 +143,13 @@ impl Lock {
                 Some(_) => wire::request(conn, &[b"SET", &k.lock, token, b"NX", b"PX", self.terms.ttl_arg.as_bytes()])?,
                 None => wire::request(conn, &[b"SET", &k.lock, token, b"NX"])?,
             };
-            Ok(match reply {
-                Value::Okay => Try::Acquired(None),
+            match reply {
+                Value::Okay => Ok(Try::Acquired(None)),
                 // The holder's lease is not known; the waiting loop asks the script.
-                _ => Try::Busy { pttl: None, queued: None },
-            })
+                Value::Nil => Ok(Try::Busy { pttl: None, queued: None }),
+                // A broken or hostile server: an error, never `false`.
+                other => Err(RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("to SET NX: {other:?}")))),
+            }
         }, taken)
     }
 
