@@ -101,6 +101,8 @@ namespace {
          * increases from holder to holder of this key, in any process. Pass it to the
          * storage the lock protects, and have it refuse writes with a smaller number than
          * it has seen. Null before the first acquisition, or with 'fencing' => false.
+         * Each number is at least the server's clock in microseconds, so numbers keep
+         * increasing even after a restart or failover that lost the counter.
          *
          * Issued when first asked for, while the lock is held (one round trip); from then
          * on this process's acquisitions issue theirs as they take the lock. Kept after
@@ -393,8 +395,9 @@ namespace {
      * timeouts (waits that gave up), wait_seconds_total, wait_seconds_max,
      * handed_over (holds received from a release), released, renewals, lost (holds
      * found taken or expired under their holder), errors (LockException family
-     * thrown) and connects (connections opened, reconnects included). Threads of one
-     * process share them.
+     * thrown), connects (connections opened, reconnects included) and stale
+     * (acquisitions that came too late to use, their lease possibly over: given up,
+     * never returned). Threads of one process share them.
      *
      * @param bool $reset zero the counters after reading them
      * @return array<string, int|float>

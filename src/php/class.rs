@@ -284,6 +284,8 @@ impl Lock {
     /// increases from holder to holder of this key, in any process. Pass it to the
     /// storage the lock protects, and have it refuse writes with a smaller number than
     /// it has seen. Null before the first acquisition, or with 'fencing' => false.
+    /// Each number is at least the server's clock in microseconds, so numbers keep
+    /// increasing even after a restart or failover that lost the counter.
     ///
     /// Issued when first asked for, while the lock is held (one round trip); from then
     /// on this process's acquisitions issue theirs as they take the lock. Kept after

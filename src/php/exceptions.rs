@@ -31,7 +31,7 @@ pub fn lock_exception() -> &'static ClassEntry {
 }
 
 /// `LockConnectionException extends LockException`: unreachable, timed out,
-/// refused authentication, protocol error.
+/// refused authentication, protocol error, a server not serving for now (LOADING, a failover).
 pub fn connection_exception() -> &'static ClassEntry {
     loaded(&CONNECTION_EXCEPTION)
 }

@@ -120,8 +120,9 @@ pub fn semaphore_array(i: &semaphore::Inspection) -> PhpResult<Array> {
 /// timeouts (waits that gave up), wait_seconds_total, wait_seconds_max,
 /// handed_over (holds received from a release), released, renewals, lost (holds
 /// found taken or expired under their holder), errors (LockException family
-/// thrown) and connects (connections opened, reconnects included). Threads of one
-/// process share them.
+/// thrown), connects (connections opened, reconnects included) and stale
+/// (acquisitions that came too late to use, their lease possibly over: given up,
+/// never returned). Threads of one process share them.
 ///
 /// @param bool $reset zero the counters after reading them
 /// @return array<string, int|float>
