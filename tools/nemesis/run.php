@@ -22,7 +22,7 @@
 // Faults (--faults, default: all of the topology's):
 //   partition  a worker's proxy stops forwarding for 0.2–1.2 s, then heals (its bytes arrive late);
 //              on Redlock, to 1–5 of the nodes
-//   pause      a worker stopped with SIGSTOP for 0.2–1.2 s
+//   pause      a worker stopped with SIGSTOP for 0.2–1.2 s (drawn twice as often as each other kind)
 //   reset      a worker's proxied connections closed
 //   stall      Redis (on Redlock: 1–2 nodes, a minority) stopped with SIGSTOP for 0.1–0.7 s (Redlock: 0.2–1.2 s)
 //   kill       Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and files
@@ -99,6 +99,21 @@ for ($i = 0; $i < $nworkers; $i++) {
 }
 
 /**
+ * One fault kind, drawn by weight: a worker pause counts twice, because it does
+ * harm only when it catches its worker queued, near the head, and the others are
+ * harmful wherever they land.
+ */
+function pick(array $kinds): string {
+    $weights = array_map(fn($k) => $k === 'pause' ? 2 : 1, $kinds);
+    $r = mt_rand(1, array_sum($weights));
+    foreach ($kinds as $i => $k) {
+        $r -= $weights[$i];
+        if ($r <= 0) { return $k; }
+    }
+    return end($kinds);
+}
+
+/**
  * The fault schedule: a fault every 0.2–0.8 s from 0.5 s to (duration − 3) s, each
  * ended by then. A fault whose target is still under a fault of its own kind is
  * left out (a stopped process cannot be stopped twice; a restarting server cannot
@@ -109,7 +124,7 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes): arr
     $busy = [];  // target => busy until
     $lastEnd = $duration - QUIET;
     for ($t = 0.5 + mt_rand(200, 800) / 1000; $t < $lastEnd - 0.1; $t += mt_rand(200, 800) / 1000) {
-        $kind = $kinds[mt_rand(0, count($kinds) - 1)];
+        $kind = pick($kinds);
         $w = mt_rand(0, $nworkers - 1);
         switch ($kind) {
             case 'partition':

@@ -124,10 +124,15 @@ $workload = $cfg['workload'];
 // The worker's own choices (keys, holds) come from the seed, so that a replay makes them again.
 mt_srand((int) $cfg['seed'] * 1000 + (int) $cfg['id']);
 
-/** How long to hold, in seconds: within the lease without the watchdog, past it (up to 2 leases) with it. */
+/**
+ * How long to hold, in seconds: mostly short (5–200 ms, so that the queue moves and
+ * hand-overs are many), within the lease without the watchdog; with it, one hold in
+ * five runs past the lease (1–2 leases), which only renewals keep.
+ */
 function hold_time(): float {
     global $cfg, $lease;
-    return $cfg['auto_renew'] ? mt_rand(20, (int) (2000 * $lease)) / 1000 : mt_rand(5, (int) (600 * $lease)) / 1000;
+    if ($cfg['auto_renew'] && mt_rand(0, 4) === 0) { return mt_rand((int) (1000 * $lease), (int) (2000 * $lease)) / 1000; }
+    return mt_rand(5, 200) / 1000;
 }
 
 /**

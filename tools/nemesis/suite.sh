@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The nemesis's two runs (tools/nemesis/run.php, judged by check.php):
+#   suite.sh short   `make test-nemesis`: single (AOF) 40 s + Redlock 30 s, fixed seeds,
+#                    under 90 s of wall time; exits 1 on a silent overlap, a stale entry,
+#                    a crash or a key stuck after the faults (check.php's rules)
+#   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3) × every topology
+#                    (NEMESIS_TOPOLOGIES), NEMESIS_DURATION s each (default 30); the
+#                    table goes to bench/results/nemesis.md (NEMESIS_MD)
+# The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
+# Histories stay in target/nemesis/{short,long}/ for check.php --verbose.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PHP=${PHP:-php}
+export NEMESIS_EXT=${NEMESIS_EXT:-$PWD/target/release/libredis_lock.so}
+mode=${1:-short}
+run() { "$PHP" -n -d extension=posix tools/nemesis/run.php --quiet "$@"; }
+
+case "$mode" in
+short)
+    dir=target/nemesis/short
+    rm -rf "$dir" && mkdir -p "$dir"
+    seed=${NEMESIS_SEED:-3}
+    run --seed "$seed" --topology single --duration 40 --workers 6 --out "$dir/single-$seed.jsonl"
+    run --seed "$seed" --topology redlock --duration 30 --workers 4 --out "$dir/redlock-$seed.jsonl"
+    exec "$PHP" -n tools/nemesis/check.php "$dir"/*.jsonl
+    ;;
+long)
+    dir=target/nemesis/long
+    rm -rf "$dir" && mkdir -p "$dir"
+    seeds=${NEMESIS_SEEDS:-1 2 3}
+    topologies=${NEMESIS_TOPOLOGIES:-single single-nopersist redlock redlock-nopersist}
+    duration=${NEMESIS_DURATION:-30}
+    for t in $topologies; do
+        for s in $seeds; do
+            echo "nemesis: $t seed $s (${duration} s)"
+            run --seed "$s" --topology "$t" --duration "$duration" --workers 6 --out "$dir/$t-$s.jsonl"
+        done
+    done
+    exec "$PHP" -n tools/nemesis/check.php --md "${NEMESIS_MD:-bench/results/nemesis.md}" "$dir"/*.jsonl
+    ;;
+*)
+    echo "usage: $0 short|long" >&2
+    exit 2
+    ;;
+esac
