@@ -19,13 +19,22 @@
 //   single-nopersist  one redis-server without persistence (a restart loses every key)
 //   redlock           5 redis-servers (the `servers` option), each with AOF always
 //   redlock-nopersist the same without persistence
+//   sentinel          a master and a replica (AOF always on both), 3 sentinels (down after
+//                     0.5 s); the workers find the master through the sentinels, with no
+//                     proxy between (no partition, no reset)
 // Faults (--faults, default: all of the topology's):
 //   partition  a worker's proxy stops forwarding for 0.2–1.2 s, then heals (its bytes arrive late);
 //              on Redlock, to 1–5 of the nodes
-//   pause      a worker stopped with SIGSTOP for 0.2–1.2 s (drawn twice as often as each other kind)
+//   pause      a worker stopped with SIGSTOP for 0.2–1.2 s
+//   pause-waiter  the same, of a worker waiting in an acquire when the fault comes (the
+//              nemesis reads the workers' histories as they grow; none waiting: skipped)
 //   reset      a worker's proxied connections closed
 //   stall      Redis (on Redlock: 1–2 nodes, a minority) stopped with SIGSTOP for 0.1–0.7 s (Redlock: 0.2–1.2 s)
 //   kill       Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and files
+//   failover   (sentinel) the current master SIGKILLed: the sentinels promote the replica,
+//              which may have missed the last writes; the old master restarts 2–3 s later
+//              and the sentinels make it a replica; `stall` there stops the current master
+//              for 0.1–1.5 s, past the sentinels' 0.5 s when long: a failover while it lives
 // Workloads (--workloads, one per worker, dealt from the seed): mutex, fair (`fair`),
 // token (caller-chosen tokens), sync (synchronized() with the watchdog), rw (read and
 // write holds of the shared lock), sem (a Semaphore of 2 permits on a key of its own).
@@ -55,14 +64,16 @@ $root = dirname(__DIR__, 2);
 $out = $opt['out'] ?? "$root/target/nemesis/$topology-$seed.jsonl";
 
 const TOPOLOGIES = [
-    'single' => ['nodes' => 1, 'persist' => true, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
+    'single' => ['nodes' => 1, 'persist' => true, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill', 'pause-waiter'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
-    'single-nopersist' => ['nodes' => 1, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
+    'single-nopersist' => ['nodes' => 1, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill', 'pause-waiter'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
     'redlock' => ['nodes' => 5, 'persist' => true, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
         'workloads' => ['mutex', 'sync', 'token']],
     'redlock-nopersist' => ['nodes' => 5, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
         'workloads' => ['mutex', 'sync', 'token']],
+    'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover'],
+        'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
 ];
 const LEASE = 0.5;
 const WAIT = 1.0;
@@ -98,19 +109,9 @@ for ($i = 0; $i < $nworkers; $i++) {
     $workerCfg[$i] = ['workload' => $wl, 'auto_renew' => $wl === 'sync' || $i % 2 === 1];
 }
 
-/**
- * One fault kind, drawn by weight: a worker pause counts twice, because it does
- * harm only when it catches its worker queued, near the head, and the others are
- * harmful wherever they land.
- */
+/** One fault kind, each as likely. */
 function pick(array $kinds): string {
-    $weights = array_map(fn($k) => $k === 'pause' ? 2 : 1, $kinds);
-    $r = mt_rand(1, array_sum($weights));
-    foreach ($kinds as $i => $k) {
-        $r -= $weights[$i];
-        if ($r <= 0) { return $k; }
-    }
-    return end($kinds);
+    return $kinds[mt_rand(0, count($kinds) - 1)];
 }
 
 /**
@@ -119,7 +120,7 @@ function pick(array $kinds): string {
  * left out (a stopped process cannot be stopped twice; a restarting server cannot
  * be stalled), so that each fault's end is its own.
  */
-function schedule(array $kinds, float $duration, int $nworkers, int $nodes): array {
+function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool $sentinel): array {
     $faults = [];
     $busy = [];  // target => busy until
     $lastEnd = $duration - QUIET;
@@ -142,12 +143,25 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes): arr
                 $targets = ["worker:$w"];
                 $f = ['kind' => 'pause', 'worker' => $w, 'len' => $len];
                 break;
+            case 'pause-waiter':
+                // The worker is chosen when the fault comes: one that waits then.
+                $len = mt_rand(200, 1200) / 1000;
+                $targets = [];
+                $f = ['kind' => 'pause-waiter', 'len' => $len];
+                break;
             case 'reset':
                 $len = 0.0;
                 $targets = [];
                 $f = ['kind' => 'reset', 'worker' => $w, 'len' => 0.0];
                 break;
             case 'stall':
+                if ($sentinel) {
+                    // Whichever node is the master when the fault comes.
+                    $len = mt_rand(100, 1500) / 1000;
+                    $targets = ['master'];
+                    $f = ['kind' => 'stall', 'nodes' => ['master'], 'len' => $len];
+                    break;
+                }
                 $len = $nodes === 1 ? mt_rand(100, 700) / 1000 : mt_rand(200, 1200) / 1000;
                 $which = range(0, $nodes - 1);
                 shuffle($which);
@@ -163,11 +177,20 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes): arr
                 $targets = ["node:$node"];
                 $f = ['kind' => 'kill', 'nodes' => [$node], 'len' => $len];
                 break;
+            case 'failover':
+                $len = mt_rand(2000, 3000) / 1000;  // down before the old master restarts (the sentinels fail over after 0.5 s)
+                $targets = ['master'];
+                $f = ['kind' => 'failover', 'nodes' => ['master'], 'len' => $len];
+                break;
         }
-        // Each fault ends by duration − 3 s; a restart takes up to about a second.
-        $reserve = $kind === 'kill' ? 1.0 : 0.0;
+        // Each fault ends by duration − 3 s; a restart takes up to about a second, and
+        // the sentinels settle a failover (or a long stall) within about two more.
+        $reserve = ['kill' => 1.0, 'failover' => 1.0][$kind] ?? 0.0;
+        $settle = $sentinel && in_array($kind, ['failover', 'stall'], true) ? 2.0 : 0.0;
+        if ($kind === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
         if ($t + $len + $reserve > $lastEnd) { $len = max(0.0, $lastEnd - $reserve - $t); $f['len'] = $len; }
         if ($kind === 'kill' && $t + $reserve > $lastEnd) { continue; }
+        $reserve += $settle;
         $free = true;
         foreach ($targets as $tg) { if (($busy[$tg] ?? 0) > $t) { $free = false; } }
         if (!$free) { continue; }
@@ -176,16 +199,18 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes): arr
     }
     return $faults;
 }
-$schedule = schedule($faultKinds, $duration, $nworkers, $topo['nodes']);
+$sentinel = $topo['sentinel'] ?? false;
+$schedule = schedule($faultKinds, $duration, $nworkers, $topo['nodes'], $sentinel);
 
 // --- what runs, and its cleanup -------------------------------------------------
 $nodes = [];        // the lock servers (rl_start_redis arrays)
+$sentinels = [];    // the sentinels (rl_start_redis arrays), on the sentinel topology
 $store = null;      // the fenced store
 $proxies = [];      // [worker][node] => rl_fault_proxy array
 $procs = [];        // worker => ['proc' =>, 'pid' =>]
 $stopped = [];      // pid => true: stopped by us, to continue in the cleanup
 $cleaned = false;
-$cleanup = function () use (&$nodes, &$store, &$proxies, &$procs, &$stopped, &$cleaned) {
+$cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$procs, &$stopped, &$cleaned) {
     if ($cleaned) { return; }
     $cleaned = true;
     foreach (array_keys($stopped) as $pid) { @posix_kill($pid, SIGCONT); }
@@ -193,6 +218,7 @@ $cleanup = function () use (&$nodes, &$store, &$proxies, &$procs, &$stopped, &$c
         if (is_resource($p['proc']) && proc_get_status($p['proc'])['running']) { @posix_kill($p['pid'], SIGKILL); }
     }
     foreach ($proxies as $row) { foreach ($row as $px) { rl_stop_proxy($px); } }
+    foreach ($sentinels as $n) { rl_stop_redis($n); }
     foreach ($nodes as $n) { rl_stop_redis($n); }
     if ($store) { rl_stop_redis($store); }
 };
@@ -203,11 +229,37 @@ foreach ([SIGINT, SIGTERM, SIGHUP] as $sig) {
 }
 
 $persistArgs = $topo['persist'] ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [];
-for ($i = 0; $i < $topo['nodes']; $i++) { $nodes[$i] = rl_start_redis($persistArgs); }
+if ($sentinel) {
+    $set = rl_start_sentinel_set();
+    $nodes = [$set['master'], $set['replica']];
+    $sentinels = $set['sentinels'];
+    // The helper starts them without persistence; a restart must find its AOF.
+    // Either may become the master and have to sync a restarted node: at once, not
+    // after the default 5 s wait for more replicas.
+    foreach ($nodes as $n) {
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendfsync', 'always');
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0');
+    }
+} else {
+    for ($i = 0; $i < $topo['nodes']; $i++) { $nodes[$i] = rl_start_redis($persistArgs); }
+}
 $store = rl_start_redis();
 for ($w = 0; $w < $nworkers; $w++) {
+    $proxies[$w] = [];
+    if ($sentinel) { continue; }
     for ($i = 0; $i < $topo['nodes']; $i++) { $proxies[$w][$i] = rl_fault_proxy($nodes[$i]['port']); }
 }
+
+/** The index in $nodes of the master the sentinels name now (the first sentinel that answers). */
+$masterNow = function () use (&$nodes, &$sentinels): int {
+    foreach ($sentinels as $s) {
+        $addr = rl_poll($s['dsn'], 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'mymaster');
+        if (!is_array($addr)) { continue; }
+        foreach ($nodes as $i => $n) { if ($n['port'] === (int) $addr[1]) { return $i; } }
+    }
+    throw new RuntimeException('no sentinel names a master');
+};
 
 @mkdir(dirname($out), 0777, true);
 $partsDir = "$out.parts";
@@ -219,7 +271,11 @@ $replay = sprintf('NEMESIS_EXT=%s php -n -d extension=posix tools/nemesis/run.ph
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '');
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
     'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
-    'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'fenced' => $topo['nodes'] === 1,
+    'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
+    'fenced' => $topo['nodes'] === 1 || $sentinel,
+    // Fences may go back only where the counter can be lost: no persistence, or a
+    // failover to a replica that missed it (replication is asynchronous).
+    'strict_fences' => $topo['nodes'] === 1 && $topo['persist'],
     'ext' => $ext, 'ext_md5' => md5_file($ext), 'php' => PHP_VERSION, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
     'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
@@ -230,6 +286,7 @@ $endMs = $duration * 1000;
 for ($w = 0; $w < $nworkers; $w++) {
     $cfg = ['id' => $w, 'seed' => $seed, 'topology' => $topology, 'workload' => $workerCfg[$w]['workload'],
         'auto_renew' => $workerCfg[$w]['auto_renew'], 'dsns' => array_map(fn($p) => $p['dsn'], $proxies[$w]),
+        'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT,
         't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl"];
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
@@ -239,6 +296,26 @@ for ($w = 0; $w < $nworkers; $w++) {
 }
 
 // --- the nemesis ----------------------------------------------------------------
+/**
+ * The workers waiting in an acquire now: those whose last history line is an
+ * acquire-invoke. The parts are read from where the last call stopped.
+ */
+$offsets = [];
+$lastOp = [];
+$waiting = function () use (&$offsets, &$lastOp, $partsDir, $nworkers): array {
+    for ($w = 0; $w < $nworkers; $w++) {
+        $h = @fopen("$partsDir/w$w.jsonl", 'r');
+        if (!$h) { continue; }
+        fseek($h, $offsets[$w] ?? 0);
+        while (($l = fgets($h)) !== false) {
+            if (!str_ends_with($l, "\n")) { break; }  // a line still being written
+            $offsets[$w] = ftell($h);
+            if (preg_match('/"op":"([a-z-]+)"/', $l, $m)) { $lastOp[$w] = $m[1]; }
+        }
+        fclose($h);
+    }
+    return array_keys(array_filter($lastOp, fn($op) => $op === 'acquire-invoke'));
+};
 /** Sleeps until $ms after the run's origin. */
 $sleepUntil = function (float $ms) use ($nowMs) {
     $left = $ms - $nowMs();
@@ -254,8 +331,9 @@ foreach ($schedule as $idx => $f) {
     unset($begin);
     $begin = null;
     $rec = function (array $extra = []) use (&$faultLog, $idx, $f, &$begin, $nowMs) {
-        $faultLog[$idx] = ['op' => 'fault', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 't1' => $nowMs()]
-            + array_intersect_key($f, ['worker' => 1, 'nodes' => 1, 'len' => 1]) + $extra;
+        // What was learned when it ran (the node that was the master, the worker that waited) wins.
+        $faultLog[$idx] = array_merge(['op' => 'fault', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 't1' => $nowMs()],
+            array_intersect_key($f, ['worker' => 1, 'nodes' => 1, 'len' => 1]), $extra);
     };
     switch ($f['kind']) {
         case 'partition':
@@ -282,6 +360,29 @@ foreach ($schedule as $idx => $f) {
                 $rec();
             }];
             break;
+        case 'pause-waiter':
+            $pid = null;
+            $events[] = [$at, $seq++, function () use (&$pid, &$begin, &$procs, &$stopped, $nowMs, $waiting, $f, $idx, &$faultLog) {
+                $begin = $nowMs();
+                $pids = array_column($procs, 'pid');
+                $candidates = array_values(array_filter($waiting(), fn($w) => !isset($stopped[$pids[$w]])));
+                if (!$candidates) {
+                    $faultLog[$idx] = ['op' => 'fault-skipped', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 'why' => 'no worker waiting'];
+                    return;
+                }
+                $w = $candidates[mt_rand(0, count($candidates) - 1)];
+                $pid = $pids[$w];
+                $stopped[$pid] = true;
+                posix_kill($pid, SIGSTOP);
+            }];
+            $events[] = [$endAt, $seq++, function () use (&$pid, &$procs, &$stopped, $rec) {
+                if ($pid === null) { return; }
+                posix_kill($pid, SIGCONT);
+                unset($stopped[$pid]);
+                $rec(['worker' => array_search($pid, array_column($procs, 'pid'), true)]);
+            }];
+            unset($pid);
+            break;
         case 'reset':
             $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs, $rec) {
                 $begin = $nowMs();
@@ -290,14 +391,43 @@ foreach ($schedule as $idx => $f) {
             }];
             break;
         case 'stall':
-            $events[] = [$at, $seq++, function () use ($f, &$nodes, &$stopped, &$begin, $nowMs) {
+            // On the sentinel topology the target is the master of the moment.
+            $which = $f['nodes'];
+            $events[] = [$at, $seq++, function () use (&$which, &$nodes, &$stopped, &$begin, $nowMs, $sentinel, $masterNow) {
                 $begin = $nowMs();
-                foreach ($f['nodes'] as $n) { $stopped[$nodes[$n]['pid']] = true; posix_kill($nodes[$n]['pid'], SIGSTOP); }
+                if ($sentinel) { $which = [$masterNow()]; }
+                foreach ($which as $n) { $stopped[$nodes[$n]['pid']] = true; posix_kill($nodes[$n]['pid'], SIGSTOP); }
             }];
-            $events[] = [$endAt, $seq++, function () use ($f, &$nodes, &$stopped, $rec) {
-                foreach ($f['nodes'] as $n) { posix_kill($nodes[$n]['pid'], SIGCONT); unset($stopped[$nodes[$n]['pid']]); }
-                $rec();
+            $events[] = [$endAt, $seq++, function () use (&$which, &$nodes, &$stopped, $rec) {
+                foreach ($which as $n) { posix_kill($nodes[$n]['pid'], SIGCONT); unset($stopped[$nodes[$n]['pid']]); }
+                $rec(['nodes' => $which]);
             }];
+            unset($which);
+            break;
+        case 'failover':
+            $victim = null;
+            $events[] = [$at, $seq++, function () use (&$victim, &$nodes, &$begin, $nowMs, $masterNow) {
+                $begin = $nowMs();
+                $victim = $masterNow();
+                rl_kill_redis($nodes[$victim]);
+            }];
+            $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, $persistArgs, $rec, $nowMs, $masterNow) {
+                $r0 = $nowMs();
+                // It comes back as a replica of the new master, as a managed restart
+                // does (left to itself it would come back a master, and the sentinels
+                // would convert it only at their next INFO, up to 10 s later: a second
+                // failover meanwhile could promote a node that never synced), and the
+                // fault ends once it is in sync.
+                $master = $masterNow();
+                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, ['--repl-diskless-sync-delay', '0',
+                    '--replicaof', '127.0.0.1', (string) $nodes[$master]['port']]), $nodes[$victim]['port']);
+                $deadline = microtime(true) + 3;
+                while (!str_contains((string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $deadline) {
+                    usleep(20000);
+                }
+                $rec(['nodes' => [$victim], 'restart_t0' => $r0, 'master_after' => $master]);
+            }];
+            unset($victim);
             break;
         case 'kill':
             $events[] = [$at, $seq++, function () use ($f, &$nodes, &$begin, $nowMs) {

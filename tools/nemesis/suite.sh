@@ -28,7 +28,7 @@ long)
     dir=target/nemesis/long
     rm -rf "$dir" && mkdir -p "$dir"
     seeds=${NEMESIS_SEEDS:-1 2 3}
-    topologies=${NEMESIS_TOPOLOGIES:-single single-nopersist redlock redlock-nopersist}
+    topologies=${NEMESIS_TOPOLOGIES:-single single-nopersist redlock redlock-nopersist sentinel}
     duration=${NEMESIS_DURATION:-30}
     for t in $topologies; do
         for s in $seeds; do

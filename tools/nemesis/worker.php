@@ -8,7 +8,8 @@
 //   read_timeout, t0 (the run's hrtime origin, ns), end (ms from t0), out (path).
 // Times are hrtime() (CLOCK_MONOTONIC, one clock for every process on the host),
 // in ms from the run's origin. Each acquisition attempt has a number `n`, carried
-// by every event of it (acquire, section-begin, store-write, extend, section-end,
+// by every event of it (acquire-invoke, written as the call starts, so that the
+// nemesis can tell a waiting worker; acquire, at its return; section-begin, store-write, extend, section-end,
 // release), so that check.php can put a section together.
 declare(strict_types=1);
 
@@ -115,9 +116,14 @@ LUA;
 }
 
 $store = new Store((int) $cfg['store']);
-$redlock = count($cfg['dsns']) > 1;
 $opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => true];
-if ($redlock) { $opts['servers'] = $cfg['dsns']; } else { $opts['dsn'] = $cfg['dsns'][0]; }
+if ($cfg['sentinels']) {
+    $opts += ['sentinels' => $cfg['sentinels'], 'service' => 'mymaster'];
+} elseif (count($cfg['dsns']) > 1) {
+    $opts['servers'] = $cfg['dsns'];
+} else {
+    $opts['dsn'] = $cfg['dsns'][0];
+}
 $lease = (float) $cfg['lease'];
 $wait = (float) $cfg['wait'];
 $workload = $cfg['workload'];
@@ -194,6 +200,7 @@ function op_lock(int $n, string $key, string $mode, bool $fair, bool $callerToke
     $lock = new Lock($key, $wait, $lease, $o);
     $given = $callerToken ? sprintf('w%d-s%d-n%d-%s', $cfg['id'], $cfg['seed'], $n, bin2hex(random_bytes(4))) : null;
     $t0 = now();
+    rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
     try {
         $token = $mode === 'read' ? $lock->addReadLock() : ($given !== null ? $lock->addLock($given) : $lock->addLock());
     } catch (LockException $e) {
@@ -234,6 +241,7 @@ function op_synchronized(int $n, string $key): void {
     global $opts, $wait, $lease;
     $lock = new Lock($key, $wait, $lease, $opts);
     $t0 = now();
+    rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
     $begin = $end = null;
     try {
         $lock->synchronized(function () use ($lock, $n, $key, $t0, $lease, &$begin, &$end) {
@@ -262,6 +270,7 @@ function op_semaphore(int $n): void {
     $key = 'sem';
     $sem = new Semaphore($key, 2, $wait, $lease, $opts);
     $t0 = now();
+    rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
     try {
         $token = $sem->acquire();
     } catch (LockException $e) {
