@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The nemesis's two runs (tools/nemesis/run.php, judged by check.php):
-#   suite.sh short   `make test-nemesis`: single (AOF) 40 s + Redlock 30 s, fixed seeds,
+#   suite.sh short   `make test-nemesis`: single (AOF) 20 s of all faults + 20 s of paused
+#                    waiters, Redlock 30 s; seed NEMESIS_SEED (default 3),
 #                    under 90 s of wall time; exits 1 on a silent overlap, a stale entry,
 #                    a crash or a key stuck after the faults (check.php's rules)
 #   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3) × every topology
@@ -20,7 +21,12 @@ short)
     dir=target/nemesis/short
     rm -rf "$dir" && mkdir -p "$dir"
     seed=${NEMESIS_SEED:-3}
-    run --seed "$seed" --topology single --duration 40 --workers 6 --out "$dir/single-$seed.jsonl"
+    # One server with AOF: 20 s of every fault and workload, then 20 s of waiters
+    # paused among workers that all take the mutex with fences (the fault that finds
+    # stale hand-overs, where it finds them most), then Redlock.
+    run --seed "$seed" --topology single --duration 20 --workers 6 --out "$dir/single-$seed.jsonl"
+    run --seed "$seed" --topology single --duration 20 --workers 6 --faults pause-waiter \
+        --workloads mutex,fair,sync,token --out "$dir/single-pw-$seed.jsonl"
     run --seed "$seed" --topology redlock --duration 30 --workers 4 --out "$dir/redlock-$seed.jsonl"
     exec "$PHP" -n tools/nemesis/check.php "$dir"/*.jsonl
     ;;
