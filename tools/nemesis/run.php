@@ -51,7 +51,11 @@ require_once __DIR__ . '/../../php-tests/_helper.inc';
 
 $opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'faults:', 'workloads:', 'out:', 'quiet', 'help']);
 if (isset($opt['help'])) {
-    echo implode("\n", array_slice(array_map(fn($l) => substr($l, 3), file(__FILE__, FILE_IGNORE_NEW_LINES)), 1, 34)), "\n";
+    // The comment at the top of this file.
+    foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
+        if (!str_starts_with($l, '//')) { break; }
+        echo substr($l, 3), "\n";
+    }
     exit(0);
 }
 $seed = (int) ($opt['seed'] ?? 1);
@@ -95,7 +99,7 @@ $faultKinds = isset($opt['faults']) ? explode(',', $opt['faults']) : $topo['faul
 foreach ($faultKinds as $k) { if (!in_array($k, $topo['faults'], true)) { fail("unknown fault $k for $topology"); } }
 $workloads = isset($opt['workloads']) ? explode(',', $opt['workloads']) : $topo['workloads'];
 foreach ($workloads as $w) { if (!in_array($w, $topo['workloads'], true)) { fail("workload $w is not run on $topology"); } }
-$mix = isset($opt['faults']) ? implode('+', $faultKinds) : 'all';
+$mix = (isset($opt['faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
 
 // Everything chosen from the seed is chosen here, before anything runs: the
 // workers' workloads and the fault schedule. A replay makes the same choices.

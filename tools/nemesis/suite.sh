@@ -4,9 +4,10 @@
 #                    waiters, Redlock 30 s; seed NEMESIS_SEED (default 3),
 #                    under 90 s of wall time; exits 1 on a silent overlap, a stale entry,
 #                    a crash or a key stuck after the faults (check.php's rules)
-#   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3) × every topology
-#                    (NEMESIS_TOPOLOGIES), NEMESIS_DURATION s each (default 30); the
-#                    table goes to bench/results/nemesis.md (NEMESIS_MD)
+#   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3 4) × NEMESIS_RUNS (every
+#                    topology with every fault, and single with paused waiters among
+#                    fenced mutex workers), NEMESIS_DURATION s each (default 30); the
+#                    table goes to bench/results/nemesis.md (NEMESIS_MD); about 14 min
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
 # Histories stay in target/nemesis/{short,long}/ for check.php --verbose.
 set -euo pipefail
@@ -33,13 +34,16 @@ short)
 long)
     dir=target/nemesis/long
     rm -rf "$dir" && mkdir -p "$dir"
-    seeds=${NEMESIS_SEEDS:-1 2 3}
-    topologies=${NEMESIS_TOPOLOGIES:-single single-nopersist redlock redlock-nopersist sentinel}
+    seeds=${NEMESIS_SEEDS:-1 2 3 4}
     duration=${NEMESIS_DURATION:-30}
-    for t in $topologies; do
+    # Each run: topology[:faults[:workloads]].
+    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel}
+    for r in $runs; do
+        IFS=: read -r t f w <<< "$r"
+        name=$t${f:+-$f}
         for s in $seeds; do
-            echo "nemesis: $t seed $s (${duration} s)"
-            run --seed "$s" --topology "$t" --duration "$duration" --workers 6 --out "$dir/$t-$s.jsonl"
+            echo "nemesis: $r seed $s (${duration} s)"
+            run --seed "$s" --topology "$t" ${f:+--faults "$f"} ${w:+--workloads "$w"} --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
         done
     done
     exec "$PHP" -n tools/nemesis/check.php --md "${NEMESIS_MD:-bench/results/nemesis.md}" "$dir"/*.jsonl
