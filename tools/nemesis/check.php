@@ -256,6 +256,11 @@ foreach ($files as $f) {
     try { $runs[] = judge($f); } catch (Throwable $e) { fwrite(STDERR, "check: $f: {$e->getMessage()}\n"); exit(2); }
 }
 
+// Runs in the order of the topologies (as run.php lists them), then fault mix, then seed.
+$order = ['single', 'single-nopersist', 'redlock', 'redlock-nopersist', 'sentinel'];
+usort($runs, fn($a, $b) => [array_search($a['head']['topology'], $order, true), $a['head']['mix'], $a['head']['seed']]
+    <=> [array_search($b['head']['topology'], $order, true), $b['head']['mix'], $b['head']['seed']]);
+
 $fmt = fn(?float $v, string $f = '%.0f') => $v === null ? '–' : sprintf($f, $v);
 $out = [];
 $out[] = '### Per run';
@@ -312,6 +317,9 @@ foreach ($groups as $g => $rs) {
         foreach ($r['errors'] as $k => $ops) { foreach ($ops as $op => $c) { $all["$op\0$k"] = ($all["$op\0$k"] ?? 0) + $c; } }
     }
     arsort($all);
+    // The 8 most frequent; the rest in one line.
+    $rest = array_sum(array_slice($all, 8));
+    if ($rest) { $all = array_slice($all, 0, 8, true) + ["…\0" . (count($all) - 8) . ' other kinds'  => $rest]; }
     foreach ($all as $ok => $c) {
         [$op, $k] = explode("\0", $ok, 2);
         $out[] = sprintf('| %s | %s | %d | `%s` |', $g, $op, $c, str_replace('|', '\|', $k));
@@ -359,7 +367,11 @@ if ($md !== null) {
         . "Written by `make nemesis` (tools/nemesis/run.php, judged by tools/nemesis/check.php) on " . date('Y-m-d') . ".\n"
         . sprintf("Extension %s (md5 %s, tree %s), PHP %s, %s.\n", $h['ext'], substr($h['ext_md5'], 0, 12), $h['git'] ?: '?', $h['php'], preg_replace('/ sha=.*/', '', $h['redis']))
         . sprintf("Each run: %d workers, keys %s (and `sem`), leases %.1f s, waits %.1f s, read_timeout %.1f s; a fault every 0.2–0.8 s until %d s before the end.\n\n",
-            $h['workers'], implode(', ', $h['keys']), $h['lease'], $h['wait'], $h['read_timeout'], $h['quiet']);
+            $h['workers'], implode(', ', $h['keys']), $h['lease'], $h['wait'], $h['read_timeout'], $h['quiet'])
+        . "How to read it (tools/nemesis/README.md has the rules): an *overlap* is two holders of one key at once\n"
+        . "(read holds excepted); *learned* when a holder was told (a release false or an exception), *silent* when\n"
+        . "every release returned true. A *stale entry* is a hold entered with a fence no higher than one already\n"
+        . "known. A run fails on a silent overlap, a stale entry on one server with AOF, a crash or a stuck key.\n\n";
     file_put_contents($md, $pre . $text);
 }
 if ($failed) {
