@@ -151,3 +151,18 @@ test-install:
 
 clean:
 	$(CARGO) clean
+
+## The nemesis (tools/nemesis/): worker processes take locks while a seeded schedule
+## partitions, pauses and resets them and stalls, kills and restarts Redis; check.php
+## judges the history (overlapping holders, silent or learned; fences going back;
+## liveness after the faults). `make test-nemesis`: a short seeded run, under 90 s, that
+## fails on a violation. `make nemesis`: NEMESIS_SEEDS on every topology, the table in
+## bench/results/nemesis.md. NEMESIS_EXT runs another build (then this tree is not built).
+.PHONY: nemesis test-nemesis
+NEMESIS_BUILD := $(if $(NEMESIS_EXT),deps,build)
+NEMESIS_EXT ?= $(EXT)
+nemesis: $(NEMESIS_BUILD)
+	NEMESIS_EXT=$(NEMESIS_EXT) PHP=$(PHP) tools/nemesis/suite.sh long
+
+test-nemesis: $(NEMESIS_BUILD)
+	NEMESIS_EXT=$(NEMESIS_EXT) PHP=$(PHP) tools/nemesis/suite.sh short

@@ -1,0 +1,506 @@
+<?php
+// The nemesis: the project's random-fault tester (issue 37). One run starts the
+// servers of a topology, a fenced store, a fault proxy per worker (per node, on
+// Redlock), and N worker processes (worker.php) that take locks in a loop; then,
+// from a seeded schedule, it injects a fault every 0.2–0.8 s until 3 s before the
+// end, and leaves the last 3 s quiet. Every operation and every fault goes to a
+// history file (JSON lines) that check.php judges.
+//
+// Usage:
+//   NEMESIS_EXT=/path/to/libredis_lock.so php -n -d extension=posix tools/nemesis/run.php \
+//       --seed 7 --topology single --duration 30 --workers 6 [--faults partition,pause] \
+//       [--workloads mutex,sync] [--out target/nemesis/single-7.jsonl]
+//   php -n tools/nemesis/check.php target/nemesis/*.jsonl
+// `make test-nemesis` (a short seeded run that fails on a violation) and `make nemesis`
+// (several seeds on every topology, the table in bench/results/nemesis.md) run both.
+//
+// Topologies (--topology):
+//   single            one redis-server, appendonly yes, appendfsync always
+//   single-nopersist  one redis-server without persistence (a restart loses every key)
+//   redlock           5 redis-servers (the `servers` option), each with AOF always
+//   redlock-nopersist the same without persistence
+//   sentinel          a master and a replica (AOF always on both), 3 sentinels (down after
+//                     0.5 s); the workers find the master through the sentinels, with no
+//                     proxy between (no partition, no reset)
+// Faults (--faults, default: all of the topology's):
+//   partition  a worker's proxy stops forwarding for 0.2–1.2 s, then heals (its bytes arrive late);
+//              on Redlock, to 1–5 of the nodes
+//   pause      a worker stopped with SIGSTOP for 0.2–1.2 s
+//   pause-waiter  the same, of a worker waiting in an acquire when the fault comes (the
+//              nemesis reads the workers' histories as they grow; none waiting: skipped)
+//   reset      a worker's proxied connections closed
+//   stall      Redis (on Redlock: 1–2 nodes, a minority) stopped with SIGSTOP for 0.1–0.7 s (Redlock: 0.2–1.2 s)
+//   kill       Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and files
+//   failover   (sentinel) the current master SIGKILLed: the sentinels promote the replica,
+//              which may have missed the last writes; the old master restarts 2–3 s later
+//              and the sentinels make it a replica; `stall` there stops the current master
+//              for 0.1–1.5 s, past the sentinels' 0.5 s when long: a failover while it lives
+// Workloads (--workloads, one per worker, dealt from the seed): mutex, fair (`fair`),
+// token (caller-chosen tokens), sync (synchronized() with the watchdog), rw (read and
+// write holds of the shared lock), sem (a Semaphore of 2 permits on a key of its own).
+// Redlock runs mutex, token and sync (it refuses fair, shared locks and semaphores).
+// Every other worker has `auto_renew` (sync always has it). Leases 0.5 s, waits 1 s,
+// read_timeout 0.2 s, fencing on.
+//
+// The extension is NEMESIS_EXT (default: $PWD/target/release/libredis_lock.so); the
+// runner itself does not load it. Every server and proxy it starts is stopped when it
+// ends, however it ends (SIGINT and SIGTERM included); a stopped process is continued.
+declare(strict_types=1);
+
+require_once __DIR__ . '/../../php-tests/_helper.inc';
+
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'faults:', 'workloads:', 'out:', 'quiet', 'help']);
+if (isset($opt['help'])) {
+    // The comment at the top of this file.
+    foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
+        if (!str_starts_with($l, '//')) { break; }
+        echo substr($l, 3), "\n";
+    }
+    exit(0);
+}
+$seed = (int) ($opt['seed'] ?? 1);
+$topology = $opt['topology'] ?? 'single';
+$duration = (float) ($opt['duration'] ?? 30);
+$nworkers = (int) ($opt['workers'] ?? 6);
+$quiet = isset($opt['quiet']);
+$ext = getenv('NEMESIS_EXT') ?: getcwd() . '/target/release/libredis_lock.so';
+$root = dirname(__DIR__, 2);
+$out = $opt['out'] ?? "$root/target/nemesis/$topology-$seed.jsonl";
+
+const TOPOLOGIES = [
+    'single' => ['nodes' => 1, 'persist' => true, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill', 'pause-waiter'],
+        'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+    'single-nopersist' => ['nodes' => 1, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill', 'pause-waiter'],
+        'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+    'redlock' => ['nodes' => 5, 'persist' => true, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
+        'workloads' => ['mutex', 'sync', 'token']],
+    'redlock-nopersist' => ['nodes' => 5, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
+        'workloads' => ['mutex', 'sync', 'token']],
+    'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover'],
+        'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+];
+const LEASE = 0.5;
+const WAIT = 1.0;
+const READ_TIMEOUT = 0.2;
+const QUIET = 3.0;
+const KEYS = ['k0', 'k1'];
+
+function fail(string $msg): never {
+    fwrite(STDERR, "nemesis: $msg\n");
+    exit(2);
+}
+
+if (!isset(TOPOLOGIES[$topology])) { fail("unknown topology $topology (" . implode(', ', array_keys(TOPOLOGIES)) . ')'); }
+$topo = TOPOLOGIES[$topology];
+if (!is_file($ext)) { fail("no extension at $ext (make build, or set NEMESIS_EXT)"); }
+if ($duration < QUIET + 2 || $duration > 600) { fail('--duration must be 5 to 600 seconds'); }
+if ($nworkers < 1 || $nworkers > 16) { fail('--workers must be 1 to 16'); }
+$faultKinds = isset($opt['faults']) ? explode(',', $opt['faults']) : $topo['faults'];
+foreach ($faultKinds as $k) { if (!in_array($k, $topo['faults'], true)) { fail("unknown fault $k for $topology"); } }
+$workloads = isset($opt['workloads']) ? explode(',', $opt['workloads']) : $topo['workloads'];
+foreach ($workloads as $w) { if (!in_array($w, $topo['workloads'], true)) { fail("workload $w is not run on $topology"); } }
+$mix = (isset($opt['faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
+
+// Everything chosen from the seed is chosen here, before anything runs: the
+// workers' workloads and the fault schedule. A replay makes the same choices.
+mt_srand($seed);
+$deal = $workloads;
+shuffle($deal);
+$workerCfg = [];
+for ($i = 0; $i < $nworkers; $i++) {
+    $wl = $deal[$i % count($deal)];
+    // Half the workers have the watchdog; synchronized() always has it.
+    $workerCfg[$i] = ['workload' => $wl, 'auto_renew' => $wl === 'sync' || $i % 2 === 1];
+}
+
+/** One fault kind, each as likely. */
+function pick(array $kinds): string {
+    return $kinds[mt_rand(0, count($kinds) - 1)];
+}
+
+/**
+ * The fault schedule: a fault every 0.2–0.8 s from 0.5 s to (duration − 3) s, each
+ * ended by then. A fault whose target is still under a fault of its own kind is
+ * left out (a stopped process cannot be stopped twice; a restarting server cannot
+ * be stalled), so that each fault's end is its own.
+ */
+function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool $sentinel): array {
+    $faults = [];
+    $busy = [];  // target => busy until
+    $lastEnd = $duration - QUIET;
+    for ($t = 0.5 + mt_rand(200, 800) / 1000; $t < $lastEnd - 0.1; $t += mt_rand(200, 800) / 1000) {
+        $kind = pick($kinds);
+        $w = mt_rand(0, $nworkers - 1);
+        switch ($kind) {
+            case 'partition':
+                $len = mt_rand(200, 1200) / 1000;
+                // On Redlock, cut the worker off from 1 to all 5 nodes.
+                $cut = range(0, $nodes - 1);
+                shuffle($cut);
+                $cut = array_slice($cut, 0, $nodes === 1 ? 1 : mt_rand(1, $nodes));
+                sort($cut);
+                $targets = array_map(fn($n) => "proxy:$w:$n", $cut);
+                $f = ['kind' => 'partition', 'worker' => $w, 'nodes' => $cut, 'len' => $len];
+                break;
+            case 'pause':
+                $len = mt_rand(200, 1200) / 1000;
+                $targets = ["worker:$w"];
+                $f = ['kind' => 'pause', 'worker' => $w, 'len' => $len];
+                break;
+            case 'pause-waiter':
+                // The worker is chosen when the fault comes: one that waits then.
+                $len = mt_rand(200, 1200) / 1000;
+                $targets = [];
+                $f = ['kind' => 'pause-waiter', 'len' => $len];
+                break;
+            case 'reset':
+                $len = 0.0;
+                $targets = [];
+                $f = ['kind' => 'reset', 'worker' => $w, 'len' => 0.0];
+                break;
+            case 'stall':
+                if ($sentinel) {
+                    // Whichever node is the master when the fault comes.
+                    $len = mt_rand(100, 1500) / 1000;
+                    $targets = ['master'];
+                    $f = ['kind' => 'stall', 'nodes' => ['master'], 'len' => $len];
+                    break;
+                }
+                $len = $nodes === 1 ? mt_rand(100, 700) / 1000 : mt_rand(200, 1200) / 1000;
+                $which = range(0, $nodes - 1);
+                shuffle($which);
+                // A minority: 1 node of 1, 1–2 of 5.
+                $which = array_slice($which, 0, $nodes === 1 ? 1 : mt_rand(1, intdiv($nodes - 1, 2)));
+                sort($which);
+                $targets = array_map(fn($n) => "node:$n", $which);
+                $f = ['kind' => 'stall', 'nodes' => $which, 'len' => $len];
+                break;
+            case 'kill':
+                $node = mt_rand(0, $nodes - 1);
+                $len = mt_rand(0, 200) / 1000;  // down before the restart begins
+                $targets = ["node:$node"];
+                $f = ['kind' => 'kill', 'nodes' => [$node], 'len' => $len];
+                break;
+            case 'failover':
+                $len = mt_rand(2000, 3000) / 1000;  // down before the old master restarts (the sentinels fail over after 0.5 s)
+                $targets = ['master'];
+                $f = ['kind' => 'failover', 'nodes' => ['master'], 'len' => $len];
+                break;
+        }
+        // Each fault ends by duration − 3 s; a restart takes up to about a second, and
+        // the sentinels settle a failover (or a long stall) within about two more.
+        $reserve = ['kill' => 1.0, 'failover' => 1.0][$kind] ?? 0.0;
+        $settle = $sentinel && in_array($kind, ['failover', 'stall'], true) ? 2.0 : 0.0;
+        if ($kind === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
+        if ($t + $len + $reserve > $lastEnd) { $len = max(0.0, $lastEnd - $reserve - $t); $f['len'] = $len; }
+        if ($kind === 'kill' && $t + $reserve > $lastEnd) { continue; }
+        $reserve += $settle;
+        $free = true;
+        foreach ($targets as $tg) { if (($busy[$tg] ?? 0) > $t) { $free = false; } }
+        if (!$free) { continue; }
+        foreach ($targets as $tg) { $busy[$tg] = $t + $len + $reserve; }
+        $faults[] = ['at' => round($t, 3)] + $f;
+    }
+    return $faults;
+}
+$sentinel = $topo['sentinel'] ?? false;
+$schedule = schedule($faultKinds, $duration, $nworkers, $topo['nodes'], $sentinel);
+
+// --- what runs, and its cleanup -------------------------------------------------
+$nodes = [];        // the lock servers (rl_start_redis arrays)
+$sentinels = [];    // the sentinels (rl_start_redis arrays), on the sentinel topology
+$store = null;      // the fenced store
+$proxies = [];      // [worker][node] => rl_fault_proxy array
+$procs = [];        // worker => ['proc' =>, 'pid' =>]
+$stopped = [];      // pid => true: stopped by us, to continue in the cleanup
+$cleaned = false;
+$cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$procs, &$stopped, &$cleaned) {
+    if ($cleaned) { return; }
+    $cleaned = true;
+    foreach (array_keys($stopped) as $pid) { @posix_kill($pid, SIGCONT); }
+    foreach ($procs as $p) {
+        if (is_resource($p['proc']) && proc_get_status($p['proc'])['running']) { @posix_kill($p['pid'], SIGKILL); }
+    }
+    foreach ($proxies as $row) { foreach ($row as $px) { rl_stop_proxy($px); } }
+    foreach ($sentinels as $n) { rl_stop_redis($n); }
+    foreach ($nodes as $n) { rl_stop_redis($n); }
+    if ($store) { rl_stop_redis($store); }
+};
+register_shutdown_function($cleanup);
+pcntl_async_signals(true);
+foreach ([SIGINT, SIGTERM, SIGHUP] as $sig) {
+    pcntl_signal($sig, function () use ($cleanup) { $cleanup(); exit(130); });
+}
+
+$persistArgs = $topo['persist'] ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [];
+if ($sentinel) {
+    $set = rl_start_sentinel_set();
+    $nodes = [$set['master'], $set['replica']];
+    $sentinels = $set['sentinels'];
+    // The helper starts them without persistence; a restart must find its AOF.
+    // Either may become the master and have to sync a restarted node: at once, not
+    // after the default 5 s wait for more replicas.
+    foreach ($nodes as $n) {
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendfsync', 'always');
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0');
+    }
+} else {
+    for ($i = 0; $i < $topo['nodes']; $i++) { $nodes[$i] = rl_start_redis($persistArgs); }
+}
+$store = rl_start_redis();
+for ($w = 0; $w < $nworkers; $w++) {
+    $proxies[$w] = [];
+    if ($sentinel) { continue; }
+    for ($i = 0; $i < $topo['nodes']; $i++) { $proxies[$w][$i] = rl_fault_proxy($nodes[$i]['port']); }
+}
+
+/** The index in $nodes of the master the sentinels name now (the first sentinel that answers). */
+$masterNow = function () use (&$nodes, &$sentinels): int {
+    foreach ($sentinels as $s) {
+        $addr = rl_poll($s['dsn'], 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'mymaster');
+        if (!is_array($addr)) { continue; }
+        foreach ($nodes as $i => $n) { if ($n['port'] === (int) $addr[1]) { return $i; } }
+    }
+    throw new RuntimeException('no sentinel names a master');
+};
+
+@mkdir(dirname($out), 0777, true);
+$partsDir = "$out.parts";
+@mkdir($partsDir);
+foreach (glob("$partsDir/*") as $f) { unlink($f); }
+
+$replay = sprintf('NEMESIS_EXT=%s php -n -d extension=posix tools/nemesis/run.php --seed %d --topology %s --duration %s --workers %d%s%s',
+    escapeshellarg($ext), $seed, $topology, $duration, $nworkers,
+    isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '');
+$header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
+    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
+    'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
+    'fenced' => $topo['nodes'] === 1 || $sentinel,
+    // Fences may go back only where the counter can be lost: no persistence, or a
+    // failover to a replica that missed it (replication is asynchronous).
+    'strict_fences' => $topo['nodes'] === 1 && $topo['persist'],
+    'ext' => $ext, 'ext_md5' => md5_file($ext), 'php' => PHP_VERSION, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
+    'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
+    'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
+
+$t0 = hrtime(true);
+$nowMs = fn(): float => round((hrtime(true) - $t0) / 1e6, 3);
+$endMs = $duration * 1000;
+for ($w = 0; $w < $nworkers; $w++) {
+    $cfg = ['id' => $w, 'seed' => $seed, 'topology' => $topology, 'workload' => $workerCfg[$w]['workload'],
+        'auto_renew' => $workerCfg[$w]['auto_renew'], 'dsns' => array_map(fn($p) => $p['dsn'], $proxies[$w]),
+        'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
+        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT,
+        't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl"];
+    $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
+    $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$partsDir/w$w.stdout", 'w'], 2 => ['file', "$partsDir/w$w.stderr", 'w']], $pipes);
+    if (!$proc) { fail("worker $w did not start"); }
+    $procs[$w] = ['proc' => $proc, 'pid' => proc_get_status($proc)['pid']];
+}
+
+// --- the nemesis ----------------------------------------------------------------
+/**
+ * The workers waiting in an acquire now: those whose last history line is an
+ * acquire-invoke. The parts are read from where the last call stopped.
+ */
+$offsets = [];
+$lastOp = [];
+$waiting = function () use (&$offsets, &$lastOp, $partsDir, $nworkers): array {
+    for ($w = 0; $w < $nworkers; $w++) {
+        $h = @fopen("$partsDir/w$w.jsonl", 'r');
+        if (!$h) { continue; }
+        fseek($h, $offsets[$w] ?? 0);
+        while (($l = fgets($h)) !== false) {
+            if (!str_ends_with($l, "\n")) { break; }  // a line still being written
+            $offsets[$w] = ftell($h);
+            if (preg_match('/"op":"([a-z-]+)"/', $l, $m)) { $lastOp[$w] = $m[1]; }
+        }
+        fclose($h);
+    }
+    return array_keys(array_filter($lastOp, fn($op) => $op === 'acquire-invoke'));
+};
+/** Sleeps until $ms after the run's origin. */
+$sleepUntil = function (float $ms) use ($nowMs) {
+    $left = $ms - $nowMs();
+    if ($left > 0) { usleep((int) ($left * 1000)); }
+};
+$events = [];  // [time ms, seq, closure]
+$seq = 0;
+$faultLog = [];
+foreach ($schedule as $idx => $f) {
+    $at = $f['at'] * 1000;
+    $endAt = $at + $f['len'] * 1000;
+    // A variable of its own per fault: the closures hold it by reference.
+    unset($begin);
+    $begin = null;
+    $rec = function (array $extra = []) use (&$faultLog, $idx, $f, &$begin, $nowMs) {
+        // What was learned when it ran (the node that was the master, the worker that waited) wins.
+        $faultLog[$idx] = array_merge(['op' => 'fault', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 't1' => $nowMs()],
+            array_intersect_key($f, ['worker' => 1, 'nodes' => 1, 'len' => 1]), $extra);
+    };
+    switch ($f['kind']) {
+        case 'partition':
+            $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs) {
+                $begin = $nowMs();
+                foreach ($f['nodes'] as $n) { rl_proxy($proxies[$f['worker']][$n], 'partition'); }
+            }];
+            $events[] = [$endAt, $seq++, function () use ($f, &$proxies, $rec) {
+                foreach ($f['nodes'] as $n) { rl_proxy($proxies[$f['worker']][$n], 'heal'); }
+                $rec();
+            }];
+            break;
+        case 'pause':
+            $events[] = [$at, $seq++, function () use ($f, &$procs, &$stopped, &$begin, $nowMs) {
+                $begin = $nowMs();
+                $pid = $procs[$f['worker']]['pid'];
+                $stopped[$pid] = true;
+                posix_kill($pid, SIGSTOP);
+            }];
+            $events[] = [$endAt, $seq++, function () use ($f, &$procs, &$stopped, $rec) {
+                $pid = $procs[$f['worker']]['pid'];
+                posix_kill($pid, SIGCONT);
+                unset($stopped[$pid]);
+                $rec();
+            }];
+            break;
+        case 'pause-waiter':
+            $pid = null;
+            $events[] = [$at, $seq++, function () use (&$pid, &$begin, &$procs, &$stopped, $nowMs, $waiting, $f, $idx, &$faultLog) {
+                $begin = $nowMs();
+                $pids = array_column($procs, 'pid');
+                $candidates = array_values(array_filter($waiting(), fn($w) => !isset($stopped[$pids[$w]])));
+                if (!$candidates) {
+                    $faultLog[$idx] = ['op' => 'fault-skipped', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 'why' => 'no worker waiting'];
+                    return;
+                }
+                $w = $candidates[mt_rand(0, count($candidates) - 1)];
+                $pid = $pids[$w];
+                $stopped[$pid] = true;
+                posix_kill($pid, SIGSTOP);
+            }];
+            $events[] = [$endAt, $seq++, function () use (&$pid, &$procs, &$stopped, $rec) {
+                if ($pid === null) { return; }
+                posix_kill($pid, SIGCONT);
+                unset($stopped[$pid]);
+                $rec(['worker' => array_search($pid, array_column($procs, 'pid'), true)]);
+            }];
+            unset($pid);
+            break;
+        case 'reset':
+            $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs, $rec) {
+                $begin = $nowMs();
+                foreach ($proxies[$f['worker']] as $px) { rl_proxy($px, 'reset'); }
+                $rec();
+            }];
+            break;
+        case 'stall':
+            // On the sentinel topology the target is the master of the moment.
+            $which = $f['nodes'];
+            $events[] = [$at, $seq++, function () use (&$which, &$nodes, &$stopped, &$begin, $nowMs, $sentinel, $masterNow) {
+                $begin = $nowMs();
+                if ($sentinel) { $which = [$masterNow()]; }
+                foreach ($which as $n) { $stopped[$nodes[$n]['pid']] = true; posix_kill($nodes[$n]['pid'], SIGSTOP); }
+            }];
+            $events[] = [$endAt, $seq++, function () use (&$which, &$nodes, &$stopped, $rec) {
+                foreach ($which as $n) { posix_kill($nodes[$n]['pid'], SIGCONT); unset($stopped[$nodes[$n]['pid']]); }
+                $rec(['nodes' => $which]);
+            }];
+            unset($which);
+            break;
+        case 'failover':
+            $victim = null;
+            $events[] = [$at, $seq++, function () use (&$victim, &$nodes, &$begin, $nowMs, $masterNow) {
+                $begin = $nowMs();
+                $victim = $masterNow();
+                rl_kill_redis($nodes[$victim]);
+            }];
+            $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, $persistArgs, $rec, $nowMs, $masterNow) {
+                $r0 = $nowMs();
+                // It comes back as a replica of the new master, as a managed restart
+                // does (left to itself it would come back a master, and the sentinels
+                // would convert it only at their next INFO, up to 10 s later: a second
+                // failover meanwhile could promote a node that never synced), and the
+                // fault ends once it is in sync.
+                $master = $masterNow();
+                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, ['--repl-diskless-sync-delay', '0',
+                    '--replicaof', '127.0.0.1', (string) $nodes[$master]['port']]), $nodes[$victim]['port']);
+                $deadline = microtime(true) + 3;
+                while (!str_contains((string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $deadline) {
+                    usleep(20000);
+                }
+                $rec(['nodes' => [$victim], 'restart_t0' => $r0, 'master_after' => $master]);
+            }];
+            unset($victim);
+            break;
+        case 'kill':
+            $events[] = [$at, $seq++, function () use ($f, &$nodes, &$begin, $nowMs) {
+                $begin = $nowMs();
+                rl_kill_redis($nodes[$f['nodes'][0]]);
+            }];
+            $events[] = [$endAt, $seq++, function () use ($f, &$nodes, $persistArgs, $rec, $nowMs) {
+                $n = $f['nodes'][0];
+                $r0 = $nowMs();
+                $nodes[$n] = rl_start_redis($persistArgs, $nodes[$n]['port']);
+                $rec(['restart_t0' => $r0]);
+            }];
+            break;
+    }
+}
+usort($events, fn($a, $b) => [$a[0], $a[1]] <=> [$b[0], $b[1]]);
+foreach ($events as [$at, , $fn]) {
+    $sleepUntil($at);
+    try {
+        $fn();
+    } catch (Throwable $e) {
+        $faultLog[] = ['op' => 'nemesis-error', 't0' => $nowMs(), 'exc' => get_class($e) . ': ' . $e->getMessage()];
+    }
+}
+$lastFault = $nowMs();
+$sleepUntil($endMs);
+
+// --- the end: workers stop on their own at the end; a worker still running 10 s after it is stuck.
+$exits = [];
+$deadline = microtime(true) + 10;
+foreach ($procs as $w => $p) {
+    while (($st = proc_get_status($p['proc']))['running'] && microtime(true) < $deadline) { usleep(20000); }
+    $stuck = $st['running'];
+    if ($stuck) {
+        @posix_kill($p['pid'], SIGKILL);
+        while (($st2 = proc_get_status($p['proc']))['running']) { usleep(10000); }
+    }
+    $stderr = trim((string) @file_get_contents("$partsDir/w$w.stderr") . (string) @file_get_contents("$partsDir/w$w.stdout"));
+    $exits[] = ['op' => 'worker-exit', 'w' => $w, 'pid' => $p['pid'], 't0' => $nowMs(), 'stuck' => $stuck,
+        'code' => $stuck ? null : $st['exitcode'], 'signal' => !$stuck && $st['signaled'] ? $st['termsig'] : null,
+        'output' => substr($stderr, 0, 2000)];
+    proc_close($p['proc']);
+}
+$procs = [];
+
+// What the fenced store counted, beside the workers' own records of its answers.
+$storeCounts = [];
+foreach (KEYS as $k) { $storeCounts[$k] = rl_cmd($store['dsn'], 'HGETALL', "store:$k"); }
+$storeCounts['sem'] = rl_cmd($store['dsn'], 'HGETALL', 'store:sem');
+
+// The history: the header, then every event by its start time.
+$lines = [];
+foreach (glob("$partsDir/w*.jsonl") as $part) {
+    foreach (file($part, FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $l) {
+        $e = json_decode($l, true);
+        if (is_array($e)) { $lines[] = $e; } else { $lines[] = ['op' => 'bad-line', 'text' => substr($l, 0, 300)]; }
+    }
+}
+foreach ($faultLog as $f) { $lines[] = $f; }
+foreach ($exits as $x) { $lines[] = $x; }
+$lines[] = ['op' => 'store-counts', 't0' => $nowMs(), 'counts' => $storeCounts];
+usort($lines, fn($a, $b) => ($a['t0'] ?? 0) <=> ($b['t0'] ?? 0));
+$h = fopen($out, 'w');
+fwrite($h, json_encode($header + ['faults_ended' => $lastFault], JSON_UNESCAPED_SLASHES) . "\n");
+foreach ($lines as $e) { fwrite($h, json_encode($e, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PRESERVE_ZERO_FRACTION) . "\n"); }
+fclose($h);
+foreach (glob("$partsDir/*") as $f) { unlink($f); }
+@rmdir($partsDir);
+$cleanup();
+if (!$quiet) {
+    printf("nemesis: %s seed %d, %d workers, %.0f s, %d faults: %s\n", $topology, $seed, $nworkers, $duration, count($schedule), $out);
+}

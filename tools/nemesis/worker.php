@@ -1,0 +1,320 @@
+<?php
+// One nemesis worker: a PHP process with the extension loaded, started by run.php
+// (never by hand), that takes locks in a loop until the run's end and writes every
+// operation as one JSON line to its own history part. Its argument is one JSON
+// object (run.php's worker config):
+//   id, seed, topology, workload, auto_renew, dsns (its proxies: one, or one per
+//   Redlock node), store (the fenced store's port), keys, lease, wait,
+//   read_timeout, t0 (the run's hrtime origin, ns), end (ms from t0), out (path).
+// Times are hrtime() (CLOCK_MONOTONIC, one clock for every process on the host),
+// in ms from the run's origin. Each acquisition attempt has a number `n`, carried
+// by every event of it (acquire-invoke, written as the call starts, so that the
+// nemesis can tell a waiting worker; acquire, at its return; section-begin, store-write, extend, section-end,
+// release), so that check.php can put a section together.
+declare(strict_types=1);
+
+$cfg = json_decode($argv[1] ?? '', true);
+if (!is_array($cfg)) {
+    fwrite(STDERR, "worker.php is started by run.php with one JSON argument\n");
+    exit(2);
+}
+
+/** Milliseconds since the run's origin, on the host's monotonic clock. */
+function now(): float {
+    global $cfg;
+    return round((hrtime(true) - $cfg['t0']) / 1e6, 3);
+}
+
+$out = fopen($cfg['out'], 'a');
+
+/** Writes one history event; plain-file writes in PHP are not buffered, so a pause or a kill loses nothing written. */
+function rec(array $event): void {
+    global $cfg, $out;
+    $line = json_encode(['w' => $cfg['id'], 'pid' => getmypid()] + $event, JSON_UNESCAPED_SLASHES | JSON_INVALID_UTF8_SUBSTITUTE | JSON_PRESERVE_ZERO_FRACTION);
+    fwrite($out, $line . "\n");
+}
+
+/** An exception as "Class: message", the way the history and the checker name errors. */
+function exc(Throwable $e): string {
+    return get_class($e) . ': ' . $e->getMessage();
+}
+
+/** A short, stable name for a token (the history need not hold the token itself). */
+function tok(?string $token): ?string {
+    return $token === null ? null : substr(md5($token), 0, 10);
+}
+
+/**
+ * The fenced store: a Redis that is never faulted, reached directly. Its script
+ * accepts a write for a key only if the writer's fence number is at least the
+ * last one it accepted for that key, and counts what it accepted and refused.
+ */
+final class Store {
+    private $sock;
+    private const SCRIPT = <<<'LUA'
+-- The fenced store's write.
+-- KEYS[1]: the record of one lock key (a hash: fence, writer, accepted, refused, unfenced)
+-- ARGV[1]: the writer's fence number, or "" for a holder without one (Redlock, a read or semaphore hold)
+-- ARGV[2]: the writer's name (worker and attempt), kept as the last accepted writer
+-- Returns {1 accepted | 0 refused | 2 unfenced, the last accepted fence before this write (-1: none)}
+local last = tonumber(redis.call('HGET', KEYS[1], 'fence') or '-1')
+if ARGV[1] == '' then
+    redis.call('HINCRBY', KEYS[1], 'unfenced', 1)
+    return {2, last}
+end
+local fence = tonumber(ARGV[1])
+if fence >= last then
+    redis.call('HSET', KEYS[1], 'fence', ARGV[1], 'writer', ARGV[2])
+    redis.call('HINCRBY', KEYS[1], 'accepted', 1)
+    return {1, last}
+end
+redis.call('HINCRBY', KEYS[1], 'refused', 1)
+return {0, last}
+LUA;
+
+    public function __construct(private int $port) {}
+
+    /** [accepted (1/0/2), last fence] for a write by $writer with $fence on $key. */
+    public function write(string $key, ?int $fence, string $writer): array {
+        $reply = $this->call(['EVAL', self::SCRIPT, '1', "store:$key", $fence === null ? '' : (string) $fence, $writer]);
+        if (!is_array($reply)) { throw new RuntimeException('fenced store: ' . var_export($reply, true)); }
+        return $reply;
+    }
+
+    private function call(array $args) {
+        if (!$this->sock) {
+            $this->sock = stream_socket_client("tcp://127.0.0.1:{$this->port}", $errno, $errstr, 2);
+            if (!$this->sock) { throw new RuntimeException("fenced store: $errstr"); }
+            stream_set_timeout($this->sock, 5);
+        }
+        $buf = '*' . count($args) . "\r\n";
+        foreach ($args as $a) { $buf .= '$' . strlen($a) . "\r\n$a\r\n"; }
+        fwrite($this->sock, $buf);
+        return $this->read();
+    }
+
+    private function read() {
+        $line = fgets($this->sock);
+        if ($line === false) { throw new RuntimeException('fenced store: connection lost'); }
+        $v = substr($line, 1, -2);
+        switch ($line[0]) {
+            case '+': return $v;
+            case '-': throw new RuntimeException("fenced store: $v");
+            case ':': return (int) $v;
+            case '$':
+                if ((int) $v < 0) { return null; }
+                $data = '';
+                while (strlen($data) < (int) $v + 2) { $data .= fread($this->sock, (int) $v + 2 - strlen($data)); }
+                return substr($data, 0, -2);
+            case '*':
+                $r = [];
+                for ($i = 0; $i < (int) $v; $i++) { $r[] = $this->read(); }
+                return $r;
+        }
+        throw new RuntimeException("fenced store: bad reply $line");
+    }
+}
+
+$store = new Store((int) $cfg['store']);
+$opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => true];
+if ($cfg['sentinels']) {
+    $opts += ['sentinels' => $cfg['sentinels'], 'service' => 'mymaster'];
+} elseif (count($cfg['dsns']) > 1) {
+    $opts['servers'] = $cfg['dsns'];
+} else {
+    $opts['dsn'] = $cfg['dsns'][0];
+}
+$lease = (float) $cfg['lease'];
+$wait = (float) $cfg['wait'];
+$workload = $cfg['workload'];
+// The worker's own choices (keys, holds) come from the seed, so that a replay makes them again.
+mt_srand((int) $cfg['seed'] * 1000 + (int) $cfg['id']);
+
+/**
+ * How long to hold, in seconds: mostly short (5–200 ms, so that the queue moves and
+ * hand-overs are many), within the lease without the watchdog; with it, one hold in
+ * five runs past the lease (1–2 leases), which only renewals keep.
+ */
+function hold_time(): float {
+    global $cfg, $lease;
+    if ($cfg['auto_renew'] && mt_rand(0, 4) === 0) { return mt_rand((int) (1000 * $lease), (int) (2000 * $lease)) / 1000; }
+    return mt_rand(5, 200) / 1000;
+}
+
+/**
+ * The work inside a section: a fenced write at its start and its end, a hold
+ * between them, and, for a plain mutex hold without the watchdog, sometimes an
+ * extendLock() half-way that lets the hold run past the first lease.
+ */
+function section(int $n, string $key, ?int $fence, ?Lock $extendable, ?string $token): void {
+    global $store, $cfg, $lease;
+    $writer = "w{$cfg['id']}#$n";
+    rec(['op' => 'section-begin', 'n' => $n, 'key' => $key, 't0' => now()]);
+    store_write($n, $key, $fence, $writer);
+    $hold = hold_time();
+    if ($extendable !== null && mt_rand(0, 3) === 0) {
+        usleep((int) ($hold / 2 * 1e6));
+        $t0 = now();
+        try {
+            $ok = $extendable->extendLock($token);
+            rec(['op' => 'extend', 'n' => $n, 'key' => $key, 't0' => $t0, 't1' => now(), 'res' => 'ok', 'ret' => $ok]);
+        } catch (LockException $e) {
+            rec(['op' => 'extend', 'n' => $n, 'key' => $key, 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+        }
+        // Past the first lease, which the extension (if it held) renewed.
+        usleep((int) (($hold / 2 + mt_rand(0, (int) (500 * $lease)) / 1000) * 1e6));
+    } else {
+        usleep((int) ($hold * 1e6));
+    }
+    store_write($n, $key, $fence, $writer);
+    rec(['op' => 'section-end', 'n' => $n, 'key' => $key, 't0' => now()]);
+}
+
+function store_write(int $n, string $key, ?int $fence, string $writer): void {
+    global $store;
+    $t0 = now();
+    [$accepted, $last] = $store->write($key, $fence, $writer);
+    rec(['op' => 'store-write', 'n' => $n, 'key' => $key, 't0' => $t0, 't1' => now(), 'fence' => $fence,
+        'res' => [0 => 'refused', 1 => 'accepted', 2 => 'unfenced'][$accepted], 'last' => $last]);
+}
+
+/**
+ * The fence of a hold just taken, with the time it was known; a LockException here
+ * means the hold was already gone when asked (the first, lazy, ask of the process).
+ */
+function fence_of(Lock $lock, int $n, string $key): array {
+    $t0 = now();
+    try {
+        $f = $lock->getFencingToken();
+        return [$f, now(), null];
+    } catch (LockException $e) {
+        rec(['op' => 'fence', 'n' => $n, 'key' => $key, 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+        return [null, now(), exc($e)];
+    }
+}
+
+/** The mutex (fair or not, caller-chosen token or not) and the shared lock's write and read holds, by hand. */
+function op_lock(int $n, string $key, string $mode, bool $fair, bool $callerToken): void {
+    global $opts, $wait, $lease, $cfg;
+    $o = $opts + ($fair ? ['fair' => true] : []);
+    $lock = new Lock($key, $wait, $lease, $o);
+    $given = $callerToken ? sprintf('w%d-s%d-n%d-%s', $cfg['id'], $cfg['seed'], $n, bin2hex(random_bytes(4))) : null;
+    $t0 = now();
+    rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
+    try {
+        $token = $mode === 'read' ? $lock->addReadLock() : ($given !== null ? $lock->addLock($given) : $lock->addLock());
+    } catch (LockException $e) {
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'lease' => $lease]);
+        // An acquire that failed on the network may have taken the lock after all
+        // (Redlock says so): the caller's cleanup clears what landed.
+        $c0 = now();
+        try {
+            $r = $lock->releaseLock($given);
+            rec(['op' => 'cleanup', 'n' => $n, 'key' => $key, 't0' => $c0, 't1' => now(), 'res' => 'ok', 'ret' => $r]);
+        } catch (LockException $e) {
+            rec(['op' => 'cleanup', 'n' => $n, 'key' => $key, 't0' => $c0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+        }
+        return;
+    }
+    $t1 = now();
+    if ($token === false) {
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease]);
+        return;
+    }
+    [$fence, $known, $fenceExc] = $mode === 'read' ? [null, $t1, null] : fence_of($lock, $n, $key);
+    rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => $t1, 'res' => 'ok',
+        'tok' => tok($token), 'fence' => $fence, 'fence_t' => $known, 'lease' => $lease, 'fair' => $fair, 'caller_token' => $callerToken]);
+    if ($fenceExc === null) {
+        section($n, $key, $fence, $mode === 'write' && !$cfg['auto_renew'] ? $lock : null, $given);
+    }
+    $r0 = now();
+    try {
+        $ok = $lock->releaseLock($given);
+        rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $r0, 't1' => now(), 'res' => 'ok', 'ret' => $ok]);
+    } catch (LockException $e) {
+        rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $r0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+    }
+}
+
+/** synchronized(): the acquire is the call up to the callable's start, the release from its end to the return. */
+function op_synchronized(int $n, string $key): void {
+    global $opts, $wait, $lease;
+    $lock = new Lock($key, $wait, $lease, $opts);
+    $t0 = now();
+    rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
+    $begin = $end = null;
+    try {
+        $lock->synchronized(function () use ($lock, $n, $key, $t0, $lease, &$begin, &$end) {
+            $begin = now();
+            [$fence, $known, $fenceExc] = fence_of($lock, $n, $key);
+            rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'write', 't0' => $t0, 't1' => $begin, 'res' => 'ok',
+                'fence' => $fence, 'fence_t' => $known, 'lease' => $lease, 'sync' => true]);
+            if ($fenceExc === null) { section($n, $key, $fence, null, null); }
+            $end = now();
+        });
+        rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $end, 't1' => now(), 'res' => 'ok', 'ret' => true, 'sync' => true]);
+    } catch (LockTimeoutException $e) {
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'write', 't0' => $t0, 't1' => now(), 'res' => 'fail', 'lease' => $lease, 'sync' => true]);
+    } catch (LockException $e) {
+        if ($begin === null) {
+            rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'write', 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'lease' => $lease, 'sync' => true]);
+        } else {
+            rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $end ?? now(), 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'sync' => true]);
+        }
+    }
+}
+
+/** The Semaphore: 2 permits on a key of its own, holds of weight 1. */
+function op_semaphore(int $n): void {
+    global $opts, $wait, $lease;
+    $key = 'sem';
+    $sem = new Semaphore($key, 2, $wait, $lease, $opts);
+    $t0 = now();
+    rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
+    try {
+        $token = $sem->acquire();
+    } catch (LockException $e) {
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'sem', 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'lease' => $lease]);
+        return;
+    }
+    $t1 = now();
+    if ($token === false) {
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'sem', 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease]);
+        return;
+    }
+    rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'sem', 't0' => $t0, 't1' => $t1, 'res' => 'ok', 'tok' => tok($token), 'lease' => $lease, 'permits' => 2]);
+    section($n, $key, null, null, null);
+    $r0 = now();
+    try {
+        $ok = $sem->release($token);
+        rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $r0, 't1' => now(), 'res' => 'ok', 'ret' => $ok]);
+    } catch (LockException $e) {
+        rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $r0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+    }
+}
+
+rec(['op' => 'worker-start', 't0' => now(), 'workload' => $workload, 'auto_renew' => (bool) $cfg['auto_renew']]);
+$n = 0;
+try {
+    while (now() < $cfg['end']) {
+        $n++;
+        $key = $cfg['keys'][mt_rand(0, count($cfg['keys']) - 1)];
+        switch ($workload) {
+            case 'mutex': op_lock($n, $key, 'write', false, false); break;
+            case 'fair': op_lock($n, $key, 'write', true, false); break;
+            case 'token': op_lock($n, $key, 'write', false, true); break;
+            case 'sync': op_synchronized($n, $key); break;
+            case 'rw': op_lock($n, $key, mt_rand(0, 2) === 0 ? 'write' : 'read', false, false); break;
+            case 'sem': op_semaphore($n); break;
+            default: throw new ValueError("unknown workload $workload");
+        }
+        // A little time between holds, so that a worker is not always in the queue.
+        usleep(mt_rand(0, 40) * 1000);
+    }
+} catch (Throwable $e) {
+    // Anything but the LockException family is a defect (of the extension or this
+    // tool): recorded, and the worker exits non-zero so that the run fails.
+    rec(['op' => 'worker-crash', 't0' => now(), 'exc' => exc($e), 'at' => $e->getFile() . ':' . $e->getLine()]);
+    exit(70);
+}
+rec(['op' => 'worker-done', 't0' => now(), 'ops' => $n]);
