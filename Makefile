@@ -28,7 +28,8 @@ build: deps
 	$(CARGO) build --release
 
 ## The whole suite, as CI runs it: the layer and link checks, on each server of
-## SERVERS, the thread-safe PHP (test-zts), the module under Apache's threads (test-zts-apache), the
+## SERVERS, a short seeded nemesis (test-nemesis: random faults, a history checker),
+## the thread-safe PHP (test-zts), the module under Apache's threads (test-zts-apache), the
 ## images' install path with PIE's source build and binary (test-image), on the NTS
 ## and the ZTS PHP, then the stub check.
 test: build
@@ -37,6 +38,7 @@ test: build
 	    echo "== the suite on $$s"; \
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
 	done
+	@$(MAKE) --no-print-directory test-nemesis
 	@$(MAKE) --no-print-directory test-zts
 	@$(MAKE) --no-print-directory test-zts-apache
 	@tools/test-image.sh --own-prefix
