@@ -520,7 +520,7 @@ impl Quorum {
             Call::Command(_) => None,
         };
 
-        for (i, (ep, node)) in self.nodes.iter().zip(nodes.iter_mut()).enumerate() {
+        for (ep, node) in self.nodes.iter().zip(nodes.iter_mut()) {
             let rt = ep.read_timeout();
             match &node.down {
                 None => {
@@ -531,6 +531,22 @@ impl Quorum {
                 Some(d) if d.probe.is_some_and(|p| start.saturating_duration_since(p) >= rt) => node.timed_out(start),
                 Some(_) => {}
             }
+        }
+        // Skipping buys nothing when no majority can be had without the skipped
+        // nodes: those not awaiting a probe are probed now, so that a quorum that came
+        // back is used at once, not after its back-off (a call then costs at most one
+        // read_timeout, as it did before the skipping, and fails only if they are
+        // still silent). Not for a release or an undo: what it leaves ends with the
+        // lease, and it must not hold up the error of the attempt it undoes.
+        let waits = |node: &Node| node.down.as_ref().is_some_and(|d| d.probe.is_some() || start < d.until);
+        if !ask.cleanup && nodes.iter().filter(|node| !waits(node)).count() < self.majority() {
+            for node in nodes.iter_mut() {
+                if let Some(d) = node.down.as_mut().filter(|d| d.probe.is_none()) {
+                    d.until = d.until.min(start);
+                }
+            }
+        }
+        for (i, (ep, node)) in self.nodes.iter().zip(nodes.iter_mut()).enumerate() {
             let Some(d) = &node.down else { continue };
             if d.probe.is_none() && start >= d.until {
                 probing[i] = true;
