@@ -14,7 +14,9 @@
 //! (`lease_bound` for a try, counted from when it was sent; `grant_bound` for a grant,
 //! from the server's clock in the message). A hold past its bound is stale: it is
 //! counted (`stale`), and the wait tries again (the try finds the hold still its own and
-//! starts its lease again, or queues anew); at the deadline it is released instead. Without a subscriber (an ACL that forbids pub/sub, a connection that
+//! starts its lease again, or queues anew); at the deadline it is released instead.
+//!
+//! Without a subscriber (an ACL that forbids pub/sub, a connection that
 //! keeps failing) it polls with jittered back-off instead, as it always does on a
 //! Redlock quorum, which keeps no queue. Each kind supplies its
 //! scripts through `Waiter`; none of them knows how waiting works.
@@ -22,6 +24,9 @@
 use crate::error::LockError;
 use crate::error::Result;
 use crate::topology::route::Route;
+// Extra safety taken off a lease, for clock drift between this host and the server:
+// Redlock's rule (1% of the lease, plus 2 ms), the same on every topology.
+use crate::topology::redlock::drift;
 use crate::wait::backoff::Backoff;
 use crate::net::wake;
 use crate::stats::{self, Counter};
@@ -32,12 +37,6 @@ use std::time::{Duration, Instant};
 /// When a hold's lease ends at the earliest, on this process's clock; `None`: it never
 /// ends (no expiry).
 pub(crate) type Until = Option<Instant>;
-
-/// Extra safety taken off a lease: clock drift between this host and the server
-/// (Redlock's rule: 1% of the lease, plus 2 ms).
-pub(crate) fn drift(lease: Duration) -> Duration {
-    lease / 100 + Duration::from_millis(2)
-}
 
 /// The end of the lease of a hold that a try `sent` at that instant found taken (or
 /// held already, when the script started the lease again).
