@@ -159,7 +159,8 @@ clean:
 ## judges the history (overlapping holders, silent or learned; fences going back;
 ## liveness after the faults). `make test-nemesis`: a short seeded run, under 90 s, that
 ## fails on a violation. `make nemesis`: NEMESIS_SEEDS on every topology, the table in
-## bench/results/nemesis.md. NEMESIS_EXT runs another build (then this tree is not built).
+## bench/results/nemesis.md (with threads of the ZTS harness once make test-zts built it).
+## NEMESIS_EXT runs another build (then this tree is not built).
 .PHONY: nemesis test-nemesis
 NEMESIS_BUILD := $(if $(NEMESIS_EXT),deps,build)
 NEMESIS_EXT ?= $(EXT)
