@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
+.PHONY: all deps build test test-all test-builds test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
 	install uninstall deb test-install clean
 
 all: build
@@ -27,11 +27,10 @@ deps:
 build: deps
 	$(CARGO) build --release
 
-## The whole suite, as CI runs it: the layer and link checks, on each server of
-## SERVERS, a short seeded nemesis (test-nemesis: random faults, a history checker),
-## the thread-safe PHP (test-zts), the module under Apache's threads (test-zts-apache), the
-## images' install path with PIE's source build and binary (test-image), on the NTS
-## and the ZTS PHP, then the stub check.
+## The suite a change needs, with nothing built but the module: the layer and link
+## checks, on each server of SERVERS the core's, the phpt and the bridges' tests, a
+## short seeded nemesis (test-nemesis: random faults, a history checker), then the
+## stub check.
 test: build
 	@$(MAKE) --no-print-directory check-layers check-links
 	@for s in $(SERVERS); do \
@@ -39,11 +38,19 @@ test: build
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
 	done
 	@$(MAKE) --no-print-directory test-nemesis
+	@$(MAKE) --no-print-directory stubs-check
+
+## Everything, as CI runs it: make test, then what needs PHP built from source
+## (tools/php-src.sh, cached): the thread-safe PHP (test-zts), the module under
+## Apache's threads (test-zts-apache), and the images' install path with PIE's
+## source build and binary, on the NTS and the ZTS PHP.
+test-all: test test-builds
+
+test-builds: build
 	@$(MAKE) --no-print-directory test-zts
 	@$(MAKE) --no-print-directory test-zts-apache
 	@tools/test-image.sh --own-prefix
 	@tools/test-image.sh --own-prefix --zts
-	@$(MAKE) --no-print-directory stubs-check
 
 ## The core's floors (php > kinds > hold > wait > topology > net > ground): every
 ## import points down, and no circle between files (tools/check-layers.php).
