@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
+.PHONY: all deps build test test-one test-rust test-php test-bridges test-zts test-zts-apache test-frankenphp test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
 	install uninstall deb test-install clean
 
 all: build
@@ -137,6 +137,14 @@ dist: build
 ## recycled processes leaking nothing.
 test-zts-apache: build
 	tools/test-zts-apache.sh
+
+## The module in real FrankenPHP, built from its Go module against the ZTS PHP
+## (tools/frankenphp.sh, cached): 2 processes x 32 threads (16 classic, 16 running a
+## worker script), under load: exact counters, the per-request release in both modes,
+## holds kept only where asked, redis_lock_stats() per process, fatal errors and
+## timeouts, workers restarted every 50 requests losing nothing.
+test-frankenphp: deps
+	tools/test-frankenphp.sh
 
 ## The official php images' install path (docker-php-ext-install's steps), PIE's source
 ## build and make dist, on a PHP built from Debian's source as the images build
