@@ -47,13 +47,14 @@ prefix=$(tools/php-src.sh zts) || { echo "not ok - the ZTS PHP (tools/php-src.sh
 . tools/tap.sh
 
 echo "# $(cat "$(dirname "$server")/.complete")"
-# The module, built as tools/test-zts.sh builds it (the same target dir).
-if ! build=$(PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config \
+# The module, built as tools/test-zts.sh builds it (the same target dir), or
+# REDIS_LOCK_ZTS_EXT: one built elsewhere for this PHP (a variant to see a check fail).
+module=${REDIS_LOCK_ZTS_EXT:-$PWD/target/zts/release/libredis_lock.so}
+if [ -z "${REDIS_LOCK_ZTS_EXT:-}" ] && ! build=$(PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config \
         cargo build --release --lib --target-dir target/zts 2>&1); then
     not_ok "the module builds against the ZTS PHP" "$(tail -n 20 <<<"$build")"
     finish; exit $?
 fi
-module=$PWD/target/zts/release/libredis_lock.so
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-frankenphp.XXXXXX")
 www=$PWD/tools/frankenphp/www
@@ -279,8 +280,10 @@ live=$(redis --scan --pattern 'fp:between:*' | wc -l)
 [ "$live" -gt 0 ] && [ "$live" -le 32 ] && ok "control: the runs alive still hold theirs ($live)" \
     || not_ok "control: the runs alive still hold theirs" "$live fp:between:* keys for 32 workers"
 clients=$(redis INFO clients | tr -d '\r' | sed -n 's/^connected_clients://p')
-[ "$clients" -le 65 ] && ok "after $((restarts_a + restarts_b)) worker restarts the server has $clients clients: at most one per PHP thread (64) and redis-cli" \
-    || not_ok "at most one connection per PHP thread after the restarts" "$clients clients for 64 threads"
+# Only the 32 worker threads took locks since the servers started; a thread keeps
+# its connection from one run of the worker script to the next.
+[ "$clients" -le 33 ] && ok "after $((restarts_a + restarts_b)) worker restarts the server has $clients clients: at most one per worker thread (32) and redis-cli" \
+    || not_ok "at most one connection per worker thread after the restarts" "$clients clients for 32 worker threads"
 stop_all
 cat "$work/php-errors.log" >>"$work/php-errors.all" 2>/dev/null
 check "no PHP error but the ones on purpose" bash -c "! grep -v 'undefined_function_called_on_purpose\|Maximum execution time\|^#\|thrown in\|Stack trace\|^\$' '$work/php-errors.all'"
