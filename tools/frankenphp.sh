@@ -70,12 +70,12 @@ buildlog=$out.log
 # cache can be removed like any folder.
 if ! (
     cd "$src"
-    export GOTOOLCHAIN=local GOFLAGS="-modcacherw -mod=readonly" CGO_ENABLED=1 \
+    export GOTOOLCHAIN=local GOFLAGS="-modcacherw -mod=readonly -buildvcs=false" CGO_ENABLED=1 \
         GOPATH="$cache/go" GOMODCACHE="$cache/go/mod" GOCACHE="$cache/go/build"
     # FrankenPHP's compile-from-sources flags: PHP's headers and libphp, found at
     # run time through the rpath (the prefix is not on the loader's path).
     export CGO_CFLAGS="$("$prefix/bin/php-config" --includes)"
-    export CGO_LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib -lphp $("$prefix/bin/php-config" --libs)"
+    export CGO_LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib $("$prefix/bin/php-config" --libs)"
     "$go" build -tags "$tags" -trimpath -o "$out/" ./server ./load
 ) >"$buildlog" 2>&1; then
     log "the build failed; the end of $buildlog:"
