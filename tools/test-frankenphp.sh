@@ -108,7 +108,7 @@ run_load() {
     L_A=$(awk -v u="$url_a$2" '$1 == "url" && $2 == u {print $4}' <<<"$L_OUT")
     L_B=$(awk -v u="$url_b$2" '$1 == "url" && $2 == u {print $4}' <<<"$L_OUT")
 }
-stat() { body "$1/index.php?do=stats" | php -n -r '$s = json_decode(stream_get_contents(STDIN), true); echo $s[$argv[1]] ?? "none";' "$2"; }
+stat_of() { body "$1/index.php?do=stats" | php -n -r '$s = json_decode(stream_get_contents(STDIN), true); echo $s[$argv[1]] ?? "none";' "$2"; }
 boots() { grep -c " start " "$work/events" 2>/dev/null || true; }
 
 if start a && start b; then
@@ -123,8 +123,6 @@ for mode in classic worker; do
     [[ $out == "frankenphp "*" zts redis_lock "* ]] && ok "$mode mode: PHP runs under the SAPI frankenphp, thread-safe, with redis_lock ($out)" \
         || not_ok "$mode mode: PHP runs under the SAPI frankenphp, with redis_lock" "$out"
 done
-pid_a=$(body "$url_a/index.php?do=info" | awk '{print $NF}')
-pid_b=$(body "$url_b/index.php?do=info" | awk '{print $NF}')
 
 # Throughput with no lock, an uncontended lock per request, and the counter.
 for mode in classic worker; do
@@ -159,8 +157,8 @@ for mode in classic worker; do
     [ "$(cat "$work/long.out")" = kept ] && ok "$mode mode: a 2.5 s hold survives the other threads' request ends" \
         || not_ok "$mode mode: a 2.5 s hold survives the other threads' request ends" "$(cat "$work/long.out")"
     # The long hold is one more acquisition on b.
-    acq_a=$(stat "$url_a" acquired) acq_b=$(stat "$url_b" acquired)
-    rel_a=$(stat "$url_a" released) rel_b=$(stat "$url_b" released)
+    acq_a=$(stat_of "$url_a" acquired) acq_b=$(stat_of "$url_b" acquired)
+    rel_a=$(stat_of "$url_a" released) rel_b=$(stat_of "$url_b" released)
     if [ "$acq_a" = "$L_A" ] && [ "$acq_b" = "$((L_B + 1))" ] && [ "$rel_a" = "$L_A" ] && [ "$rel_b" = "$((L_B + 1))" ]; then
         ok "$mode mode: redis_lock_stats() per process: $acq_a and $acq_b acquisitions and releases, the requests each served"
     else
@@ -265,7 +263,7 @@ expected() { # PID REQUESTS RESTARTS
     for id in $ids; do loop=$((loop + $(redis EXISTS "fp:between:$id"))); done
     echo $(($2 + 2 * $3 + loop))
 }
-acq_a=$(stat "$url_a" acquired) acq_b=$(stat "$url_b" acquired)
+acq_a=$(stat_of "$url_a" acquired) acq_b=$(stat_of "$url_b" acquired)
 want_a=$(expected "$pid_a" "$L_A" "$restarts_a") want_b=$(expected "$pid_b" "$L_B" "$restarts_b")
 [ "$acq_a" = "$want_a" ] && [ "$acq_b" = "$want_b" ] \
     && ok "redis_lock_stats() per process lives on across worker restarts: $acq_a and $acq_b acquisitions, as the requests and boots each served" \

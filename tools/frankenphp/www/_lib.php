@@ -22,8 +22,8 @@ function rl_keep(Lock $l): void
     $GLOBALS['rl_kept'][] = $l;
 }
 
-/** Answers one request: $q is the query ($_GET), $who names the worker run or "classic". */
-function rl_route(array $q, string $who): void
+/** Answers one request: $q is its query ($_GET). */
+function rl_route(array $q): void
 {
     $key = (string) ($q['key'] ?? '');
     switch ($q['do'] ?? '') {

@@ -16,14 +16,14 @@ rl_log("start $id");
 
 $max = (int) ($_SERVER['MAX_REQUESTS'] ?? 0);
 $between = null;
-$handler = static function () use ($id, &$between): void {
+$handler = static function () use (&$between): void {
     // The loop's lock (below) must still be held in every later request.
     if ($between !== null && !$between[0]->isOwned($between[1])) {
         http_response_code(500);
         echo "the loop's lock was lost\n";
         return;
     }
-    rl_route($_GET, $id);
+    rl_route($_GET);
 };
 for ($n = 0; !$max || $n < $max; ++$n) {
     $more = frankenphp_handle_request($handler);
