@@ -16,7 +16,7 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
 
-.PHONY: all deps build test test-all test-builds test-one test-rust test-php test-bridges test-zts test-zts-apache test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
+.PHONY: all deps build test test-all test-builds test-one test-rust test-php test-bridges test-zts test-zts-apache test-frankenphp test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
 	install uninstall deb test-install clean
 
 all: build
@@ -41,13 +41,14 @@ test: build
 	@$(MAKE) --no-print-directory stubs-check
 
 ## Everything, as CI runs it: make test, then what needs PHP built from source
-## (tools/php-src.sh, cached): the thread-safe PHP (test-zts), the module under
-## Apache's threads (test-zts-apache), and the images' install path with PIE's
-## source build and binary, on the NTS and the ZTS PHP.
+## (tools/php-src.sh, cached): the thread-safe PHP (test-zts), FrankenPHP built on
+## it (test-frankenphp), Apache's threads (test-zts-apache), and the images' install
+## path with PIE's source build and binary, on the NTS and the ZTS PHP.
 test-all: test test-builds
 
 test-builds: build
 	@$(MAKE) --no-print-directory test-zts
+	@$(MAKE) --no-print-directory test-frankenphp
 	@$(MAKE) --no-print-directory test-zts-apache
 	@tools/test-image.sh --own-prefix
 	@tools/test-image.sh --own-prefix --zts
@@ -144,6 +145,14 @@ dist: build
 ## recycled processes leaking nothing.
 test-zts-apache: build
 	tools/test-zts-apache.sh
+
+## The module in real FrankenPHP, built from its Go module against the ZTS PHP
+## (tools/frankenphp.sh, cached): 2 processes x 32 threads (16 classic, 16 running a
+## worker script), under load: exact counters, the per-request release in both modes,
+## holds kept only where asked, redis_lock_stats() per process, fatal errors and
+## timeouts, workers restarted every 50 requests losing nothing.
+test-frankenphp: deps
+	tools/test-frankenphp.sh
 
 ## The official php images' install path (docker-php-ext-install's steps), PIE's source
 ## build and make dist, on a PHP built from Debian's source as the images build

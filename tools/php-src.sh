@@ -11,8 +11,9 @@
 #         theirs (their flags and built-in modules; no PEAR, which make install would
 #         download), with a conf.d scan directory beside php.ini and no phpenmod.
 #   zts   thread-safe (ZTS), with FrankenPHP's flags (--enable-zts --enable-embed
-#         --disable-zend-signals): the CLI and libphp.so, with only the extensions
-#         PHP always builds in.
+#         --disable-zend-signals --enable-zend-max-execution-timers): the CLI and
+#         libphp.so, with only the extensions PHP always builds in. One build serves
+#         the ZTS CLI, the threaded harness and FrankenPHP (tools/frankenphp.sh).
 #   zts-apache  thread-safe, with Apache's mod_php (--with-apxs2, from Debian's
 #         apache2-dev) instead of the embed SAPI: PHP builds one SAPI module at a
 #         time. PREFIX/lib/apache2/libphp.so is the module; the system's Apache
@@ -55,10 +56,11 @@ case "$variant" in
                 "--with-libdir=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)")
          build_deps=(libargon2-dev libcurl4-openssl-dev libonig-dev libreadline-dev libsodium-dev
                      libsqlite3-dev libssl-dev libxml2-dev zlib1g-dev) ;;
-    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals;
+    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals,
+    # and per-thread timers (without them FrankenPHP turns max_execution_time off);
     # pcntl and posix for the phpt suite (it forks) and the threaded harness.
-    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --disable-all --enable-cli --enable-pcntl --enable-posix --disable-cgi
-                --disable-phpdbg --without-pear)
+    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --enable-zend-max-execution-timers --disable-all
+                --enable-cli --enable-pcntl --enable-posix --disable-cgi --disable-phpdbg --without-pear)
          build_deps=() ;;
     # Apache's threaded mod_php (mpm_event, mpm_worker): PHP builds one SAPI module
     # at a time, so this is a build of its own. Its libphp.so goes to
