@@ -81,8 +81,15 @@ suite=${VERSION_CODENAME:?php-src: /etc/os-release names no release}
 log() { echo "php-src: $*" >&2; }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-# The PHP branch the release ships, as its php-cli metapackage names it (8.2, 8.4).
-branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+# The PHP branch: that of the Debian PHP installed (the one `php` runs, as tools/deps.sh
+# takes it: on sid, experimental's 8.5 or 8.6), else the one the release ships, as its
+# php-cli metapackage names it (8.2, 8.4). Never another PHP than the machine's.
+branch=
+if command -v php >/dev/null 2>&1; then
+    branch=$(php -n -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;' 2>/dev/null || true)
+    installed "php$branch-cli" || branch=
+fi
+[ -n "$branch" ] || branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
 if [ -z "$branch" ]; then
     apt-get update -qq
     branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
