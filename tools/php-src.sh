@@ -168,12 +168,12 @@ trap 'rm -rf "$work"' EXIT
 # The newest version first; a mirror may list a version whose files it does not serve
 # (seen: a security mirror without sources), so older ones are tried in turn.
 got=
-for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" | awk '/^Version:/ {print $2}' | sort -ruV); do
+for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -ruV); do
     if (cd "$work" && apt-get -qq "${apt_opts[@]}" source --download-only "php$branch=$v" >"$work/source.log" 2>&1); then
         got=$v; break
     fi
 done
-[ -n "$got" ] || { log "the mirror serves no source of php$branch:"; tail -n 5 "$work/source.log" >&2; exit 3; }
+[ -n "$got" ] || { log "the mirror serves no source of php$branch"; tail -n 5 "$work/source.log" >&2 2>/dev/null || true; exit 3; }
 (cd "$work" && dpkg-source --skip-patches -x ./*.dsc src >>"$work/source.log" 2>&1) \
     || { log "could not unpack the source of php$branch $got:"; tail -n 5 "$work/source.log" >&2; exit 1; }
 src=$work/src
