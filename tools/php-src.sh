@@ -83,8 +83,15 @@ suite=${VERSION_CODENAME:?php-src: /etc/os-release names no release}
 log() { echo "php-src: $*" >&2; }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-# The PHP branch the release ships, as its php-cli metapackage names it (8.2, 8.4).
-branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+# The PHP branch: that of the Debian PHP installed (the one `php` runs, as tools/deps.sh
+# takes it: on sid, experimental's 8.5 or 8.6), else the one the release ships, as its
+# php-cli metapackage names it (8.2, 8.4). Never another PHP than the machine's.
+branch=
+if command -v php >/dev/null 2>&1; then
+    branch=$(php -n -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;' 2>/dev/null || true)
+    installed "php$branch-cli" || branch=
+fi
+[ -n "$branch" ] || branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
 if [ -z "$branch" ]; then
     apt-get update -qq
     branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
@@ -163,12 +170,12 @@ trap 'rm -rf "$work"' EXIT
 # The newest version first; a mirror may list a version whose files it does not serve
 # (seen: a security mirror without sources), so older ones are tried in turn.
 got=
-for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" | awk '/^Version:/ {print $2}' | sort -ruV); do
+for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -ruV); do
     if (cd "$work" && apt-get -qq "${apt_opts[@]}" source --download-only "php$branch=$v" >"$work/source.log" 2>&1); then
         got=$v; break
     fi
 done
-[ -n "$got" ] || { log "the mirror serves no source of php$branch:"; tail -n 5 "$work/source.log" >&2; exit 3; }
+[ -n "$got" ] || { log "the mirror serves no source of php$branch"; tail -n 5 "$work/source.log" >&2 2>/dev/null || true; exit 3; }
 (cd "$work" && dpkg-source --skip-patches -x ./*.dsc src >>"$work/source.log" 2>&1) \
     || { log "could not unpack the source of php$branch $got:"; tail -n 5 "$work/source.log" >&2; exit 1; }
 src=$work/src
