@@ -69,7 +69,8 @@ for run in $(seq "$runs"); do
     if [ "$rc" != 0 ]; then
         failed_runs=$((failed_runs + 1))
         echo "run $run/$runs: FAILED in $(( $(date +%s) - t0 )) s: $summary" >&2
-        sed 's/^/    /' "$logs/failed.$run" >&2 2>/dev/null || tail -5 "$logs/run.$run" >&2
+        # -W lists every test with its result: the failed (and borked, leaked) ones.
+        grep -v '^PASSED\|^SKIPPED' "$logs/failed.$run" | sed 's/^/    /' >&2 || tail -5 "$logs/run.$run" >&2
     else
         echo "run $run/$runs: ok in $(( $(date +%s) - t0 )) s: $summary" >&2
     fi
