@@ -11,8 +11,12 @@ $workers = (int) (getenv('DEMO_WORKERS') ?: 8);
 $rounds = (int) (getenv('DEMO_ROUNDS') ?: 150);
 $holdUs = (int) (getenv('DEMO_HOLD_US') ?: 1000);
 $u = parse_url($dsn);
-$redis = function () use ($u) {
-    $r = new Redis();
+// The counter goes through phpredis where it is installed, else through a client of
+// the bench's own (Debian ships no phpredis for PHP 8.5 and 8.6).
+$phpredis = class_exists('Redis');
+require __DIR__ . '/RespClient.php';
+$redis = function () use ($u, $phpredis) {
+    $r = $phpredis ? new Redis() : new RespClient();
     $r->connect($u['host'] ?? '127.0.0.1', $u['port'] ?? 6379, 2.0);
     if (isset($u['pass'])) { $r->auth(isset($u['user']) ? [$u['user'], $u['pass']] : $u['pass']); }
     return $r;
@@ -20,7 +24,6 @@ $redis = function () use ($u) {
 require __DIR__ . '/ArticleLock.php';
 printf("redis-lock demo: %d processes × %d critical sections, each holding the lock %.1f ms, on %s\n",
     $workers, $rounds, $holdUs / 1000, preg_replace('~//[^@/]*@~', '//***@', $dsn));
-printf("The same load runs twice: first on the article's class (phpredis, SET NX and a 5 ms sleep\nbetween tries), then on this extension's Lock.\n");
 
 /** One run of $impl ('article' or 'native'); returns the counter, the time taken and every wait. */
 function run_demo(string $impl, callable $redis, string $dsn, array $u, int $workers, int $rounds, int $holdUs): array {
@@ -85,14 +88,23 @@ function run_demo(string $impl, callable $redis, string $dsn, array $u, int $wor
 
 $results = [];
 // The article's class connects to a plain host:port without credentials, as written.
-$impls = ($u['scheme'] ?? '') === 'redis' && !isset($u['pass']) ? ['article', 'native'] : ['native'];
-if (count($impls) === 1) { echo "(the article's class cannot use this dsn: it knows no TLS, socket or password; skipped)\n"; }
+$impls = ['native'];
+if (!$phpredis) {
+    printf("(no phpredis for PHP %s here, and the article's class is written on it: only this extension's Lock runs)\n", PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION);
+} elseif (($u['scheme'] ?? '') !== 'redis' || isset($u['pass'])) {
+    echo "(the article's class cannot use this dsn: it knows no TLS, socket or password; skipped)\n";
+} else {
+    $impls = ['article', 'native'];
+    printf("The same load runs twice: first on the article's class (phpredis, SET NX and a 5 ms sleep\nbetween tries), then on this extension's Lock.\n");
+}
 foreach ($impls as $impl) {
     $results[$impl] = run_demo($impl, $redis, $dsn, $u, $workers, $rounds, $holdUs);
 }
 $pct = fn(array $w, $p) => $w ? $w[min(count($w) - 1, (int) floor($p / 100 * count($w)))] : NAN;
 $cells = function (callable $f) use ($results) { return array_map($f, $results); };
-$row = fn(string $name, array $c) => printf("%-20s %-28s %-28s\n", $name, $c['article'] ?? '-', $c['native']);
+$row = isset($results['article'])
+    ? fn(string $name, array $c) => printf("%-20s %-28s %-28s\n", $name, $c['article'], $c['native'])
+    : fn(string $name, array $c) => printf("%-20s %-28s\n", $name, $c['native']);
 echo "\n";
 $row('', ['article' => "article's class (phpredis)", 'native' => 'redis_lock']);
 $row('counter', $cells(fn($x) => sprintf('%d of %d: %s', $x['counter'], $x['total'], $x['counter'] === $x['total'] ? 'exact' : 'LOST ' . ($x['total'] - $x['counter']))));
@@ -100,7 +112,9 @@ $row('throughput', $cells(fn($x) => sprintf('%.0f sections/s', $x['total'] / $x[
 $row('wait p50', $cells(fn($x) => sprintf('%.1f ms', $pct($x['waits'], 50))));
 $row('wait p99', $cells(fn($x) => sprintf('%.1f ms', $pct($x['waits'], 99))));
 $row('wait max', $cells(fn($x) => sprintf('%.1f ms', $x['waits'] ? end($x['waits']) : NAN)));
-echo "\nThe article's class polls: whoever sleeps through a release waits another 5 ms, so a few\n",
-    "waiters starve while others win again. redis_lock queues its waiters and hands the lock\n",
-    "to the next one on release: the waits stay close to the fair share.\n";
+if (isset($results['article'])) {
+    echo "\nThe article's class polls: whoever sleeps through a release waits another 5 ms, so a few\n",
+        "waiters starve while others win again. redis_lock queues its waiters and hands the lock\n",
+        "to the next one on release: the waits stay close to the fair share.\n";
+}
 exit($results['native']['counter'] === $results['native']['total'] ? 0 : 1);

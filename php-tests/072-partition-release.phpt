@@ -125,8 +125,11 @@ $out = stream_get_contents($pipes[1]);
 $err = stream_get_contents($pipes[2]);
 $rc = proc_close($proc);
 $took = microtime(true) - $t0;
+// PHP 8.5 and later follow the error with its backtrace (fatal_error_backtraces=1,
+// their default): PHP's own lines, and nothing else, are allowed after it.
+$fatal = '/\AFatal error: stop in Command line code on line \d+(\nStack trace:(\n#\d+ [^\n]*)+)?\z/';
 echo "  $ready; exits within about read_timeout: ", $aboutRt($took), ", code $rc, says only the fatal error: ",
-    $yes($out === '' && (bool) preg_match('/\AFatal error: stop in Command line code on line \d+\z/', trim($err))), "\n";
+    $yes($out === '' && (bool) preg_match($fatal, trim($err))), "\n";
 $afterLease($key, $acquired);
 ?>
 --EXPECT--

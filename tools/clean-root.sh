@@ -11,7 +11,10 @@
 #
 #   -s SUITE   the Debian release to debootstrap: trixie (PHP 8.4, Redis 8, Valkey 8),
 #              bookworm (PHP 8.2, Redis 7) or testing (PHP 8.4, Redis 8, Valkey 9,
-#              Laravel 13, Symfony 7.4; apt there ignores the snapshot's Valid-Until).
+#              Laravel 13, Symfony 7.4; apt there ignores the snapshot's Valid-Until),
+#              or sid (Debian unstable, with experimental in its sources at apt's
+#              lowest priority, so that nothing comes from it unless named: its
+#              php8.5 and php8.6 RC; `PHP_BRANCH=8.5 tools/deps.sh` installs one).
 #   -k         keep the root afterwards and print its path.
 #
 # Needs root, debootstrap (installed when missing) and unshare. The first run of
@@ -66,11 +69,24 @@ if [ ! -x "$base/bin/bash" ]; then
     rm -rf "$base.new"
     debootstrap --variant=minbase "$suite" "$base.new" "$mirror" >"$cache/debootstrap-$suite.log" 2>&1 \
         || { tail -n 20 "$cache/debootstrap-$suite.log" >&2; echo "clean-root: debootstrap of $suite failed: the archive (exit 75)" >&2; exit 75; }
-    {
-        echo "deb $mirror $suite main"
-        echo "deb $mirror $suite-updates main"
-        [ -z "$security" ] || echo "deb $security $suite-security main"
-    } >"$base.new/etc/apt/sources.list"
+    case $suite in
+        # Unstable has no -updates or -security suites. Experimental holds only the
+        # packages newer than unstable's (php8.5, php8.6): pinned at 1, apt takes a
+        # package from it only when no other suite has one, or when named (pkg/experimental).
+        unstable|sid)
+            {
+                echo "deb $mirror $suite main"
+                echo "deb $mirror experimental main"
+            } >"$base.new/etc/apt/sources.list"
+            printf 'Package: *\nPin: release a=experimental\nPin-Priority: 1\n' \
+                >"$base.new/etc/apt/preferences.d/99redis-lock-experimental" ;;
+        *)
+            {
+                echo "deb $mirror $suite main"
+                echo "deb $mirror $suite-updates main"
+                [ -z "$security" ] || echo "deb $security $suite-security main"
+            } >"$base.new/etc/apt/sources.list" ;;
+    esac
     # Debian testing is served as a snapshot whose Release file can be past its one-week
     # Valid-Until (stable releases carry none): apt in that root must not refuse it.
     case $suite in

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Usage: tools/deps.sh [--install-tests]
+# Usage: [PHP_BRANCH=8.5] tools/deps.sh [--install-tests]
 #
 # Installs what `make` needs and is missing, on any Debian release, as root:
 #   - libclang (ext-php-rs's build script runs bindgen, which loads it);
-#   - the PHP that the release ships (or the Debian PHP already installed), with
-#     its -cli, -dev, -redis and -fpm packages (php-tests run a real php-fpm);
+#   - one PHP, with its -cli, -dev, -redis and -fpm packages (php-tests run a real
+#     php-fpm): the Debian PHP already installed (the one `php` runs), else the one
+#     PHP_BRANCH names (Debian sid: 8.5 or 8.6, from experimental), else the one the
+#     release ships. It never adds a second PHP: a package that does not exist for
+#     this PHP (Debian has no php8.5-redis), or that would bring in another PHP (on
+#     sid, php-laravel-framework needs php8.4-uuid), is skipped with a line saying so;
 #   - redis-server, redis-tools and redis-sentinel, and Valkey's three where the
 #     release ships them (Debian 13 does: `make test` then runs the suite on both);
 #   - cargo-php, for the stubs;
@@ -15,6 +19,9 @@
 #     its `packages` file (one package a line; @PHP@ stands for php<ver>; a line
 #     ending in ? is installed only where the release ships it).
 # --install-tests adds what `make test-install` needs: cgi-fcgi and composer. Prints nothing when everything is there already.
+#
+# PHP_BRANCH (major.minor) and not PHP_VERSION: the official php images set
+# PHP_VERSION to their full version (8.5.0), which names no Debian package.
 #
 # Exits 75 when apt itself fails (the archive unreachable, or broken that day: Debian
 # testing moves), so that CI can tell the archive's trouble from a failure of ours.
@@ -35,30 +42,54 @@ apt_update() {
     updated=1
 }
 
+# The PHP branch the release ships (8.2 on Debian 12, 8.4 on 13 and sid), as its
+# php-cli metapackage names it.
+release_php() {
+    apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1
+}
+
 # The PHP to build for: the Debian PHP already installed (the one `php` runs), else
-# the one the release ships, as its php-cli metapackage names it.
+# the one PHP_BRANCH names, else the one the release ships.
 php_version() {
-    local v
+    local v want=${PHP_BRANCH:-}
+    [ -z "$want" ] || [[ $want =~ ^[0-9]+\.[0-9]+$ ]] \
+        || { echo "deps: PHP_BRANCH is major.minor (8.5), not '$want'" >&2; exit 1; }
     if command -v php >/dev/null 2>&1; then
         v=$(php -n -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')
-        if installed "php$v-cli"; then echo "$v"; return; fi
+        if installed "php$v-cli"; then
+            if [ -n "$want" ] && [ "$want" != "$v" ]; then
+                echo "deps: PHP $v is installed (php$v-cli runs as php): PHP_BRANCH=$want would add a second PHP beside it; remove php$v-* first, or leave PHP_BRANCH unset" >&2
+                exit 1
+            fi
+            echo "$v"; return
+        fi
+    fi
+    if [ -n "$want" ]; then
+        known "php$want-cli" || apt_update
+        known "php$want-cli" || { echo "deps: this release's archive has no php$want-cli (PHP_BRANCH=$want)" >&2; exit 1; }
+        echo "$want"; return
     fi
     known php-cli || apt_update
-    v=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+    v=$(release_php)
     [ -n "$v" ] || { echo "deps: this release has no php-cli package to take the PHP version from" >&2; exit 1; }
     echo "$v"
 }
 
 ver=$(php_version)
-packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-redis" "php$ver-fpm" redis-server redis-tools redis-sentinel
-          phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
+packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-fpm" redis-server redis-tools redis-sentinel)
+# This PHP's own modules, which Debian may not build for every PHP (no php8.5-redis).
+modules=("php$ver-redis")
+# Packages that depend on "a PHP": on a release whose own PHP is another, they may bring it in.
+others=(phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
 optional=()
 for list in "$(dirname "$0")"/../bridges/tests/apps/*/packages; do
     [ -f "$list" ] || continue
     while read -r p; do
         p=${p%%#*}; p=${p//@PHP@/php$ver}; p=${p//[[:space:]]/}
         [ -n "$p" ] || continue
-        if [ "${p%\?}" != "$p" ]; then optional+=("${p%\?}"); else packages+=("$p"); fi
+        if [ "${p%\?}" != "$p" ]; then optional+=("${p%\?}")
+        elif [[ $p == "php$ver-"* ]]; then modules+=("$p")
+        else others+=("$p"); fi
     done <"$list"
 done
 if [ "${1:-}" = "--install-tests" ]; then
@@ -66,18 +97,100 @@ if [ "${1:-}" = "--install-tests" ]; then
 fi
 
 missing=()
+skipped=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
-# Valkey, and the optional packages, only where the release has them; asking costs a
-# look at the local lists.
+# Valkey, this PHP's modules and the optional packages only where the release has
+# them; asking costs a look at the local lists.
+lists_read() { ((${#missing[@]})) && apt_update; return 0; }
 if ! installed valkey-server; then
-    ((${#missing[@]})) && apt_update
+    lists_read
     known valkey-server && missing+=(valkey-server valkey-tools valkey-sentinel)
 fi
+for p in "${modules[@]}"; do
+    installed "$p" && continue
+    lists_read
+    if ! known "$p"; then
+        case $p in
+            *-redis) skipped+=("$p: the archive has no phpredis for PHP $ver (make demo and make bench leave out the article's class, which needs it; the tests that need it skip)") ;;
+            *) skipped+=("$p: the archive has no $p") ;;
+        esac
+    else missing+=("$p"); fi
+done
 for p in "${optional[@]}"; do
     installed "$p" && continue
-    ((${#missing[@]})) && apt_update
+    lists_read
     known "$p" && missing+=("$p")
 done
+wanted=()
+for p in "${others[@]}"; do installed "$p" || wanted+=("$p"); done
+
+# The packages of another PHP that installing "$@" would bring in (php8.4-uuid,
+# libapache2-mod-php8.4), as apt's dry run names them; fails when apt finds no way.
+other_php() {
+    local out
+    out=$(apt-get -s install --no-install-recommends "$@" 2>&1) || return 1
+    sed -n 's/^Inst \([^ ]*php\([0-9][0-9]*\.[0-9][0-9]*\)[^ ]*\) .*/\2 \1/p' <<<"$out" | awk -v v="$ver" '$1 != v {print $2}'
+}
+# Where the release's own PHP is another (sid: 8.4, under experimental's 8.5), each of
+# them is tried in apt's dry run. A metapackage such as php-xml would bring that
+# other PHP's module; this PHP's own (php8.5-xml, which provides php-xml) is taken
+# instead where it exists. What still needs another PHP is skipped. The verdict is
+# kept in target/ until the apt lists change, so that each `make` does not dry-run again.
+stamp=$(dirname "$0")/../target/.deps-php$ver-skipped
+if ((${#wanted[@]})) && [ "$ver" != "$(release_php)" ]; then
+    kept=()
+    if [ -f "$stamp" ] && [ -z "$(find /var/lib/apt/lists -maxdepth 1 -newer "$stamp" -print -quit 2>/dev/null)" ]; then
+        mapfile -t kept <"$stamp"
+        left=()
+        for p in "${wanted[@]}"; do grep -qx -- "$p: .*" "$stamp" || left+=("$p"); done
+        wanted=(${left[@]+"${left[@]}"})
+    fi
+    if ((${#wanted[@]})); then
+        apt_update
+        for p in "${wanted[@]}"; do
+            subs=()
+            note=
+            if bad=$(other_php ${missing[@]+"${missing[@]}"} "$p"); then
+                for b in $bad; do
+                    ext=$(sed -n 's/^php[0-9][0-9]*\.[0-9][0-9]*-\(.*\)$/\1/p' <<<"$b")
+                    if [ -n "$ext" ] && known "php$ver-$ext"; then subs+=("php$ver-$ext"); fi
+                done
+                if [ -n "$bad" ] && ((${#subs[@]})); then
+                    bad=$(other_php ${missing[@]+"${missing[@]}"} "${subs[@]}" "$p") || note="apt finds no way to install it beside php$ver"
+                fi
+                [ -z "$note" ] && [ -n "$bad" ] && note="it would bring in another PHP ($(echo $bad | tr ' ' ','))"
+            else
+                note="apt finds no way to install it beside php$ver"
+            fi
+            if [ -n "$note" ]; then
+                skipped+=("$p: $note"); kept+=("$p: $note")
+            else
+                missing+=(${subs[@]+"${subs[@]}"} "$p")
+            fi
+        done
+        if ((${#kept[@]})) && mkdir -p "$(dirname "$stamp")" 2>/dev/null; then
+            printf '%s\n' "${kept[@]}" >"$stamp" 2>/dev/null || true
+        fi
+    fi
+else
+    missing+=(${wanted[@]+"${wanted[@]}"})
+fi
+# Debian experimental's php-common is the next PHP's (2:102~, for 8.6), and Breaks
+# php8.5-common: where apt would take it (apt -t experimental), the newest
+# php-common that does not break this PHP is named instead (unstable's 2:101).
+breaks_this() { apt-cache show "php-common=$1" 2>/dev/null | grep '^Breaks:' | grep -Eq "(^|[ ,])php$ver-common(,|$| )"; }
+if ! installed "php$ver-common" && ((${#missing[@]})); then
+    cand=$(apt-cache policy php-common 2>/dev/null | awk '/Candidate:/ {print $2}')
+    if [ -n "$cand" ] && [ "$cand" != "(none)" ] && breaks_this "$cand"; then
+        for v in $(apt-cache madison php-common | awk '{print $3}'); do
+            breaks_this "$v" || { missing+=("php-common=$v"); break; }
+        done
+    fi
+fi
+if ((${#missing[@]})); then
+    mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++')
+    for s in ${skipped[@]+"${skipped[@]}"}; do echo "deps: skipped $s"; done
+fi
 
 if ((${#missing[@]})); then
     echo "deps: installing ${missing[*]}"

@@ -11,8 +11,9 @@
 #         theirs (their flags and built-in modules; no PEAR, which make install would
 #         download), with a conf.d scan directory beside php.ini and no phpenmod.
 #   zts   thread-safe (ZTS), with FrankenPHP's flags (--enable-zts --enable-embed
-#         --disable-zend-signals): the CLI and libphp.so, with only the extensions
-#         PHP always builds in.
+#         --disable-zend-signals --enable-zend-max-execution-timers): the CLI and
+#         libphp.so, with only the extensions PHP always builds in. One build serves
+#         the ZTS CLI, the threaded harness and FrankenPHP (tools/frankenphp.sh).
 #   zts-apache  thread-safe, with Apache's mod_php (--with-apxs2, from Debian's
 #         apache2-dev) instead of the embed SAPI: PHP builds one SAPI module at a
 #         time. PREFIX/lib/apache2/libphp.so is the module; the system's Apache
@@ -55,10 +56,11 @@ case "$variant" in
                 "--with-libdir=lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)")
          build_deps=(libargon2-dev libcurl4-openssl-dev libonig-dev libreadline-dev libsodium-dev
                      libsqlite3-dev libssl-dev libxml2-dev zlib1g-dev) ;;
-    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals;
+    # FrankenPHP's flags: threads, the embed SAPI (libphp.so) it links, no zend signals,
+    # and per-thread timers (without them FrankenPHP turns max_execution_time off);
     # pcntl and posix for the phpt suite (it forks) and the threaded harness.
-    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --disable-all --enable-cli --enable-pcntl --enable-posix --disable-cgi
-                --disable-phpdbg --without-pear)
+    zts) flags=(--enable-zts --enable-embed --disable-zend-signals --enable-zend-max-execution-timers --disable-all
+                --enable-cli --enable-pcntl --enable-posix --disable-cgi --disable-phpdbg --without-pear)
          build_deps=() ;;
     # Apache's threaded mod_php (mpm_event, mpm_worker): PHP builds one SAPI module
     # at a time, so this is a build of its own. Its libphp.so goes to
@@ -81,8 +83,15 @@ suite=${VERSION_CODENAME:?php-src: /etc/os-release names no release}
 log() { echo "php-src: $*" >&2; }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-# The PHP branch the release ships, as its php-cli metapackage names it (8.2, 8.4).
-branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
+# The PHP branch: that of the Debian PHP installed (the one `php` runs, as tools/deps.sh
+# takes it: on sid, experimental's 8.5 or 8.6), else the one the release ships, as its
+# php-cli metapackage names it (8.2, 8.4). Never another PHP than the machine's.
+branch=
+if command -v php >/dev/null 2>&1; then
+    branch=$(php -n -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;' 2>/dev/null || true)
+    installed "php$branch-cli" || branch=
+fi
+[ -n "$branch" ] || branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
 if [ -z "$branch" ]; then
     apt-get update -qq
     branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
@@ -161,12 +170,12 @@ trap 'rm -rf "$work"' EXIT
 # The newest version first; a mirror may list a version whose files it does not serve
 # (seen: a security mirror without sources), so older ones are tried in turn.
 got=
-for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" | awk '/^Version:/ {print $2}' | sort -ruV); do
+for v in $(apt-cache "${apt_opts[@]}" showsrc "php$branch" 2>/dev/null | awk '/^Version:/ {print $2}' | sort -ruV); do
     if (cd "$work" && apt-get -qq "${apt_opts[@]}" source --download-only "php$branch=$v" >"$work/source.log" 2>&1); then
         got=$v; break
     fi
 done
-[ -n "$got" ] || { log "the mirror serves no source of php$branch:"; tail -n 5 "$work/source.log" >&2; exit 3; }
+[ -n "$got" ] || { log "the mirror serves no source of php$branch"; tail -n 5 "$work/source.log" >&2 2>/dev/null || true; exit 3; }
 (cd "$work" && dpkg-source --skip-patches -x ./*.dsc src >>"$work/source.log" 2>&1) \
     || { log "could not unpack the source of php$branch $got:"; tail -n 5 "$work/source.log" >&2; exit 1; }
 src=$work/src

@@ -13,7 +13,8 @@
 #      while another holds a lock; 1,000 requests on threads that come and go with no
 #      growth in connections or memory; FrankenPHP's worker mode (several handled
 #      requests inside one PHP request, under a SAPI named frankenphp), with its
-#      control under another name.
+#      control under another name;
+#   4. the nemesis (tools/nemesis/) with 3 of its 6 workers as threads of the harness.
 # Its `# figure:` lines are the figures docs/install.md quotes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -98,5 +99,15 @@ for scenario in counter counter-unlocked request-end fatal watchdog fork churn w
     done <<<"$out"
     if ((rc != 0)) && ! grep -q "^not ok" <<<"$out"; then not_ok "harness $scenario exited $rc" "$out"; fi
 done
+
+# 4. The nemesis with threads: 3 of its 6 workers are PHP threads of the harness.
+echo "# the nemesis, 3 of 6 workers as threads (tools/nemesis/suite.sh threads)"
+out=$(NEMESIS_HARNESS=$harness NEMESIS_ZTS_EXT=$module tools/nemesis/suite.sh threads 2>&1)
+if [ $? -eq 0 ]; then
+    ok "the nemesis finds no violation with threads among the workers ($(grep -m1 '^| single |' <<<"$out" \
+        | awk -F' *[|] *' '{print $6 " sections, " $7 " overlaps, " $8 " learned, " $9 " silent, stale " $11}'))"
+else
+    not_ok "the nemesis finds no violation with threads among the workers" "$(grep -v '^|---' <<<"$out" | head -n 40)"
+fi
 
 finish

@@ -31,6 +31,7 @@ final class HoldsTest extends TestCase
 
     public function testAForkedChildNeverReleasesItsParentsLocks(): void
     {
+        Support::needsLaravel();
         $name = Support::name('fork');
         [$rc, $out, $err] = Support::run(<<<'PHP'
             RedisLock\Bridge\Tests\Support::laravel();

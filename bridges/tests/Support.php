@@ -15,12 +15,33 @@ final class Support
         return (int) parse_url(self::dsn(), PHP_URL_PORT);
     }
 
-    /** A phpredis client on the test server, to check what the bridges wrote. */
-    public static function redis(): \Redis
+    /**
+     * A client on the test server, to check what the bridges wrote: phpredis, or where
+     * this PHP has none (Debian ships none for PHP 8.5 and 8.6) the tests' own.
+     */
+    public static function redis(): \Redis|RespRedis
     {
+        if (!class_exists(\Redis::class)) {
+            return new RespRedis('127.0.0.1', self::port());
+        }
         $r = new \Redis();
         $r->connect('127.0.0.1', self::port());
         return $r;
+    }
+
+    /**
+     * Skips the calling test where Laravel cannot run here: no php-laravel-framework (on
+     * Debian sid, it would bring in PHP 8.4 beside 8.5, so tools/deps.sh leaves it out),
+     * or no phpredis, the Redis client its configuration names.
+     */
+    public static function needsLaravel(): void
+    {
+        if (!class_exists(\Illuminate\Foundation\Application::class)) {
+            \PHPUnit\Framework\Assert::markTestSkipped('no php-laravel-framework for this PHP (tools/deps.sh says why)');
+        }
+        if (!class_exists(\Redis::class)) {
+            \PHPUnit\Framework\Assert::markTestSkipped('no phpredis for this PHP, the client Laravel\'s Redis connections use here');
+        }
     }
 
     /** A unique name per test and run. */
@@ -81,6 +102,7 @@ final class Support
      */
     public static function laravel(array $lockOptions = []): \Illuminate\Foundation\Application
     {
+        self::needsLaravel();
         $server = ['host' => '127.0.0.1', 'port' => self::port()];
         $app = new \Illuminate\Foundation\Application(sys_get_temp_dir());
         $app->instance('config', new \Illuminate\Config\Repository([

@@ -70,8 +70,7 @@ final class SymfonySemaphoreStoreTest extends TestCase
         for ($i = 0; $i < 6; $i++) {
             $procs[] = Support::start(<<<'PHP'
                 $factory = new Symfony\Component\Semaphore\SemaphoreFactory(new RedisLock\Bridge\Symfony\SemaphoreStore($argv[1]));
-                $redis = new Redis();
-                $redis->connect('127.0.0.1', (int) parse_url($argv[1], PHP_URL_PORT));
+                $redis = RedisLock\Bridge\Tests\Support::redis();
                 $sem = $factory->createSemaphore($argv[2], 2, 1, 10);
                 for ($done = 0; $done < 15;) {
                     if (!$sem->acquire()) { usleep(1000); continue; }

@@ -5,8 +5,10 @@
 //! Usage: redis-lock-zts-harness MODULE SCENARIO
 //!   MODULE    the redis_lock module built against the same PHP
 //!   SCENARIO  counter | counter-unlocked | request-end | fatal | watchdog | churn |
-//!             fork | worker | worker-control, or eval (runs $CODE in one request
-//!             on one PHP thread and prints its output: for trying things out)
+//!             fork | worker | worker-control; script (runs the file $SCRIPT on
+//!             a thread per line of the file $ARGS: tools/nemesis/run.php --threads);
+//!             or eval (runs $CODE in one request on one PHP thread and prints its
+//!             output: for trying things out)
 //! The server is REDIS_LOCK_TEST_DSN's (tools/with-redis.sh).
 
 mod php;

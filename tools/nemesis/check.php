@@ -238,7 +238,8 @@ function faults_near(array $r, int $w, float $t0, float $t1): string {
     $hits = [];
     foreach ($r['faults'] as $f) {
         if ($f['t1'] < $t0 || $f['t0'] > $t1) { continue; }
-        if (isset($f['worker']) && $f['worker'] !== $w) { continue; }
+        // A pause of one of the harness's threads stopped them all ('workers').
+        if (isset($f['worker']) && $f['worker'] !== $w && !in_array($w, $f['workers'] ?? [], true)) { continue; }
         $hits[] = sprintf('%s%s %.0f–%.0f', $f['kind'], isset($f['worker']) ? " w{$f['worker']}" : '', $f['t0'], $f['t1']);
     }
     return $hits ? implode(', ', $hits) : 'none';
@@ -257,7 +258,7 @@ foreach ($files as $f) {
 }
 
 // Runs in the order of the topologies (as run.php lists them), then fault mix, then seed.
-$order = ['single', 'single-nopersist', 'redlock', 'redlock-nopersist', 'sentinel'];
+$order = ['single', 'single-nopersist', 'redlock', 'redlock-nopersist', 'sentinel', 'cluster'];
 usort($runs, fn($a, $b) => [array_search($a['head']['topology'], $order, true), $a['head']['mix'], $a['head']['seed']]
     <=> [array_search($b['head']['topology'], $order, true), $b['head']['mix'], $b['head']['seed']]);
 

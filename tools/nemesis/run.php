@@ -22,6 +22,8 @@
 //   sentinel          a master and a replica (AOF always on both), 3 sentinels (down after
 //                     0.5 s); the workers find the master through the sentinels, with no
 //                     proxy between (no partition, no reset)
+//   cluster           a Redis Cluster of 3 masters and 3 replicas (AOF always, node
+//                     timeout 1 s); the workers have the `cluster` seeds, with no proxy
 // Faults (--faults, default: all of the topology's):
 //   partition  a worker's proxy stops forwarding for 0.2–1.2 s, then heals (its bytes arrive late);
 //              on Redlock, to 1–5 of the nodes
@@ -34,13 +36,23 @@
 //   failover   (sentinel) the current master SIGKILLed: the sentinels promote the replica,
 //              which may have missed the last writes; the old master restarts 2–3 s later
 //              and the sentinels make it a replica; `stall` there stops the current master
-//              for 0.1–1.5 s, past the sentinels' 0.5 s when long: a failover while it lives
+//              for 0.1–1.5 s, past the sentinels' 0.5 s when long: a failover while it lives;
+//              on the cluster, the master of one of the keys (k0, k1, sem), chosen from
+//              the seed: killed, its replica promoted after the 1 s node timeout, and it
+//              restarts 2–3 s later from its own files and rejoins as a replica; `stall`
+//              there stops that master for 0.1–1.5 s, past the node timeout when long
 // Workloads (--workloads, one per worker, dealt from the seed): mutex, fair (`fair`),
 // token (caller-chosen tokens), sync (synchronized() with the watchdog), rw (read and
 // write holds of the shared lock), sem (a Semaphore of 2 permits on a key of its own).
 // Redlock runs mutex, token and sync (it refuses fair, shared locks and semaphores).
 // Every other worker has `auto_renew` (sync always has it). Leases 0.5 s, waits 1 s,
 // read_timeout 0.2 s, fencing on.
+// Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
+// harness (harness/, `script` scenario: NEMESIS_HARNESS) with the module built for
+// the ZTS PHP (NEMESIS_ZTS_EXT); `make test-zts` builds both. They share the module's
+// per-process state (connections, the watchdog) as a threaded SAPI's requests do.
+// Their partitions and resets are still each thread's own (a proxy each); a pause
+// stops the whole process, so all its threads at once.
 //
 // The extension is NEMESIS_EXT (default: $PWD/target/release/libredis_lock.so); the
 // runner itself does not load it. Every server and proxy it starts is stopped when it
@@ -49,7 +61,7 @@ declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'faults:', 'workloads:', 'out:', 'quiet', 'help']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -62,6 +74,7 @@ $seed = (int) ($opt['seed'] ?? 1);
 $topology = $opt['topology'] ?? 'single';
 $duration = (float) ($opt['duration'] ?? 30);
 $nworkers = (int) ($opt['workers'] ?? 6);
+$nthreads = (int) ($opt['threads'] ?? 0);
 $quiet = isset($opt['quiet']);
 $ext = getenv('NEMESIS_EXT') ?: getcwd() . '/target/release/libredis_lock.so';
 $root = dirname(__DIR__, 2);
@@ -77,6 +90,8 @@ const TOPOLOGIES = [
     'redlock-nopersist' => ['nodes' => 5, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
         'workloads' => ['mutex', 'sync', 'token']],
     'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover'],
+        'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+    'cluster' => ['nodes' => 6, 'persist' => true, 'cluster' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
 ];
 const LEASE = 0.5;
@@ -95,11 +110,20 @@ $topo = TOPOLOGIES[$topology];
 if (!is_file($ext)) { fail("no extension at $ext (make build, or set NEMESIS_EXT)"); }
 if ($duration < QUIET + 2 || $duration > 600) { fail('--duration must be 5 to 600 seconds'); }
 if ($nworkers < 1 || $nworkers > 16) { fail('--workers must be 1 to 16'); }
+if ($nthreads < 0 || $nthreads > $nworkers) { fail('--threads must be 0 to --workers'); }
+$harness = getenv('NEMESIS_HARNESS') ?: "$root/target/zts-harness/release/redis-lock-zts-harness";
+$ztsExt = getenv('NEMESIS_ZTS_EXT') ?: "$root/target/zts/release/libredis_lock.so";
+if ($nthreads > 0 && (!is_file($harness) || !is_file($ztsExt))) {
+    fail("--threads needs the ZTS harness ($harness) and the module built for the ZTS PHP ($ztsExt): make test-zts builds both, or set NEMESIS_HARNESS and NEMESIS_ZTS_EXT");
+}
+/** Whether worker $w is a thread of the harness process. */
+$isThread = fn(int $w): bool => $w >= $nworkers - $nthreads;
 $faultKinds = isset($opt['faults']) ? explode(',', $opt['faults']) : $topo['faults'];
 foreach ($faultKinds as $k) { if (!in_array($k, $topo['faults'], true)) { fail("unknown fault $k for $topology"); } }
 $workloads = isset($opt['workloads']) ? explode(',', $opt['workloads']) : $topo['workloads'];
 foreach ($workloads as $w) { if (!in_array($w, $topo['workloads'], true)) { fail("workload $w is not run on $topology"); } }
 $mix = (isset($opt['faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
+if ($nthreads > 0) { $mix .= ", $nthreads of $nworkers workers threads"; }
 
 // Everything chosen from the seed is chosen here, before anything runs: the
 // workers' workloads and the fault schedule. A replay makes the same choices.
@@ -124,7 +148,7 @@ function pick(array $kinds): string {
  * left out (a stopped process cannot be stopped twice; a restarting server cannot
  * be stalled), so that each fault's end is its own.
  */
-function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool $sentinel): array {
+function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool $sentinel, bool $cluster, Closure $isThread): array {
     $faults = [];
     $busy = [];  // target => busy until
     $lastEnd = $duration - QUIET;
@@ -144,7 +168,8 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
                 break;
             case 'pause':
                 $len = mt_rand(200, 1200) / 1000;
-                $targets = ["worker:$w"];
+                // A thread's pause stops its whole process: one target for all of them.
+                $targets = [$isThread($w) ? 'worker:threads' : "worker:$w"];
                 $f = ['kind' => 'pause', 'worker' => $w, 'len' => $len];
                 break;
             case 'pause-waiter':
@@ -159,6 +184,14 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
                 $f = ['kind' => 'reset', 'worker' => $w, 'len' => 0.0];
                 break;
             case 'stall':
+                if ($cluster) {
+                    // The master of a key's slot when the fault comes; one cluster fault at a time.
+                    $len = mt_rand(100, 1500) / 1000;
+                    $key = ['k0', 'k1', 'sem'][mt_rand(0, 2)];
+                    $targets = ['cluster'];
+                    $f = ['kind' => 'stall', 'key' => $key, 'nodes' => ["master of $key"], 'len' => $len];
+                    break;
+                }
                 if ($sentinel) {
                     // Whichever node is the master when the fault comes.
                     $len = mt_rand(100, 1500) / 1000;
@@ -182,7 +215,13 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
                 $f = ['kind' => 'kill', 'nodes' => [$node], 'len' => $len];
                 break;
             case 'failover':
-                $len = mt_rand(2000, 3000) / 1000;  // down before the old master restarts (the sentinels fail over after 0.5 s)
+                $len = mt_rand(2000, 3000) / 1000;  // down before the old master restarts (the sentinels fail over after 0.5 s, the cluster after 1 s)
+                if ($cluster) {
+                    $key = ['k0', 'k1', 'sem'][mt_rand(0, 2)];
+                    $targets = ['cluster'];
+                    $f = ['kind' => 'failover', 'key' => $key, 'nodes' => ["master of $key"], 'len' => $len];
+                    break;
+                }
                 $targets = ['master'];
                 $f = ['kind' => 'failover', 'nodes' => ['master'], 'len' => $len];
                 break;
@@ -190,7 +229,7 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
         // Each fault ends by duration − 3 s; a restart takes up to about a second, and
         // the sentinels settle a failover (or a long stall) within about two more.
         $reserve = ['kill' => 1.0, 'failover' => 1.0][$kind] ?? 0.0;
-        $settle = $sentinel && in_array($kind, ['failover', 'stall'], true) ? 2.0 : 0.0;
+        $settle = ($sentinel || $cluster) && in_array($kind, ['failover', 'stall'], true) ? 2.0 : 0.0;
         if ($kind === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
         if ($t + $len + $reserve > $lastEnd) { $len = max(0.0, $lastEnd - $reserve - $t); $f['len'] = $len; }
         if ($kind === 'kill' && $t + $reserve > $lastEnd) { continue; }
@@ -204,7 +243,8 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
     return $faults;
 }
 $sentinel = $topo['sentinel'] ?? false;
-$schedule = schedule($faultKinds, $duration, $nworkers, $topo['nodes'], $sentinel);
+$cluster = $topo['cluster'] ?? false;
+$schedule = schedule($faultKinds, $duration, $nworkers, $topo['nodes'], $sentinel, $cluster, $isThread);
 
 // --- what runs, and its cleanup -------------------------------------------------
 $nodes = [];        // the lock servers (rl_start_redis arrays)
@@ -233,7 +273,18 @@ foreach ([SIGINT, SIGTERM, SIGHUP] as $sig) {
 }
 
 $persistArgs = $topo['persist'] ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [];
-if ($sentinel) {
+$nodeArgs = [];  // node => the arguments it restarts with, beyond $persistArgs
+if ($cluster) {
+    $nodes = rl_start_cluster()['nodes'];
+    foreach ($nodes as $i => $n) {
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendfsync', 'always');
+        // A restart keeps its identity (nodes.conf in its folder) and its bus port.
+        $nodeArgs[$i] = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
+            '--cluster-port', (string) rl_cmd($n['dsn'], 'CONFIG', 'GET', 'cluster-port')[1],
+            '--cluster-node-timeout', '1000', '--cluster-replica-validity-factor', '0', '--repl-diskless-sync-delay', '0'];
+    }
+} elseif ($sentinel) {
     $set = rl_start_sentinel_set();
     $nodes = [$set['master'], $set['replica']];
     $sentinels = $set['sentinels'];
@@ -251,7 +302,7 @@ if ($sentinel) {
 $store = rl_start_redis();
 for ($w = 0; $w < $nworkers; $w++) {
     $proxies[$w] = [];
-    if ($sentinel) { continue; }
+    if ($sentinel || $cluster) { continue; }
     for ($i = 0; $i < $topo['nodes']; $i++) { $proxies[$w][$i] = rl_fault_proxy($nodes[$i]['port']); }
 }
 
@@ -265,38 +316,67 @@ $masterNow = function () use (&$nodes, &$sentinels): int {
     throw new RuntimeException('no sentinel names a master');
 };
 
+/** The index in $nodes of the cluster master that serves $key now, asked of a node that answers. */
+$clusterMasterOf = function (string $key) use (&$nodes, &$stopped): int {
+    foreach ($nodes as $n) {
+        if (isset($stopped[$n['pid']])) { continue; }
+        try {
+            $dsn = rl_cluster_master_of($n['dsn'], $key);
+        } catch (Throwable $e) {
+            continue;  // killed, or restarting
+        }
+        foreach ($nodes as $i => $m) { if ($m['dsn'] === $dsn) { return $i; } }
+    }
+    throw new RuntimeException("no cluster node names the master of $key");
+};
+
 @mkdir(dirname($out), 0777, true);
 $partsDir = "$out.parts";
 @mkdir($partsDir);
 foreach (glob("$partsDir/*") as $f) { unlink($f); }
 
-$replay = sprintf('NEMESIS_EXT=%s php -n -d extension=posix tools/nemesis/run.php --seed %d --topology %s --duration %s --workers %d%s%s',
-    escapeshellarg($ext), $seed, $topology, $duration, $nworkers,
+$replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.php --seed %d --topology %s --duration %s --workers %d%s%s%s',
+    escapeshellarg($ext), $nthreads ? ' NEMESIS_ZTS_EXT=' . escapeshellarg($ztsExt) . ' NEMESIS_HARNESS=' . escapeshellarg($harness) : '',
+    $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '');
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
-    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
+    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
-    'fenced' => $topo['nodes'] === 1 || $sentinel,
+    'fenced' => $topo['nodes'] === 1 || $sentinel || $cluster, 'cluster' => $cluster,
     // Fences may go back only where the counter can be lost: no persistence, or a
     // failover to a replica that missed it (replication is asynchronous).
     'strict_fences' => $topo['nodes'] === 1 && $topo['persist'],
-    'ext' => $ext, 'ext_md5' => md5_file($ext), 'php' => PHP_VERSION, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
+    'ext' => $ext, 'ext_md5' => md5_file($ext), 'php' => PHP_VERSION,
+    'zts_ext' => $nthreads ? $ztsExt : null, 'zts_ext_md5' => $nthreads ? md5_file($ztsExt) : null, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
     'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
 
 $t0 = hrtime(true);
 $nowMs = fn(): float => round((hrtime(true) - $t0) / 1e6, 3);
 $endMs = $duration * 1000;
+$threadArgs = [];
 for ($w = 0; $w < $nworkers; $w++) {
     $cfg = ['id' => $w, 'seed' => $seed, 'topology' => $topology, 'workload' => $workerCfg[$w]['workload'],
         'auto_renew' => $workerCfg[$w]['auto_renew'], 'dsns' => array_map(fn($p) => $p['dsn'], $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
+        'cluster' => $cluster ? array_column($nodes, 'dsn') : [],
         'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT,
-        't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl"];
+        't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
+    if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
     $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$partsDir/w$w.stdout", 'w'], 2 => ['file', "$partsDir/w$w.stderr", 'w']], $pipes);
     if (!$proc) { fail("worker $w did not start"); }
     $procs[$w] = ['proc' => $proc, 'pid' => proc_get_status($proc)['pid']];
+}
+if ($threadArgs) {
+    // One process, a PHP thread per worker, in the order of the lines.
+    file_put_contents("$partsDir/threads.args", implode("\n", $threadArgs) . "\n");
+    $env = getenv() + ['SCRIPT' => __DIR__ . '/worker.php', 'ARGS' => "$partsDir/threads.args", 'REDIS_LOCK_TEST_DSN' => $store['dsn']];
+    $proc = proc_open([$harness, $ztsExt, 'script'], [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$partsDir/threads.stdout", 'w'],
+        2 => ['file', "$partsDir/threads.stderr", 'w']], $pipes, null, $env);
+    if (!$proc) { fail('the ZTS harness did not start'); }
+    $shared = ['proc' => $proc, 'pid' => proc_get_status($proc)['pid'], 'threads' => array_keys($threadArgs)];
+    foreach (array_keys($threadArgs) as $w) { $procs[$w] = $shared; }
 }
 
 // --- the nemesis ----------------------------------------------------------------
@@ -361,31 +441,33 @@ foreach ($schedule as $idx => $f) {
                 $pid = $procs[$f['worker']]['pid'];
                 posix_kill($pid, SIGCONT);
                 unset($stopped[$pid]);
-                $rec();
+                // A thread's pause was every thread's.
+                $rec(isset($procs[$f['worker']]['threads']) ? ['workers' => $procs[$f['worker']]['threads']] : []);
             }];
             break;
         case 'pause-waiter':
             $pid = null;
-            $events[] = [$at, $seq++, function () use (&$pid, &$begin, &$procs, &$stopped, $nowMs, $waiting, $f, $idx, &$faultLog) {
+            $chosen = null;
+            $events[] = [$at, $seq++, function () use (&$pid, &$chosen, &$begin, &$procs, &$stopped, $nowMs, $waiting, $f, $idx, &$faultLog) {
                 $begin = $nowMs();
-                $pids = array_column($procs, 'pid');
+                $pids = array_map(fn($p) => $p['pid'], $procs);
                 $candidates = array_values(array_filter($waiting(), fn($w) => !isset($stopped[$pids[$w]])));
                 if (!$candidates) {
                     $faultLog[$idx] = ['op' => 'fault-skipped', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 'why' => 'no worker waiting'];
                     return;
                 }
-                $w = $candidates[mt_rand(0, count($candidates) - 1)];
+                $w = $chosen = $candidates[mt_rand(0, count($candidates) - 1)];
                 $pid = $pids[$w];
                 $stopped[$pid] = true;
                 posix_kill($pid, SIGSTOP);
             }];
-            $events[] = [$endAt, $seq++, function () use (&$pid, &$procs, &$stopped, $rec) {
+            $events[] = [$endAt, $seq++, function () use (&$pid, &$chosen, &$procs, &$stopped, $rec) {
                 if ($pid === null) { return; }
                 posix_kill($pid, SIGCONT);
                 unset($stopped[$pid]);
-                $rec(['worker' => array_search($pid, array_column($procs, 'pid'), true)]);
+                $rec(['worker' => $chosen] + (isset($procs[$chosen]['threads']) ? ['workers' => $procs[$chosen]['threads']] : []));
             }];
-            unset($pid);
+            unset($pid, $chosen);
             break;
         case 'reset':
             $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs, $rec) {
@@ -397,9 +479,10 @@ foreach ($schedule as $idx => $f) {
         case 'stall':
             // On the sentinel topology the target is the master of the moment.
             $which = $f['nodes'];
-            $events[] = [$at, $seq++, function () use (&$which, &$nodes, &$stopped, &$begin, $nowMs, $sentinel, $masterNow) {
+            $events[] = [$at, $seq++, function () use (&$which, &$nodes, &$stopped, &$begin, $nowMs, $sentinel, $masterNow, $cluster, $clusterMasterOf, $f) {
                 $begin = $nowMs();
                 if ($sentinel) { $which = [$masterNow()]; }
+                if ($cluster) { $which = [$clusterMasterOf($f['key'])]; }
                 foreach ($which as $n) { $stopped[$nodes[$n]['pid']] = true; posix_kill($nodes[$n]['pid'], SIGSTOP); }
             }];
             $events[] = [$endAt, $seq++, function () use (&$which, &$nodes, &$stopped, $rec) {
@@ -410,11 +493,30 @@ foreach ($schedule as $idx => $f) {
             break;
         case 'failover':
             $victim = null;
-            $events[] = [$at, $seq++, function () use (&$victim, &$nodes, &$begin, $nowMs, $masterNow) {
+            $events[] = [$at, $seq++, function () use (&$victim, &$nodes, &$begin, $nowMs, $masterNow, $cluster, $clusterMasterOf, $f) {
                 $begin = $nowMs();
-                $victim = $masterNow();
+                $victim = $cluster ? $clusterMasterOf($f['key']) : $masterNow();
                 rl_kill_redis($nodes[$victim]);
             }];
+            if ($cluster) {
+                $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, $persistArgs, $nodeArgs, $rec, $nowMs, $f) {
+                    $r0 = $nowMs();
+                    // From its own files: nodes.conf has it rejoin, and the cluster's newer
+                    // epoch makes it a replica of the master promoted meanwhile. The fault
+                    // ends once it is a replica in sync.
+                    $nodes[$victim] = rl_start_redis(array_merge($nodeArgs[$victim], $persistArgs), $nodes[$victim]['port']);
+                    $deadline = microtime(true) + 5;
+                    while (microtime(true) < $deadline) {
+                        $repl = (string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication');
+                        if (str_contains($repl, 'role:slave') && str_contains($repl, 'master_link_status:up')) { break; }
+                        usleep(20000);
+                    }
+                    $rec(['nodes' => [$victim], 'key' => $f['key'], 'restart_t0' => $r0,
+                        'role_after' => str_contains($repl, 'role:slave') ? 'replica' : 'master']);
+                }];
+                unset($victim);
+                break;
+            }
             $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, $persistArgs, $rec, $nowMs, $masterNow) {
                 $r0 = $nowMs();
                 // It comes back as a replica of the new master, as a managed restart
@@ -462,18 +564,35 @@ $sleepUntil($endMs);
 // --- the end: workers stop on their own at the end; a worker still running 10 s after it is stuck.
 $exits = [];
 $deadline = microtime(true) + 10;
+$waited = [];  // pid => [stuck, status]: the harness's threads share one process
 foreach ($procs as $w => $p) {
-    while (($st = proc_get_status($p['proc']))['running'] && microtime(true) < $deadline) { usleep(20000); }
-    $stuck = $st['running'];
-    if ($stuck) {
-        @posix_kill($p['pid'], SIGKILL);
-        while (($st2 = proc_get_status($p['proc']))['running']) { usleep(10000); }
+    if (!isset($waited[$p['pid']])) {
+        while (($st = proc_get_status($p['proc']))['running'] && microtime(true) < $deadline) { usleep(20000); }
+        $stuck = $st['running'];
+        if ($stuck) {
+            @posix_kill($p['pid'], SIGKILL);
+            while (proc_get_status($p['proc'])['running']) { usleep(10000); }
+        }
+        $waited[$p['pid']] = [$stuck, $st];
+        proc_close($p['proc']);
     }
-    $stderr = trim((string) @file_get_contents("$partsDir/w$w.stderr") . (string) @file_get_contents("$partsDir/w$w.stdout"));
+    [$stuck, $st] = $waited[$p['pid']];
+    $code = $stuck ? null : $st['exitcode'];
+    $signal = !$stuck && $st['signaled'] ? $st['termsig'] : null;
+    if (isset($p['threads'])) {
+        // The harness's report: "thread I: ended|failed", then what it printed, indented.
+        $report = (string) @file_get_contents("$partsDir/threads.stdout");
+        $i = array_search($w, $p['threads'], true);
+        $mine = preg_match('/^thread ' . $i . ': (ended|failed)\n((?:    .*\n)*)/m', $report, $m);
+        $stderr = trim(($mine ? preg_replace('/^    /m', '', $m[2]) : '') . "\n" . (string) @file_get_contents("$partsDir/threads.stderr"));
+        // A thread's own end: failed (a fatal error, an uncaught throwable, exit) is 1;
+        // no report at all, the process's.
+        if (!$stuck && $signal === null) { $code = $mine ? ($m[1] === 'ended' ? 0 : 1) : ($code ?: 1); }
+    } else {
+        $stderr = trim((string) @file_get_contents("$partsDir/w$w.stderr") . (string) @file_get_contents("$partsDir/w$w.stdout"));
+    }
     $exits[] = ['op' => 'worker-exit', 'w' => $w, 'pid' => $p['pid'], 't0' => $nowMs(), 'stuck' => $stuck,
-        'code' => $stuck ? null : $st['exitcode'], 'signal' => !$stuck && $st['signaled'] ? $st['termsig'] : null,
-        'output' => substr($stderr, 0, 2000)];
-    proc_close($p['proc']);
+        'code' => $code, 'signal' => $signal, 'thread' => isset($p['threads']), 'output' => substr($stderr, 0, 2000)];
 }
 $procs = [];
 

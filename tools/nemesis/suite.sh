@@ -5,9 +5,13 @@
 #                    under 90 s of wall time; exits 1 on a silent overlap, a stale entry,
 #                    a crash or a key stuck after the faults (check.php's rules)
 #   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3 4) × NEMESIS_RUNS (every
-#                    topology with every fault, and single with paused waiters among
-#                    fenced mutex workers), NEMESIS_DURATION s each (default 30); the
-#                    table goes to bench/results/nemesis.md (NEMESIS_MD); about 14 min
+#                    topology with every fault, single with paused waiters among
+#                    fenced mutex workers, and single and cluster with 3 of the 6 workers
+#                    as threads of the ZTS harness when `make test-zts` has built it),
+#                    NEMESIS_DURATION s each (default 30); the table goes to
+#                    bench/results/nemesis.md (NEMESIS_MD); about 20 min
+#   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
+#                    workers as threads (NEMESIS_HARNESS, NEMESIS_ZTS_EXT)
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
 # Histories stay in target/nemesis/{short,long}/ for check.php --verbose.
 set -euo pipefail
@@ -36,20 +40,34 @@ long)
     rm -rf "$dir" && mkdir -p "$dir"
     seeds=${NEMESIS_SEEDS:-1 2 3 4}
     duration=${NEMESIS_DURATION:-30}
-    # Each run: topology[:faults[:workloads]].
-    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel}
+    # Each run: topology[:faults[:workloads[:threads]]].
+    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel cluster single:::3 cluster:::3}
+    harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
+    zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     for r in $runs; do
-        IFS=: read -r t f w <<< "$r"
-        name=$t${f:+-$f}
+        IFS=: read -r t f w th <<< "$r"
+        name=$t${f:+-$f}${th:+-threads}
+        if [ -n "$th" ] && { [ ! -f "$harness" ] || [ ! -f "$zts_ext" ]; }; then
+            echo "nemesis: $r skipped: no ZTS harness ($harness) or ZTS module ($zts_ext); make test-zts builds them"
+            continue
+        fi
         for s in $seeds; do
             echo "nemesis: $r seed $s (${duration} s)"
-            run --seed "$s" --topology "$t" ${f:+--faults "$f"} ${w:+--workloads "$w"} --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
+            NEMESIS_HARNESS=$harness NEMESIS_ZTS_EXT=$zts_ext run --seed "$s" --topology "$t" ${f:+--faults "$f"} ${w:+--workloads "$w"} \
+                ${th:+--threads "$th"} --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
         done
     done
     exec "$PHP" -n tools/nemesis/check.php --md "${NEMESIS_MD:-bench/results/nemesis.md}" "$dir"/*.jsonl
     ;;
+threads)
+    dir=target/nemesis/threads
+    rm -rf "$dir" && mkdir -p "$dir"
+    seed=${NEMESIS_SEED:-3}
+    run --seed "$seed" --topology single --duration 20 --workers 6 --threads 3 --out "$dir/single-threads-$seed.jsonl"
+    exec "$PHP" -n tools/nemesis/check.php "$dir"/*.jsonl
+    ;;
 *)
-    echo "usage: $0 short|long" >&2
+    echo "usage: $0 short|long|threads" >&2
     exit 2
     ;;
 esac

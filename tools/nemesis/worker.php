@@ -4,7 +4,8 @@
 // operation as one JSON line to its own history part. Its argument is one JSON
 // object (run.php's worker config):
 //   id, seed, topology, workload, auto_renew, dsns (its proxies: one, or one per
-//   Redlock node), store (the fenced store's port), keys, lease, wait,
+//   Redlock node), sentinels or cluster (seeds, with no proxy), thread (run as a
+//   thread of the ZTS harness: `exit` ends only the thread), store (the fenced store's port), keys, lease, wait,
 //   read_timeout, t0 (the run's hrtime origin, ns), end (ms from t0), out (path).
 // Times are hrtime() (CLOCK_MONOTONIC, one clock for every process on the host),
 // in ms from the run's origin. Each acquisition attempt has a number `n`, carried
@@ -117,7 +118,9 @@ LUA;
 
 $store = new Store((int) $cfg['store']);
 $opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => true];
-if ($cfg['sentinels']) {
+if ($cfg['cluster'] ?? []) {
+    $opts['cluster'] = $cfg['cluster'];
+} elseif ($cfg['sentinels']) {
     $opts += ['sentinels' => $cfg['sentinels'], 'service' => 'mymaster'];
 } elseif (count($cfg['dsns']) > 1) {
     $opts['servers'] = $cfg['dsns'];

@@ -49,7 +49,9 @@ final class LockStore implements BlockingStoreInterface, BlockingSharedLockStore
     public function __construct(string|array $connection = [], private readonly float $initialTtl = 300.0)
     {
         if (!($initialTtl > 0) || \is_infinite($initialTtl)) {
-            throw new InvalidTtlException(\sprintf('"%s()" expects a strictly positive TTL. Got %s.', __METHOD__, $initialTtl));
+            // NAN spelt out: PHP 8.5 warns when NAN is coerced to a string.
+            throw new InvalidTtlException(\sprintf('"%s()" expects a strictly positive TTL. Got %s.', __METHOD__,
+                \is_nan($initialTtl) ? 'NAN' : $initialTtl));
         }
         $this->options = new Options($connection, static fn(string $m, ?\Throwable $e = null) => new InvalidArgumentException($m, 0, $e));
         $this->natives = new \WeakMap();

@@ -27,6 +27,7 @@ final class LaravelAppTest extends TestCase
 
     public static function setUpBeforeClass(): void
     {
+        Support::needsLaravel();
         self::$dir = sys_get_temp_dir() . '/laravel-app-test.' . bin2hex(random_bytes(6));
         mkdir(self::$dir);
         touch(self::$dir . '/database.sqlite');
@@ -40,6 +41,9 @@ final class LaravelAppTest extends TestCase
 
     public static function tearDownAfterClass(): void
     {
+        if (!isset(self::$dir)) {
+            return;                                     // skipped: nothing was set up
+        }
         $redis = Support::redis();
         foreach ([0, 1] as $db) {
             $redis->select($db);
