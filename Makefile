@@ -194,3 +194,11 @@ nemesis: $(NEMESIS_BUILD)
 
 test-nemesis: $(NEMESIS_BUILD)
 	NEMESIS_EXT=$(NEMESIS_EXT) PHP=$(PHP) tools/nemesis/suite.sh short
+
+## The phpt suite STRESS_RUNS times in a row (default 10) while a busy loop per core
+## keeps the CPU full (tools/test-under-load.sh; stopped on any exit): it must pass
+## every time, so no test leans on timing a busy machine cannot keep.
+.PHONY: test-stress
+STRESS_RUNS ?= 10
+test-stress: build
+	EXT=$(EXT) PHP=$(PHP) tools/test-under-load.sh -n $(STRESS_RUNS)

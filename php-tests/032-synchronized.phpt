@@ -54,9 +54,11 @@ $short = new Lock("$key:short", 0, 0.1, ['dsn' => $dsn]);
 $done = false;
 try { $short->synchronized(function () use (&$done) { usleep(250000); $done = true; return 1; }); echo "no error\n"; }
 catch (LockException $e) { echo get_class($e), ', work done: ', var_export($done, true), ', ', str_replace("$key:short", 'KEY', $e->getMessage()), "\n"; }
-// With auto_renew the same work keeps its lock.
-$renewed = new Lock("$key:short", 0, 0.1, ['dsn' => $dsn, 'auto_renew' => true]);
-var_dump($renewed->synchronized(function () use ($renewed) { usleep(250000); return $renewed->isOwned(); }));
+// With auto_renew, work of one and a half leases keeps its lock. A 0.6 s lease
+// (renewed every 0.2 s: 0.4 s of room for a watchdog waiting for a core), not the
+// 0.1 s above, whose 66 ms of room a busy machine can take.
+$renewed = new Lock("$key:renewed", 0, 0.6, ['dsn' => $dsn, 'auto_renew' => true]);
+var_dump($renewed->synchronized(function () use ($renewed) { usleep(900000); return $renewed->isOwned(); }));
 
 // Not a callable: TypeError, nothing taken.
 try { $l->synchronized('no_such_function'); } catch (TypeError $e) { echo get_class($e), ", key: ", rl_cmd($dsn, 'EXISTS', $key), "\n"; }

@@ -8,6 +8,10 @@ require __DIR__ . '/_helper.inc';
 $dsn = rl_dsn();
 $key = rl_key('fence');
 $log = tempnam(sys_get_temp_dir(), 'rl-fence');
+// Timeouts of 5 s, not the default 0.5 s: on a busy machine (a CPU hog, a load of
+// 10 on 2 cores) a child's acquisition once met no reply for longer than that, and
+// no reply on its reconnect either, which is not what this test is about.
+$slow = ['read_timeout' => 5, 'connect_timeout' => 5];
 // One acquisition under the lock: an asker checks its number the way a storage would,
 // and logs it while still holding, so the log is in tenure order.
 function hold(Lock $l, bool $ask, string $dsn, string $key, string $log): int {
@@ -25,22 +29,22 @@ function hold(Lock $l, bool $ask, string $dsn, string $key, string $log): int {
     if ($ask && $l->getFencingToken() !== $f) { $bad++; }  // kept after the release
     return $bad;
 }
-$codes = rl_fork(6, function ($i) use ($dsn, $key, $log) {
+$codes = rl_fork(6, function ($i) use ($dsn, $key, $log, $slow) {
     $bad = 0;
     if ($i < 2) {
         // Never asks: plain SETs, and hand-overs that carry no number.
-        $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+        $l = new Lock($key, 10, 5, ['dsn' => $dsn] + $slow);
         for ($n = 0; $n < 300; $n++) { $bad += hold($l, false, $dsn, $key, $log); }
     } elseif ($i < 4) {
         // Asks every time: the first number is taken lazily, the rest come with the lock.
-        $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+        $l = new Lock($key, 10, 5, ['dsn' => $dsn] + $slow);
         for ($n = 0; $n < 300; $n++) { $bad += hold($l, true, $dsn, $key, $log); }
     } else {
         // Ten fresh processes of 30 acquisitions each, asking from the 10th on, every
         // third time: each starts lazy, turns eager, and often holds without asking.
         for ($c = 0; $c < 10; $c++) {
-            [$code] = rl_fork(1, function () use ($dsn, $key, $log) {
-                $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+            [$code] = rl_fork(1, function () use ($dsn, $key, $log, $slow) {
+                $l = new Lock($key, 10, 5, ['dsn' => $dsn] + $slow);
                 $bad = 0;
                 for ($n = 0; $n < 30; $n++) { $bad += hold($l, $n >= 10 && $n % 3 === 0, $dsn, $key, $log); }
                 return $bad;

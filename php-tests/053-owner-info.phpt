@@ -19,6 +19,12 @@ $me = function (?array $w, int $pid = 0) {
         $w['script'] === $_SERVER['SCRIPT_FILENAME'] ? 'this script' : $w['script'], $fresh ? 'now' : $w['since']);
 };
 $ownerKey = '{' . $key . '}:owner';
+// A child holds until the parent has looked (this key set), not for a fixed time
+// that a busy machine can outlast between the parent's steps; 10 s at most.
+$hold_until_seen = function (string $flag) use ($dsn) {
+    $deadline = microtime(true) + 10;
+    while (!rl_cmd($dsn, 'EXISTS', $flag) && microtime(true) < $deadline) { usleep(5000); }
+};
 
 // From the CLI; also through php.ini (ini_set here).
 $a = new Lock($key, 0, 10, $o);
@@ -44,14 +50,15 @@ $pid = pcntl_fork();
 if ($pid === 0) {
     $w = new Lock($key, 5, 10, $o);
     $got = $w->addLock();
-    usleep(400000);
+    $hold_until_seen("$key:seen");
     exit($got === false ? 1 : 0);
 }
 $deadline = microtime(true) + 5;
 while ($a->inspect()['waiters'] < 1 && microtime(true) < $deadline) { usleep(10000); }
 $a->releaseLock();
-// The release hands it over in the same step; the waiter holds it 0.4 s.
+// The release hands it over in the same step; the waiter holds it until seen.
 echo "handed over: ", $me($a->inspect()['owner'], $pid), "\n";
+rl_cmd($dsn, 'SET', "$key:seen", '1');
 pcntl_waitpid($pid, $st);
 echo "waiter's exit: ", pcntl_wexitstatus($st), "; owner key after its release: ", rl_cmd($dsn, 'EXISTS', $ownerKey), "\n";
 
@@ -66,7 +73,7 @@ $a->releaseLock();
 // Readers: one record each.
 $r1 = new Lock($key, 0, 10, $o); $r1->addReadLock();
 $pid = pcntl_fork();
-if ($pid === 0) { $r = new Lock($key, 0, 10, $o); $r->addReadLock(); usleep(1000000); exit(0); }
+if ($pid === 0) { $r = new Lock($key, 0, 10, $o); $r->addReadLock(); $hold_until_seen("$key:read"); exit(0); }
 // However slow the machine, until the child has its share (or 5 s).
 $deadline = microtime(true) + 5;
 while ($r1->inspect()['readers'] < 2 && microtime(true) < $deadline) { usleep(10000); }
@@ -74,14 +81,18 @@ $owners = $r1->inspect()['owner'];
 // Listed by lease end: two shares taken in the same millisecond come in token order.
 usort($owners, fn($a, $b) => ($a['pid'] ?? 0) === getmypid() ? -1 : 1);
 echo "readers: ", count($owners), ": ", $me($owners[0]), " / ", $me($owners[1], $pid), "\n";
+rl_cmd($dsn, 'SET', "$key:read", '1');
 pcntl_waitpid($pid, $st);
 $r1->releaseLock();
 
-// The record expires with the lease.
-$short = new Lock($key, 0, 0.3, $o + ['auto_release' => false]);
+// The record expires with the lease: its TTL is no longer than the lock's, so when
+// the lock's key is gone, so is the record. The lease is 1 s, not less, so that the
+// first look comes inside it even on a busy machine.
+$short = new Lock($key, 0, 1, $o + ['auto_release' => false]);
 $short->addLock();
-echo "short lease: lock pttl > 0: ", var_export(rl_cmd($dsn, 'PTTL', $key) > 0, true), ", owner pttl <= 300: ", var_export(rl_cmd($dsn, 'PTTL', $ownerKey) <= 300, true), "\n";
-usleep(500000);
+echo "short lease: lock pttl > 0: ", var_export(rl_cmd($dsn, 'PTTL', $key) > 0, true), ", owner pttl <= 1000: ", var_export(rl_cmd($dsn, 'PTTL', $ownerKey) <= 1000, true), "\n";
+$deadline = microtime(true) + 5;
+while (rl_cmd($dsn, 'EXISTS', $key) && microtime(true) < $deadline) { usleep(10000); }
 echo "after the lease: lock ", rl_cmd($dsn, 'EXISTS', $key), ", owner ", rl_cmd($dsn, 'EXISTS', $ownerKey), "\n";
 
 // A semaphore's holders.
@@ -143,7 +154,7 @@ handed over: this host pid=mine sapi=cli script=this script since=now
 waiter's exit: 0; owner key after its release: 0
 gave up: exit 0, records left: 1
 readers: 2: this host pid=mine sapi=cli script=this script since=now / this host pid=mine sapi=cli script=this script since=now
-short lease: lock pttl > 0: true, owner pttl <= 300: true
+short lease: lock pttl > 0: true, owner pttl <= 1000: true
 after the lease: lock 0, owner 0
 semaphore: 1 holder, weight 2, this host pid=mine sapi=cli script=this script since=now
 fpm: took, sapi fpm-fcgi

@@ -9,6 +9,12 @@ $dsn = rl_dsn();
 $key = rl_key('stats');
 $o = ['dsn' => $dsn];
 $counts = fn() => array_filter(redis_lock_stats(), 'is_int');
+// The children hold until the step they stand for is seen (10 s at most), and the
+// parent waits for them to hold: no fixed sleep that a busy machine can outlast.
+$until = function (callable $seen) {
+    $deadline = microtime(true) + 10;
+    while (!$seen() && microtime(true) < $deadline) { usleep(2000); }
+};
 $show = function (array $want) {
     $s = redis_lock_stats();
     $line = [];
@@ -30,11 +36,13 @@ if ($pid === 0) {
     $zero = array_sum(redis_lock_stats()) == 0;
     $h = new Lock($key, 0, 10, $o);
     $h->addLock();
-    usleep(300000);
+    // Released 0.15 s after the parent queued: its wait is 0.15 s and a wake-up.
+    $until(fn() => rl_cmd($dsn, 'LLEN', "{{$key}}:queue") > 0);
+    usleep(150000);
     $h->releaseLock();
     exit($zero ? 0 : 1);
 }
-usleep(100000);
+$until(fn() => rl_cmd($dsn, 'EXISTS', $key));
 $w = new Lock($key, 3, 10, $o);
 $w->addLock();
 pcntl_waitpid($pid, $st);
@@ -46,9 +54,10 @@ var_dump($s['wait_seconds_total'] > 0.1 && $s['wait_seconds_total'] < 1, $s['wai
 
 // A wait that gives up.
 $pid = pcntl_fork();
-if ($pid === 0) { $h = new Lock($key, 0, 10, $o); $h->addLock(); usleep(600000); exit(0); }
-usleep(100000);
+if ($pid === 0) { $h = new Lock($key, 0, 10, $o); $h->addLock(); $until(fn() => rl_cmd($dsn, 'EXISTS', "$key:gave-up")); exit(0); }
+$until(fn() => rl_cmd($dsn, 'EXISTS', $key));
 var_dump((new Lock($key, 0.2, 10, $o))->addLock());
+rl_cmd($dsn, 'SET', "$key:gave-up", '1');
 pcntl_waitpid($pid, $st);
 $show(['acquired', 'contended', 'timeouts', 'handed_over']);
 $s = redis_lock_stats();
@@ -60,21 +69,33 @@ $e->addLock();
 $e->extendLock();
 $show(['renewals']);
 $e->releaseLock();
-$r = new Lock($key, 0, 0.3, $o + ['auto_renew' => true]);
+// A 0.6 s lease, renewed every 0.2 s, held until the watchdog has renewed it 3 times
+// (5 s at most): extendLock()'s 1 stays 1 without a watchdog.
+$r = new Lock($key, 0, 0.6, $o + ['auto_renew' => true]);
 $r->addLock();
-usleep(500000);
+$until(fn() => redis_lock_stats()['renewals'] >= 4);
 $r->releaseLock();
 $s = redis_lock_stats();
-echo "watchdog renewed: ", $s['renewals'] >= 3 ? 'yes' : "no ({$s['renewals']})", "\n";
+echo "watchdog renewed: ", $s['renewals'] >= 4 ? 'yes' : "no ({$s['renewals']})", "\n";
 
 // A lease that ran out under synchronized(), taken meanwhile by another process.
 $pid = pcntl_fork();
-if ($pid === 0) { usleep(50000); $t = (new Lock($key, 3, 10, $o))->addLock(); usleep(300000); exit($t === false ? 1 : 0); }
+// The other process queues once the lease is held, takes the lock when it runs out,
+// and keeps it until the work has ended; the work runs until it has the lock.
+if ($pid === 0) {
+    $until(fn() => rl_cmd($dsn, 'EXISTS', $key));
+    $c = new Lock($key, 5, 10, $o);
+    $t = $c->addLock();
+    rl_cmd($dsn, 'SET', "$key:taken", '1');
+    $until(fn() => rl_cmd($dsn, 'EXISTS', "$key:work-done"));
+    exit($t === false ? 1 : 0);
+}
 try {
-    (new Lock($key, 0, 0.2, $o))->synchronized(fn() => usleep(400000));
+    (new Lock($key, 0, 0.2, $o))->synchronized(function () use ($until, $dsn, $key) { usleep(300000); $until(fn() => rl_cmd($dsn, 'EXISTS', "$key:taken")); });
 } catch (LockLostException $x) {
     echo get_class($x), "\n";
 }
+rl_cmd($dsn, 'SET', "$key:work-done", '1');
 pcntl_waitpid($pid, $st);
 $show(['lost', 'errors']);
 
