@@ -351,7 +351,9 @@ fn exists(server: &RedisServer, key: &str) -> bool {
 #[test]
 fn redlock_cycles_do_not_wait_for_a_hung_minority() {
     let servers: Vec<RedisServer> = (0..5).map(|_| RedisServer::start()).collect();
-    let s = redlock(&servers, 0.2);
+    // 1 s, not 0.2: on a busy machine a live node's reply can take longer than
+    // 0.2 s, and two late ones leave no majority. The median below is the check.
+    let s = redlock(&servers, 1.0);
     let mut l = Lock::new(b"core:hung", 0.0, 5.0, &s).unwrap();
     let mut cycle = || {
         let t = Instant::now();
