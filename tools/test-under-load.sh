@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Usage: tools/test-under-load.sh [-n RUNS] [-i] [PHPT...]
+# Usage: tools/test-under-load.sh [-n RUNS] [-i] [-r] [PHPT...]
 # The phpt suite (or the PHPT files or directories given) RUNS times in a row
 # (default 10) while a CPU hog keeps every core busy: one busy loop per core
 # (nproc), at the tests' own priority, so that a test that leans on timing it
 # cannot guarantee fails here rather than now and then in CI. Every run goes on
 # to the end and its failed tests (those that passed only on run-tests.php's
 # retry too) are listed after it; the exit status is 1 when any run failed.
-# -i runs the same loop idle, without the hog (to compare).
+# -i runs the same loop idle, without the hog (to compare). -r turns the retry off
+# (a copy of run-tests.php whose error_may_be_retried() says no), so that a failed
+# first try shows its diff instead of being tried again.
 #
 # The hog is plain sh, no new dependency. It is stopped on any exit of this script
 # (trap), and each loop also ends by itself once this script is gone, so a
@@ -18,11 +20,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=10
 hog=1
-while getopts n:i opt; do
+retry=1
+while getopts n:ir opt; do
     case $opt in
         n) runs=$OPTARG ;;
         i) hog=0 ;;
-        *) sed -n '2,10s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+        r) retry=0 ;;
+        *) sed -n '2,12s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -33,6 +37,13 @@ ext=${EXT:-$PWD/target/release/libredis_lock.so}
 [ -f "$ext" ] || { echo "test-under-load: no $ext (make build)" >&2; exit 2; }
 run_tests=$("${PHP_CONFIG:-php-config}" --extension-dir)/build/run-tests.php
 logs=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-load.XXXXXX")
+if [ "$retry" = 0 ]; then
+    sed 's/^function error_may_be_retried(\(.*\)): bool$/function error_may_be_retried(\1): bool { return false; }\nfunction error_may_be_retried_off(\1): bool/' \
+        "$run_tests" > "$logs/run-tests.php"
+    grep -q 'error_may_be_retried_off' "$logs/run-tests.php" \
+        || { echo "test-under-load: this run-tests.php has no error_may_be_retried() to turn off" >&2; exit 2; }
+    run_tests=$logs/run-tests.php
+fi
 
 hog_pids=()
 stop_hog() {
