@@ -79,8 +79,9 @@ final class LaravelFunnelTest extends TestCase
     public function testAWaiterIsWokenByTheRelease(): void
     {
         $name = Support::name('wake');
-        for ($i = 0; $i < 3; $i++) {
-            $lag = Support::wakeLag(<<<'PHP'
+        $lags = [];
+        for ($i = 0; $i < 5; $i++) {
+            $lags[] = Support::wakeLag(<<<'PHP'
                 RedisLock\Bridge\Tests\Support::laravel();
                 Illuminate\Support\Facades\Cache::funnel($argv[1])->limit(1)->then(function () {
                     echo "held\n";
@@ -88,9 +89,10 @@ final class LaravelFunnelTest extends TestCase
                     echo microtime(true), "\n";   // the slot is given back right after
                 });
                 PHP, [$name], fn() => $this->assertSame('ok', Cache::funnel($name)->limit(1)->block(5)->then(fn() => 'ok')));
-            // Laravel's funnels (Redis::funnel() and Laravel 13's Cache::funnel()) try again every 250 ms.
-            $this->assertLessThan(0.05, $lag, 'woken ' . round($lag * 1000, 1) . ' ms after the release');
         }
+        // Laravel's funnels (Redis::funnel() and Laravel 13's Cache::funnel()) try again every 250 ms.
+        [$median, $what] = Support::medianLag($lags);
+        $this->assertLessThan(0.05, $median, $what);
     }
 
     public function testAKilledJobGivesItsSlotBack(): void

@@ -49,9 +49,10 @@ final class LaravelLockTest extends TestCase
     public function testBlockWakesOnRelease(): void
     {
         $name = Support::name('block');
-        for ($i = 0; $i < 3; $i++) {
+        $lags = [];
+        for ($i = 0; $i < 5; $i++) {
             $lock = Cache::lock($name, 30);
-            $lag = Support::wakeLag(<<<'PHP'
+            $lags[] = Support::wakeLag(<<<'PHP'
                 RedisLock\Bridge\Tests\Support::laravel();
                 $lock = Illuminate\Support\Facades\Cache::lock($argv[1], 30);
                 $lock->get() or exit(1);
@@ -61,10 +62,11 @@ final class LaravelLockTest extends TestCase
                 $lock->release();
                 echo $t, "\n";
                 PHP, [$name], fn() => $this->assertTrue($lock->block(5)));
-            // Laravel's own block() polls every 250 ms.
-            $this->assertLessThan(0.05, $lag, 'woken ' . round($lag * 1000, 1) . ' ms after the release');
             $lock->release();
         }
+        // Laravel's own block() polls every 250 ms.
+        [$median, $what] = Support::medianLag($lags);
+        $this->assertLessThan(0.05, $median, $what);
     }
 
     public function testBlockTimesOut(): void

@@ -85,6 +85,24 @@ final class Support
         return $woke - $released;
     }
 
+    /**
+     * The median of a wake-up test's lags, and a message listing them all. A waiter
+     * woken by the release shows a few milliseconds in most rounds; one round slowed
+     * by a busy machine does not move the median, while a waiter that polls (the
+     * frameworks' 100 or 250 ms, the module's own 1 s re-check) moves every round.
+     *
+     * @param list<float> $lags seconds
+     * @return array{float, string}
+     */
+    public static function medianLag(array $lags): array
+    {
+        sort($lags);
+        $n = count($lags);
+        $median = $n % 2 ? $lags[intdiv($n, 2)] : ($lags[$n / 2 - 1] + $lags[$n / 2]) / 2;
+        $ms = implode(', ', array_map(static fn(float $s) => round($s * 1000, 1) . ' ms', $lags));
+        return [$median, 'median of ' . round($median * 1000, 1) . " ms after the release ($ms)"];
+    }
+
     /** Runs $code to its end: [exit code, stdout, stderr]. */
     public static function run(string $code, array $args = []): array
     {

@@ -94,9 +94,10 @@ final class SymfonyLockStoreTest extends TestCase
     {
         $name = Support::name('blocking');
         $factory = new LockFactory($this->store());
-        for ($i = 0; $i < 3; $i++) {
+        $lags = [];
+        for ($i = 0; $i < 5; $i++) {
             $lock = $factory->createLock($name, 30);
-            $lag = Support::wakeLag(<<<'PHP'
+            $lags[] = Support::wakeLag(<<<'PHP'
                 $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
                 $lock->acquire() or exit(1);
                 echo "held\n";
@@ -105,10 +106,11 @@ final class SymfonyLockStoreTest extends TestCase
                 $lock->release();
                 echo $t, "\n";
                 PHP, [Support::dsn(), $name], fn() => $this->assertTrue($lock->acquire(true)));
-            // Symfony's own Redis store retries every 100 ms; a hand-over is a wake-up.
-            $this->assertLessThan(0.05, $lag, 'woken ' . round($lag * 1000, 1) . ' ms after the release');
             $lock->release();
         }
+        // Symfony's own Redis store retries every 100 ms; a hand-over is a wake-up.
+        [$median, $what] = Support::medianLag($lags);
+        $this->assertLessThan(0.05, $median, $what);
     }
 
     public function testExpiryAndPutOff(): void
@@ -274,20 +276,24 @@ final class SymfonyLockStoreTest extends TestCase
 
         // A blocking upgrade waits for the other reader and is woken by its release.
         $factory = new LockFactory($store);
-        $mine = $factory->createLock($resource, 30);
-        $this->assertTrue($mine->acquireRead());
-        $lag = Support::wakeLag(<<<'PHP'
-            $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
-            $lock->acquireRead() or exit(1);
-            echo "held\n";
-            usleep(300000);
-            $t = microtime(true);
-            $lock->release();
-            echo $t, "\n";
-            PHP, [Support::dsn(), $resource], fn() => $this->assertTrue($mine->acquire(true)));
-        $this->assertLessThan(0.05, $lag);
-        $this->assertTrue($mine->isAcquired());
-        $mine->release();
+        $lags = [];
+        for ($i = 0; $i < 5; $i++) {
+            $mine = $factory->createLock($resource, 30);
+            $this->assertTrue($mine->acquireRead());
+            $lags[] = Support::wakeLag(<<<'PHP'
+                $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
+                $lock->acquireRead() or exit(1);
+                echo "held\n";
+                usleep(300000);
+                $t = microtime(true);
+                $lock->release();
+                echo $t, "\n";
+                PHP, [Support::dsn(), $resource], fn() => $this->assertTrue($mine->acquire(true)));
+            $this->assertTrue($mine->isAcquired());
+            $mine->release();
+        }
+        [$median, $what] = Support::medianLag($lags);
+        $this->assertLessThan(0.05, $median, $what);
     }
 
     public function testFencingOnRequest(): void

@@ -302,7 +302,7 @@ final class LaravelAppTest extends TestCase
             $name = "wake-$store";
             $holder = $this->start(['app:lock-agent', $store, $name], [], [], true);
             $waiter = $this->start(['app:lock-agent', $store, $name], [], [], true);
-            for ($round = 0; $round < 3; $round++) {
+            for ($round = 0; $round < 5; $round++) {
                 $this->assertSame('held', self::ask($holder, 'take'));
                 $this->assertSame('waiting', self::ask($waiter, 'wait'));
                 // The waiter is in block() by now; Laravel's own block() is in its first
@@ -318,17 +318,19 @@ final class LaravelAppTest extends TestCase
                 $this->assertSame(0, self::wait($agent['proc'], 10), self::stderr($agent));
             }
         }
-        $ms = static fn(array $l) => implode(', ', array_map(fn(float $s) => round($s * 1000, 1) . ' ms', $l));
-        $this->assertLessThan(0.1, max($lags['redis_lock']), 'the bridge\'s block() is woken by the release: ' . $ms($lags['redis_lock']));
-        $this->assertGreaterThanOrEqual(0.1, max($lags['redis']), 'Laravel\'s own block() polls: ' . $ms($lags['redis']));
+        // Medians: one round slowed by a busy machine moves neither.
+        [$ours, $what] = Support::medianLag($lags['redis_lock']);
+        $this->assertLessThan(0.1, $ours, 'the bridge\'s block() is woken by the release: ' . $what);
+        [$theirs, $what] = Support::medianLag($lags['redis']);
+        $this->assertGreaterThanOrEqual(0.1, $theirs, 'Laravel\'s own block() polls: ' . $what);
     }
 
     public function testFunnelLimitsConcurrency(): void
     {
-        $section = function (string $journal, int $limit): array {
+        $section = function (string $journal, int $limit, int $ms = 300): array {
             $procs = [];
             for ($i = 0; $i < 8; $i++) {
-                $procs[] = $this->start(['app:funnel', $journal, $journal, (string) $limit, '300', '10']);
+                $procs[] = $this->start(['app:funnel', $journal, $journal, (string) $limit, (string) $ms, '10']);
             }
             $outs = [];
             foreach ($procs as $p) {
@@ -347,8 +349,10 @@ final class LaravelAppTest extends TestCase
         $this->assertCount(8, $runs);
         $this->assertLessThanOrEqual(3, self::concurrency($runs), 'never more than 3 at once: ' . json_encode($runs));
         $this->assertGreaterThan(1, self::concurrency($runs), 'the funnel lets 3 run side by side');
-        // The control: with room for all 8, more than 3 do run at once here.
-        $section('funnel-control', 8);
+        // The control: with room for all 8, more than 3 do run at once here. Its
+        // sections last 2 s, so that 8 applications booting one after another on a
+        // busy machine still overlap.
+        $section('funnel-control', 8, 2000);
         $this->assertGreaterThan(3, self::concurrency(self::intervals('funnel-control')));
     }
 
