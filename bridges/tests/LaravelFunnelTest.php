@@ -90,9 +90,11 @@ final class LaravelFunnelTest extends TestCase
                 });
                 PHP, [$name], fn() => $this->assertSame('ok', Cache::funnel($name)->limit(1)->block(5)->then(fn() => 'ok')));
         }
-        // Laravel's funnels (Redis::funnel() and Laravel 13's Cache::funnel()) try again every 250 ms.
+        // Laravel's funnels (Redis::funnel() and Laravel 13's Cache::funnel()) try again
+        // every 250 ms; the bound leaves room for a busy machine (see
+        // SymfonyLockStoreTest::testBlockingWaitWakesOnRelease).
         [$median, $what] = Support::medianLag($lags);
-        $this->assertLessThan(0.05, $median, $what);
+        $this->assertLessThan(0.1, $median, $what);
     }
 
     public function testAKilledJobGivesItsSlotBack(): void

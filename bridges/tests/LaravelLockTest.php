@@ -64,9 +64,13 @@ final class LaravelLockTest extends TestCase
                 PHP, [$name], fn() => $this->assertTrue($lock->block(5)));
             $lock->release();
         }
-        // Laravel's own block() polls every 250 ms.
+        // Laravel's own block() polls every 250 ms, the module's re-check (were the
+        // wake lost) every 1 s; the bound leaves room for a busy machine (see
+        // SymfonyLockStoreTest::testBlockingWaitWakesOnRelease).
+        $this->assertSame(\RedisLock\Bridge\Laravel\RedisLock::class, (new \ReflectionMethod($lock, 'block'))->getDeclaringClass()->getName(),
+            'block() is the bridge\'s, not Laravel\'s polling one');
         [$median, $what] = Support::medianLag($lags);
-        $this->assertLessThan(0.05, $median, $what);
+        $this->assertLessThan(0.1, $median, $what);
     }
 
     public function testBlockTimesOut(): void
@@ -132,21 +136,28 @@ final class LaravelLockTest extends TestCase
     public function testForceReleaseWakesAWaiter(): void
     {
         $name = Support::name('force');
-        $this->assertTrue(Cache::lock($name, 30)->get());
-        [$proc, $pipes] = Support::start(<<<'PHP'
-            RedisLock\Bridge\Tests\Support::laravel();
-            echo "waiting\n";
-            $t0 = microtime(true);
-            Illuminate\Support\Facades\Cache::lock($argv[1], 30)->block(10);
-            echo microtime(true), "\n";
-            PHP, [$name]);
-        $this->assertSame("waiting\n", fgets($pipes[1]));
-        usleep(300000);
-        $t = microtime(true);
-        Cache::lock($name)->forceRelease();
-        $woke = (float) fgets($pipes[1]);
-        proc_close($proc);
-        $this->assertLessThan(0.05, $woke - $t);
+        $lags = [];
+        for ($i = 0; $i < 5; $i++) {
+            $this->assertTrue(Cache::lock($name, 30)->get());
+            [$proc, $pipes] = Support::start(<<<'PHP'
+                RedisLock\Bridge\Tests\Support::laravel();
+                echo "waiting\n";
+                $lock = Illuminate\Support\Facades\Cache::lock($argv[1], 30);
+                $lock->block(10) or exit(1);
+                echo microtime(true), "\n";
+                $lock->release();
+                PHP, [$name]);
+            $this->assertSame("waiting\n", fgets($pipes[1]));
+            usleep(300000);
+            $t = microtime(true);
+            Cache::lock($name)->forceRelease();
+            $woke = (float) fgets($pipes[1]);
+            $this->assertSame(0, proc_close($proc), 'the waiter got the lock');
+            $lags[] = $woke - $t;
+        }
+        // As in testBlockWakesOnRelease: woken, not polling (250 ms) nor re-checking (1 s).
+        [$median, $what] = Support::medianLag($lags);
+        $this->assertLessThan(0.1, $median, $what);
     }
 
     public function testNoExpiryAndLeases(): void

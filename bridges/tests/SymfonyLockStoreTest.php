@@ -108,9 +108,14 @@ final class SymfonyLockStoreTest extends TestCase
                 PHP, [Support::dsn(), $name], fn() => $this->assertTrue($lock->acquire(true)));
             $lock->release();
         }
-        // Symfony's own Redis store retries every 100 ms; a hand-over is a wake-up.
+        // A hand-over is a wake-up. What it is told apart from: the module's own
+        // re-check (1 s) were the wake lost, and Symfony's retry loop (every 100 ms),
+        // which Lock::acquire(true) runs itself for a store that is not blocking.
+        // The bound leaves room for a busy machine (CI's lanes share 2 cores: a few
+        // scheduling delays of 10-25 ms between release and return).
+        $this->assertInstanceOf(BlockingStoreInterface::class, $this->store(), 'acquire(true) waits in the store, not in Symfony\'s retry loop');
         [$median, $what] = Support::medianLag($lags);
-        $this->assertLessThan(0.05, $median, $what);
+        $this->assertLessThan(0.1, $median, $what);
     }
 
     public function testExpiryAndPutOff(): void
@@ -292,8 +297,9 @@ final class SymfonyLockStoreTest extends TestCase
             $this->assertTrue($mine->isAcquired());
             $mine->release();
         }
+        $this->assertInstanceOf(BlockingSharedLockStoreInterface::class, $store, 'the upgrade waits in the store');
         [$median, $what] = Support::medianLag($lags);
-        $this->assertLessThan(0.05, $median, $what);
+        $this->assertLessThan(0.1, $median, $what . ' (see testBlockingWaitWakesOnRelease)');
     }
 
     public function testFencingOnRequest(): void
