@@ -42,7 +42,8 @@ test: build
 	@$(MAKE) --no-print-directory test-nemesis
 	@$(MAKE) --no-print-directory stubs-check
 
-## Everything, as CI runs it: make test, then what needs PHP built from source
+## Everything on this machine (CI's lane 1 runs it, the NTS image path aside, which
+## its Debian 12 root runs in /usr/local): make test, then what needs PHP built from source
 ## (tools/php-src.sh, cached): the thread-safe PHP (test-zts), FrankenPHP built on
 ## it (test-frankenphp), Apache's threads (test-zts-apache), and the images' install
 ## path with PIE's source build and binary, on the NTS and the ZTS PHP.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/clean-root.sh [-s SUITE] [-k] [-- COMMAND...]
+# Usage: tools/clean-root.sh [-s SUITE] [-k] [-u] [-- COMMAND...]
 #
 # Runs COMMAND (default: `make test`) on a clone of this checkout's committed HEAD,
 # inside a new minimal Debian root of release SUITE (default: trixie, Debian 13).
@@ -16,13 +16,18 @@
 #              lowest priority, so that nothing comes from it unless named: its
 #              php8.5 and php8.6 RC; `PHP_BRANCH=8.5 tools/deps.sh` installs one).
 #   -k         keep the root afterwards and print its path.
+#   -u         uncached: the PHP builds and cargo-php start empty too (see below), as
+#              on a machine that has never run this.
 #
 # Needs root, debootstrap (installed when missing) and unshare. The first run of
 # a suite builds a base root under /var/tmp/redis-lock-root (2-3 minutes); later
 # runs copy it. The PHP builds of tools/php-src.sh are cached the same way: the
 # box's /var/tmp/redis-lock-php is a folder kept per suite beside the base, so a
 # PHP built from source in one run is found by the next (it is keyed by release,
-# version, variant and the tool's own text, so it is never taken for another). Inside, the command has its own PID and mount namespaces: every
+# version, variant and the tool's own text, so it is never taken for another). So is
+# cargo-php, the one cargo tool tools/deps.sh installs (about 2 minutes of compiling):
+# the binary a run built is copied into the next run's root, keyed by suite and the
+# version deps.sh asks for, so deps.sh finds it there. Inside, the command has its own PID and mount namespaces: every
 # process it starts dies with it, and no service starts on package install. The
 # network is this machine's; the apt mirror is the one this machine uses.
 #
@@ -33,12 +38,14 @@ set -euo pipefail
 
 suite=trixie
 keep=0
+uncached=0
 while [ $# -gt 0 ]; do
     case "$1" in
         -s) suite=$2; shift 2 ;;
         -k) keep=1; shift ;;
+        -u) uncached=1; shift ;;
         --) shift; break ;;
-        *) echo "usage: $0 [-s SUITE] [-k] [-- COMMAND...]" >&2; exit 2 ;;
+        *) echo "usage: $0 [-s SUITE] [-k] [-u] [-- COMMAND...]" >&2; exit 2 ;;
     esac
 done
 cmd=${*:-make test}
@@ -122,8 +129,13 @@ rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 [ -d "$rustup_home/toolchains" ] && command -v cargo >/dev/null \
     || { echo "clean-root: needs a Rust installed with rustup (none in $rustup_home)" >&2; exit 1; }
 cargo_bin=$(dirname "$(command -v cargo)")
-mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin" "$box/var/tmp/redis-lock-php" "$cache/php-$suite"
+php_cache=$cache/php-$suite
+((uncached)) && php_cache=$box/.php-cache
+mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin" "$box/var/tmp/redis-lock-php" "$php_cache"
 for t in cargo rustc rustdoc rustup; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
+# cargo-php as an earlier run of this suite built it (see the header).
+tools_cache=$cache/cargo-php-$suite-$(grep -h 'cargo install cargo-php' "$repo/tools/deps.sh" | sha256sum | cut -c1-12)
+if ((!uncached)) && [ -x "$tools_cache/cargo-php" ]; then cp -a "$tools_cache/cargo-php" "$box/root/.cargo/bin/"; fi
 
 git clone -q "$repo" "$box/src/redis-lock"
 echo "clean-root: $(git -C "$repo" log -1 --format='%h %s') on Debian $suite: $cmd"
@@ -146,10 +158,14 @@ unshare --mount --propagation private --pid --fork bash -c '
     mount -t tmpfs tmpfs "$box/dev/shm"
     mount -t sysfs sys "$box/sys"
     exec chroot "$box" "$@"
-' _ "$box" "$rustup_home" "$cache/php-$suite" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${pass[@]}" \
+' _ "$box" "$rustup_home" "$php_cache" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${pass[@]}" \
     RUSTUP_HOME=/opt/rustup CARGO_HOME=/root/.cargo \
     PATH=/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     bash -c "cd /src/redis-lock && $cmd"
 rc=$?
+if [ ! -x "$tools_cache/cargo-php" ] && [ -x "$box/root/.cargo/bin/cargo-php" ]; then
+    mkdir -p "$tools_cache" && cp -a "$box/root/.cargo/bin/cargo-php" "$tools_cache/cargo-php.new" \
+        && mv "$tools_cache/cargo-php.new" "$tools_cache/cargo-php"
+fi
 echo "clean-root: exit $rc (Debian $suite)"
 exit $rc
