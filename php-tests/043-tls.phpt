@@ -32,6 +32,14 @@ function attempt(string $label, string $dsn, array $opts = [], float $timeOut = 
     } catch (LockException $e) {
         $msg = $e->getMessage();
         $quick = microtime(true) - $t < 0.5 + 0.3;
+        if (!$quick) {
+            // Once more, as the same error: a failure that waits does so every time,
+            // while one descheduled spell of a busy machine (over 0.8 s seen once, with
+            // a CPU hog on each core, where these take under 50 ms) does not come back.
+            $t = microtime(true);
+            try { (new Lock(rl_key('tls'), $timeOut, 5, ['dsn' => $dsn, 'connect_timeout' => 0.5] + $opts))->addLock(); }
+            catch (LockException $again) { $quick = $again->getMessage() === $msg && microtime(true) - $t < 0.5 + 0.3; }
+        }
         $clean = !str_contains($msg, 'may have been taken') && !str_contains($msg, 'TOP-SECRET');
         echo "$label: ", get_class($e), ($quick ? '' : ' (SLOW)'), ($clean ? '' : ' (UNCLEAN)'), ': ',
             preg_replace('/^redis-lock: cannot talk to Redis at \S+: /', '', $msg), "\n";
