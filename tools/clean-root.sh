@@ -164,8 +164,9 @@ unshare --mount --propagation private --pid --fork bash -c '
     bash -c "cd /src/redis-lock && $cmd"
 rc=$?
 if [ ! -x "$tools_cache/cargo-php" ] && [ -x "$box/root/.cargo/bin/cargo-php" ]; then
-    mkdir -p "$tools_cache" && cp -a "$box/root/.cargo/bin/cargo-php" "$tools_cache/cargo-php.new" \
-        && mv "$tools_cache/cargo-php.new" "$tools_cache/cargo-php"
+    # A name of this run's own, then a rename: two roots of one suite may end together.
+    { mkdir -p "$tools_cache" && cp -a "$box/root/.cargo/bin/cargo-php" "$tools_cache/cargo-php.$$" \
+        && mv "$tools_cache/cargo-php.$$" "$tools_cache/cargo-php"; } || rm -f "$tools_cache/cargo-php.$$"
 fi
 echo "clean-root: exit $rc (Debian $suite)"
 exit $rc
