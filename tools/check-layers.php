@@ -72,7 +72,7 @@ foreach ($files as $rel) {
             // The longest module path that names a file: crate::net::pool::run -> net::pool.
             $to = isset($hit[2], $modules["$hit[1]::$hit[2]"]) ? "$hit[1]::$hit[2]" : $hit[1];
             if (!isset($modules[$to])) {
-                continue;   // a macro or item at the crate root (lua_tell!)
+                continue;   // a macro or item at the crate root
             }
             if ($to === $from || str_starts_with($from, "$to::")) {
                 continue;   // itself, or its own folder's mod.rs

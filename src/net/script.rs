@@ -9,17 +9,20 @@ use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind,
 
 /// A Lua script and its SHA1.
 pub struct Script {
-    source: &'static str,
+    source: String,
     sha: String,
 }
 
 impl Script {
     /// A script of this text; its SHA1 is computed once, here.
-    pub(crate) fn new(source: &'static str) -> Self {
-        Script {
-            source,
-            sha: redis::Script::new(source).get_hash().to_string(),
-        }
+    pub(crate) fn new(source: String) -> Self {
+        let sha = redis::Script::new(&source).get_hash().to_string();
+        Script { source, sha }
+    }
+
+    /// The script's text, as `EVAL` sends it.
+    pub fn source(&self) -> &str {
+        &self.source
     }
 
     /// The script's SHA1, as `EVALSHA` wants it.

@@ -161,7 +161,7 @@ pub(crate) trait Waiter {
 /// kind's (a lock's mode flag, a semaphore's weight). The token comes last, whole,
 /// so that any bytes a caller chose for it read unambiguously. A try sends it with
 /// `+<ms>:` in front, how long the waiter still waits; the script queues it with
-/// until when instead, on the server's clock (`scripts::lua_stamp`), and answers
+/// until when instead, on the server's clock (`kinds/lua/lib/stamp.lua`), and answers
 /// with the entry as queued, which later tries and the cancel send.
 pub(crate) fn queue_entry(lease_ms: &str, mark: impl std::fmt::Display, channel: &str, token: &[u8]) -> Vec<u8> {
     let mut entry = format!("{lease_ms}:{mark}:{}:{channel}", channel.len()).into_bytes();

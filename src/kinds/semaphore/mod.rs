@@ -15,7 +15,7 @@
 //! `PATIENCE_MS` at the head of the queue: after that, permits gather for it, so a
 //! heavy waiter is never starved by a stream of light ones.
 
-mod scripts;
+pub(crate) mod scripts;
 
 use scripts::{ACQUIRE, CANCEL, INSPECT, RELEASE, RENEW, STATE};
 use crate::net::call::Call;

@@ -1,0 +1,65 @@
+-- The head of every semaphore script, not a function: reclaims the holds whose
+-- lease has ended (on Redis's clock), and defines the helpers.
+--
+-- KEYS[1] the hash: 'permits', 'used', 'fair', 'w:<token>' (each holder's
+--         weight), 'o:<token>' (who holds or waits, with owner_info)
+-- KEYS[2] the queue: entries "<until>:<lease ms>:<weight>:<channel length>:<channel><token>"
+--         (until: see stamp)
+-- KEYS[3] the first waiter's patience, "<deadline ms>:<entry>"
+-- KEYS[4] the holders, scored by when their lease ends
+--
+-- drop(t) frees a holder's permits; used() the permits held; add(t, w, lease,
+-- permits, fair) records a hold; keep() sets both keys' expiry from the longest
+-- lease (deletes them when none is left); parse(e) splits an entry (nil when its
+-- time is up); patient(head, ms) whether the first waiter's patience lasts
+-- (starting it when `head` is new at the head).
+local sem, queue, patience, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local t0 = redis.call('time')
+local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
+local function drop(t)
+    local w = tonumber(redis.call('hget', sem, 'w:' .. t)) or 0
+    redis.call('hdel', sem, 'w:' .. t, 'o:' .. t)
+    redis.call('hincrby', sem, 'used', -w)
+    redis.call('zrem', holders, t)
+end
+for _, t in ipairs(redis.call('zrangebyscore', holders, '-inf', now)) do drop(t) end
+local function used()
+    return tonumber(redis.call('hget', sem, 'used')) or 0
+end
+local function add(t, w, lease, permits, fair)
+    if lease == '0' then redis.call('zadd', holders, 'inf', t) else redis.call('zadd', holders, now + tonumber(lease), t) end
+    redis.call('hset', sem, 'permits', permits, 'fair', fair, 'w:' .. t, w)
+    redis.call('hincrby', sem, 'used', w)
+end
+local function keep()
+    local last = redis.call('zrange', holders, -1, -1, 'withscores')
+    if not last[2] then
+        redis.call('del', sem, holders)
+    elseif last[2] == 'inf' then
+        redis.call('persist', sem)
+        redis.call('persist', holders)
+    else
+        local px = math.max(1, math.ceil(tonumber(last[2]) - now))
+        redis.call('pexpire', sem, px)
+        redis.call('pexpire', holders, px)
+    end
+end
+local function parse(e)
+    local u, lease, w, n, rest = string.match(e, '^(%d+):(%d+):(%d+):(%d+):(.*)$')
+    if not rest or tonumber(u) < now then return nil end
+    n = tonumber(n)
+    return string.sub(rest, n + 1), lease, tonumber(w), string.sub(rest, 1, n)
+end
+local function patient(head, ms)
+    if not head then return true end
+    local v = redis.call('get', patience)
+    local until_ms, who = nil, nil
+    if v then until_ms, who = string.match(v, '^(%d+):(.*)$') end
+    if who ~= head then
+        local life = redis.call('pttl', queue)
+        if life < 1 then life = 60000 end
+        redis.call('set', patience, (now + tonumber(ms)) .. ':' .. head, 'px', life)
+        return true
+    end
+    return now < tonumber(until_ms)
+end

@@ -1,0 +1,47 @@
+-- read_acquire: takes a read share of a Lock, or queues for it.
+--
+-- KEYS as LockKeys::all(): [1] the lock, [2] the queue, [3] the first waiter's
+-- patience, [5] the readers, [6] who holds and waits
+-- ARGV[1] the token   ARGV[2] the lease in ms ('0': none)
+-- ARGV[3] the queue entry ('': one try, no queueing)
+-- ARGV[4] the queue's lifetime in ms   ARGV[5] '1' on any try after the first (the
+-- share may have been handed over already)   ARGV[6] the patience in ms of a
+-- waiter that arrives at the head of an empty queue   ARGV[7] the record of who
+-- takes it (owner::record), or ''
+--
+-- Returns {1, 0} when the token holds a share (one found held already gets its
+-- lease again, from now), {0, pttl} when not and not queued, {2, pttl, entry as
+-- queued} when queued, {3, pttl} when the entry, sent as queued, has left the
+-- queue (see stamp); pttl is the key's remaining lease in ms.
+--@include readers
+--@include own
+--@include stamp
+local lock, queue, readers = KEYS[1], KEYS[2], KEYS[5]
+local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
+local again = ARGV[5] == '1'
+if entry ~= '' then entry = stamp(queue, entry, again) end
+local now = now_ms()
+local holder = redis.call('get', lock)
+local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
+if holder == '' then
+    redis.call('zremrangebyscore', readers, '-inf', now)
+    -- Handed over while queued (the grant took the entry out), or a retried try: the
+    -- lease starts again now, as the caller counts it from this try.
+    if again and not queued and redis.call('zscore', readers, token) then
+        add_reader(readers, token, lease, now)
+        read_mode(lock, readers, now)
+        return {1, 0}
+    end
+end
+if not holder or holder == '' then
+    local head = redis.call('lindex', queue, 0)
+    if not head or head == entry then
+        if queued then redis.call('lrem', queue, 0, entry) end
+        add_reader(readers, token, lease, now)
+        read_mode(lock, readers, now)
+        own(KEYS[6], token, info, lease)
+        return {1, 0}
+    end
+end
+local push, life, patience = 'rpush', ARGV[4], ARGV[6]
+--@include enqueue
