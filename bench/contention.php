@@ -9,7 +9,10 @@
 // The lock lives on its own redis-server and the counter on another, so the lock
 // server's INFO commandstats hold lock traffic only. "Run by Redis" is all of it,
 // commands run inside scripts included (commandstats does not tell those apart
-// from the ones clients send).
+// from the ones clients send). "Redis CPU" is the lock server's INFO cpu (user and
+// system) over the run, divided by the sections; "time in commands" the µs its
+// commandstats give to what clients sent (scripts with the commands they ran, see
+// time_in_commands()). BENCH_DETAIL=1 prints each command's calls and µs per section.
 //
 // Usage: BENCH_ROUNDS=10 php ... bench/contention.php [WORKERSxHOLD_US[+OUTSIDE_US][:SECTIONS] ...]
 //        default: 8x1000:1600 32x1000:1600 8x0:4000 8x0+1000:2000, 10 rounds
@@ -21,6 +24,14 @@ require __DIR__ . '/RespClient.php';
 // Without phpredis (Debian ships none for PHP 8.5 and 8.6) the article's class cannot
 // run: only redis_lock does, its counter through the bench's own client, and the
 // results files, which are the comparison, are left as they are.
+// The commands that, in this bench, only the implementations' scripts send: their
+// time is inside the scripts' (time_in_commands()). redis_lock's first try is a
+// client's SET; the article's SETs are all its own.
+const IN_SCRIPTS = [
+    'article' => ['get', 'del'],
+    'native' => ['time', 'exists', 'rpush', 'lpush', 'publish', 'spublish', 'pttl', 'pexpire', 'lpop', 'lindex', 'hdel',
+                 'lpos', 'lrem', 'incr', 'get', 'del', 'lrange', 'zremrangebyscore', 'zrange', 'zadd', 'zscore', 'zcard', 'hset', 'persist'],
+];
 $impls = class_exists('Redis') ? ['article', 'native'] : ['native'];
 if (count($impls) === 1) {
     echo "(no phpredis for this PHP, and the article's class is written on it: only redis_lock runs; bench/results/contention.* are left as they are)\n";
@@ -41,6 +52,7 @@ try {
         $rounds = max(1, intdiv($sections, $workers));
         $acc = [];
         $ratios = [];
+        $cpuRatios = [];
         $order = [];
         for ($round = 0; $round < (int) (getenv('BENCH_ROUNDS') ?: 10); $round++) {
             $order = array_merge($order, $round % 2 ? array_reverse($impls) : $impls);
@@ -49,27 +61,50 @@ try {
         foreach ($order as $i => $impl) {
             $r = run_once($impl, $workers, $holdUs, $outUs, $rounds, $lockSrv, $dataSrv);
             $tput[$impl] = $r['sections'] / $r['seconds'];
-            if ($i % 2 && isset($tput['article'])) { $ratios[] = $tput['native'] / $tput['article']; }
+            $cpu[$impl] = $r['cpu'] / $r['sections'];
+            if ($i % 2 && isset($tput['article'])) {
+                $ratios[] = $tput['native'] / $tput['article'];
+                $cpuRatios[] = $cpu['native'] / $cpu['article'];
+            }
             $a = &$acc[$impl];
             $a['sections'] = ($a['sections'] ?? 0) + $r['sections'];
             $a['seconds'] = ($a['seconds'] ?? 0) + $r['seconds'];
             $a['lost'] = ($a['lost'] ?? 0) + $r['lost'];
             $a['gave_up'] = ($a['gave_up'] ?? 0) + $r['gave_up'];
             $a['server'] = ($a['server'] ?? 0) + $r['server'];
+            $a['cpu'] = ($a['cpu'] ?? 0) + $r['cpu'];
+            foreach ($r['detail'] as $cmd => [$calls, $usec]) {
+                $a['detail'][$cmd][0] = ($a['detail'][$cmd][0] ?? 0) + $calls;
+                $a['detail'][$cmd][1] = ($a['detail'][$cmd][1] ?? 0) + $usec;
+            }
             $a['waits'] = array_merge($a['waits'] ?? [], $r['waits']);
             unset($a);
             fprintf(STDERR, "  %-8s %3d x %5d us +%5d us: %6.0f sections/s, wait p99 %7.1f ms\n",
                 $impl, $workers, $holdUs, $outUs, $r['sections'] / $r['seconds'], pct($r['waits'], 99));
         }
         sort($ratios);
+        sort($cpuRatios);
         $results[$spec] = ['workers' => $workers, 'hold' => $holdUs, 'outside' => $outUs, 'impls' => $acc,
-            'ratio' => $ratios ? $ratios[intdiv(count($ratios), 2)] : NAN, 'rounds' => count($ratios)];
+            'ratio' => $ratios ? $ratios[intdiv(count($ratios), 2)] : NAN, 'rounds' => count($ratios),
+            'cpu_ratio' => $cpuRatios ? $cpuRatios[intdiv(count($cpuRatios), 2)] : NAN];
     }
 } finally {
     rl_stop_redis($lockSrv);
     rl_stop_redis($dataSrv);
 }
 
+if (getenv('BENCH_DETAIL')) {
+    // Per command: calls and µs per section, and µs per call (a script's include its commands').
+    foreach ($results as $spec => $res) {
+        foreach ($res['impls'] as $impl => $a) {
+            fprintf(STDERR, "%s %s:\n", $spec, $impl);
+            ksort($a['detail']);
+            foreach ($a['detail'] as $cmd => [$calls, $usec]) {
+                fprintf(STDERR, "  %-14s %6.2f calls/section %7.2f µs/section %6.2f µs/call\n", $cmd, $calls / $a['sections'], $usec / $a['sections'], $calls ? $usec / $calls : 0);
+            }
+        }
+    }
+}
 $md = report($results);
 echo $md;
 if (count($impls) === 1) { exit(0); }
@@ -89,6 +124,7 @@ function run_once(string $impl, int $workers, int $holdUs, int $outUs, int $roun
     rl_cmd($dataSrv['dsn'], 'SET', $counterKey, '0');
     rl_cmd($lockSrv['dsn'], 'SCRIPT', 'FLUSH');      // both pay their first script load
     rl_cmd($lockSrv['dsn'], 'CONFIG', 'RESETSTAT');
+    $cpu0 = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu'));
     $start = microtime(true) + 0.3 + $workers * 0.01;  // every worker is ready by then
     $pids = [];
     for ($w = 0; $w < $workers; $w++) {
@@ -126,12 +162,15 @@ function run_once(string $impl, int $workers, int $holdUs, int $outUs, int $roun
         unlink("$tmp/$w.json");
     }
     rmdir($tmp);
-    $server = command_count(rl_cmd($lockSrv['dsn'], 'INFO', 'commandstats'));
+    $stats = rl_cmd($lockSrv['dsn'], 'INFO', 'commandstats');
+    $cpu = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu')) - $cpu0;
+    $server = command_count($stats);
+    $detail = command_detail($stats);
     $sections = $workers * $rounds;
     $counter = (int) rl_cmd($dataSrv['dsn'], 'GET', $counterKey);
     return [
         'sections' => $sections, 'seconds' => $end - $start, 'lost' => $sections - $gaveUp - $counter,
-        'gave_up' => $gaveUp, 'server' => $server, 'waits' => $waits,
+        'gave_up' => $gaveUp, 'server' => $server, 'waits' => $waits, 'cpu' => $cpu, 'detail' => $detail,
     ];
 }
 
@@ -173,17 +212,20 @@ function pct(array $xs, float $p): float
 
 function report(array $results): string
 {
-    $out = "| workers × hold | implementation | sections/s | vs article (median of per-round ratios) | lost updates | commands/section run by Redis | wait p50 | wait p99 | wait max |\n";
-    $out .= "|---|---|---|---|---|---|---|---|---|\n";
+    $out = "| workers × hold | implementation | sections/s | vs article (median of per-round ratios) | lost updates | commands/section run by Redis | Redis CPU/section (vs article, median of per-round ratios) | time in commands/section | wait p50 | wait p99 | wait max |\n";
+    $out .= "|---|---|---|---|---|---|---|---|---|---|---|\n";
     foreach ($results as $res) {
         foreach (array_keys($res['impls']) as $impl) {
             $a = $res['impls'][$impl];
             $tput = $a['sections'] / $a['seconds'];
-            $out .= sprintf("| %s | %s | %.0f | %s | %d%s | %.2f | %.1f ms | %.1f ms | %.1f ms |\n",
+            $out .= sprintf("| %s | %s | %.0f | %s | %d%s | %.2f | %.1f µs (%s) | %.1f µs | %.1f ms | %.1f ms | %.1f ms |\n",
                 scenario($res),
                 $impl === 'article' ? 'article class (phpredis)' : 'redis_lock',
                 $tput, $impl === 'article' ? '1.00×' : (is_nan($res['ratio']) ? '—' : sprintf('%.2f×', $res['ratio'])), $a['lost'], $a['gave_up'] ? " ({$a['gave_up']} gave up)" : '',
                 $a['server'] / $a['sections'],
+                1e6 * $a['cpu'] / $a['sections'],
+                $impl === 'article' ? '1.00×' : (is_nan($res['cpu_ratio']) ? '—' : sprintf('%.2f×', $res['cpu_ratio'])),
+                time_in_commands($a['detail'], IN_SCRIPTS[$impl]) / $a['sections'],
                 pct($a['waits'], 50), pct($a['waits'], 99), max($a['waits']));
         }
     }

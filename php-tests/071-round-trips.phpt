@@ -164,7 +164,11 @@ $holdThenRelease = function () use (&$pid, $key, $direct, $sync) {
     });
     wait_until(fn() => file_exists($sync));
 };
-$row('addLock() that waits and is handed the lock', fn() => $w->addLock() !== false, $holdThenRelease,
+// An acquisition that finds the lock free first: the process has not waited for it lately.
+$row('addLock() that waits and is handed the lock', fn() => $w->addLock() !== false,
+    function () use ($w, $holdThenRelease) { $w->addLock() && $w->releaseLock(); $holdThenRelease(); },
+    function () use (&$pid, $w) { return child_ok($pid) && $w->releaseLock(); });
+$row('addLock() that waits again, within 1 s of its last wait', fn() => $w->addLock() !== false, $holdThenRelease,
     function () use (&$pid, $w) { return child_ok($pid) && $w->releaseLock(); });
 $row('addLock() whose $timeOut runs out', fn() => (new Lock($key, 0.2, 10, $o))->addLock() === false, $heldElsewhere, $unholdElsewhere);
 $waitInChild = function () use (&$pid, $key, $direct, $l, $other) {
@@ -270,6 +274,7 @@ the Semaphore object's end, holding                          1
 redis_lock_stats()                                           0
 redis_lock_scan(), one server, under 1000 keys               2
 addLock() that waits and is handed the lock                  2
+addLock() that waits again, within 1 s of its last wait      1
 addLock() whose $timeOut runs out                            3
 releaseLock() that hands the lock to a waiter                1
 acquire() that waits and is handed permits                   2

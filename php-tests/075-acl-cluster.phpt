@@ -45,6 +45,7 @@ cluster mutex, waiter: woken by the release
 cluster mutex, synchronized: ok
 cluster mutex, lease ends: ok
 cluster mutex, forced: ok
+cluster mutex, fair: ok
 cluster mutex, no expiry: ok
 cluster mutex, watchdog: ok
 cluster semaphore, held: ok

@@ -51,6 +51,7 @@ sentinel, waiter: woken by the release
 sentinel, synchronized: ok
 sentinel, lease ends: ok
 sentinel, forced: ok
+sentinel, fair: ok
 sentinel, no expiry: ok
 sentinel, watchdog: ok
 sentinel, master: refused: none; never ran: none

@@ -1,5 +1,5 @@
 --TEST--
-ACL: each feature of docs/acl.md (mutex, shared locks, fencing, owner_info, semaphores) runs as a user with exactly the doc's rules (read out of the doc): nothing refused, every rule used, waiters woken by the release; without pub/sub rights a waiter polls and still gets the lock
+ACL: each feature of docs/acl.md (mutex, shared locks, fencing, owner_info, semaphores) runs as a user with exactly the doc's rules (read out of the doc): nothing refused, every rule used, waiters woken by the release; without pub/sub rights a waiter polls and still gets the lock; a releaser refused PUBLISH (and LPUSH) still releases, and the waiter it could not tell gets the lock by its own timer
 --FILE--
 <?php
 require __DIR__ . '/_acl.inc';
@@ -48,6 +48,23 @@ try {
     echo "no pub/sub: ", isset($r['error']) ? $r['error'] : sprintf('got it %s, heard no grant %s, within 0.5 s of the release %s',
         var_export($r['got'], true), var_export($r['heard'] === 0, true), var_export($r['at'] - $released < 0.5, true)), "\n";
     echo "no pub/sub: ", rl_acl_verdict(rl_acl_refused([$admin], 'nopubsub'), [], []), "\n";
+    // A releaser that may not PUBLISH, and a waiter that listens: the release takes the
+    // waiter's entry off the queue, cannot tell it, and cannot put it back (no LPUSH in
+    // the mutex rules): it still releases, and the waiter gets the lock by its own
+    // timer (1 s at most while queued).
+    $full = ['dsn' => rl_acl_user($admin, 'full', ['user', 'mutex']), 'prefix' => 'app:'];
+    $nopub = ['dsn' => rl_acl_user($admin, 'nopub', ['user', 'mutex'], ['+publish']), 'prefix' => 'app:'];
+    rl_acl_log_reset([$admin]);
+    $h = new Lock('untold', 0, 10, $nopub);
+    $h->addLock();
+    $w = rl_acl_waiter(fn() => rl_acl_keep(new Lock('untold', 5, 10, $full))->addLock() !== false);
+    $queued = rl_acl_until(fn() => $h->inspect()['waiters'] === 1);
+    $released = microtime(true);
+    $ok = $h->releaseLock();
+    $r = rl_acl_outcome($w);
+    echo "releaser without PUBLISH: ", isset($r['error']) ? $r['error'] : sprintf('queued %s, released %s, the waiter got it %s, within 1.5 s %s, heard no grant %s',
+        var_export($queued, true), var_export($ok, true), var_export($r['got'], true), var_export($r['at'] - $released < 1.5, true), var_export($r['heard'] === 0, true)), "\n";
+    echo "releaser without PUBLISH: ", rl_acl_verdict(rl_acl_refused([$admin], 'nopub'), [], []), "\n";
     // Last: once a process has asked for a fencing token, all its acquisitions take one (INCR).
     $run('fencing', ['user', 'mutex', 'fencing'], ['fencing'], function ($o) {
         $out = [];
@@ -79,6 +96,7 @@ mutex, waiter: woken by the release
 mutex, synchronized: ok
 mutex, lease ends: ok
 mutex, forced: ok
+mutex, fair: ok
 mutex, no expiry: ok
 mutex, watchdog: ok
 mutex: refused: none; never ran: none
@@ -102,5 +120,7 @@ semaphore, no expiry: ok
 semaphore: refused: none; never ran: none
 no pub/sub: got it true, heard no grant true, within 0.5 s of the release true
 no pub/sub: refused: subscribe; never ran: none
+releaser without PUBLISH: queued true, released true, the waiter got it true, within 1.5 s true, heard no grant true
+releaser without PUBLISH: refused: lpush publish; never ran: none
 fencing, numbered: woken by the release
 fencing: refused: none; never ran: none

@@ -181,23 +181,30 @@ pub(crate) enum Waited {
     Failed(LockError),
 }
 
-/// Waits for the hold until `deadline`, after a first try that found it busy, and
-/// counts the wait (`stats`).
+/// Waits for the hold until `deadline`, after a first try that found it busy
+/// (`tried`), or as the first try (the caller expects it busy), and counts the wait
+/// (`stats`) once a try found it busy. Answers how it ended, and whether it was busy.
 ///
 /// `may_hold`: the first try may find the hold this waiter's already (an earlier try
 /// took it too late to be used: stale).
-pub(crate) fn wait(w: &impl Waiter, deadline: Instant, may_hold: bool) -> Waited {
+pub(crate) fn wait(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bool) -> (Waited, bool) {
     let started = Instant::now();
-    stats::note(Counter::Contended);
-    let waited = wait_for(w, deadline, may_hold);
-    stats::waited(started.elapsed());
-    if matches!(waited, Waited::TimedOut) {
-        stats::note(Counter::Timeouts);
+    let mut busy = tried;
+    if tried {
+        stats::note(Counter::Contended);
     }
-    waited
+    let waited = wait_for(w, deadline, may_hold, &mut busy);
+    if busy {
+        stats::waited(started.elapsed());
+        if matches!(waited, Waited::TimedOut) {
+            stats::note(Counter::Timeouts);
+        }
+    }
+    (waited, busy)
 }
 
-fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool) -> Waited {
+/// `busy`: a try found the hold busy (set, and counted, at the first that does).
+fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut bool) -> Waited {
     let route = w.route();
     if route.lease_only() {
         if may_hold {
@@ -276,6 +283,9 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool) -> Waited {
             }
             Ok(Try::Busy { pttl, queued }) => {
                 may_hold = false;
+                if !std::mem::replace(busy, true) {
+                    stats::note(Counter::Contended);
+                }
                 match (&queued, queued_as.as_mut()) {
                     (Some(stored), Some((_, entry))) => *entry = stored.clone(),
                     // Sent as queued and gone from the queue (granted, or passed

@@ -42,6 +42,10 @@ impl Lock {
         // Decided once for the whole wait: a retry that found the key handed over reads
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.eager_fencing();
+        // Contended lately: the wait's first try, which queues, is the first try.
+        if wait && mode != Mode::Upgrade && !self.route.lease_only() && retake::contended_lately(self.keys.id, start) {
+            return self.wait_for(token, deadline, fence, mode, false, false);
+        }
         // Redis trouble on the first try is reported at once, as without a wait,
         // but for a passing state (a server loading its data, a failover), waited out.
         // The lease is counted from before the try was sent: from `start`.
@@ -53,6 +57,7 @@ impl Lock {
         let mut may_hold = false;
         match first {
             Ok(Try::Acquired(number)) => {
+                retake::note_contended(self.keys.id, false, start);
                 let until = waiting::lease_bound(sent, self.terms.lease);
                 let now = Instant::now();
                 if !waiting::stale_at(until, now) {
@@ -71,7 +76,7 @@ impl Lock {
             Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e, want)),
         }
-        self.wait_for(token, deadline, fence, mode, may_hold)
+        self.wait_for(token, deadline, fence, mode, may_hold, true)
     }
 
     /// Releases a hold of `token` taken too late to be used (stale), if it still has
@@ -153,11 +158,13 @@ impl Lock {
         }, taken)
     }
 
-    /// Waits for the lock (`obtain`, after a first try that found it busy).
-    /// `may_hold`: the first try took it too late to be used (see `waiting`).
-    pub(super) fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode, may_hold: bool) -> Result<Option<Token>> {
+    /// Waits for the lock (`obtain`, after a first try that found it busy, or with
+    /// none: `tried` false). `may_hold`: the first try took it too late to be used
+    /// (see `waiting`).
+    pub(super) fn wait_for(&mut self, token: Token, deadline: Instant, fence: bool, mode: Mode, may_hold: bool, tried: bool) -> Result<Option<Token>> {
         let kind = mode.kind();
-        let outcome = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline, may_hold);
+        let (outcome, busy) = waiting::wait(&LockWait { lock: self, token: &token, fence, mode }, deadline, may_hold, tried);
+        retake::note_contended(self.keys.id, busy, Instant::now());
         match outcome {
             Waited::Got(fence, until) => Ok(Some(self.took(token, fence, kind, until, Instant::now()))),
             Waited::TimedOut => Ok(None),

@@ -1,6 +1,8 @@
-//! The re-take heuristics of the default (not fair) mode: a process in a tight loop
-//! of very short holds may take the lock straight back instead of handing it over
-//! (see the module comment of `lock`).
+//! What this process remembers of the locks it used lately, for two heuristics:
+//! the re-take of the default (not fair) mode, where a process in a tight loop of
+//! very short holds may take the lock straight back instead of handing it over (see
+//! the module comment of `lock`); and the way in to a lock that is contended, which
+//! goes straight to the script that queues (`contended_lately`).
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -14,17 +16,44 @@ const SHORT_HOLD: Duration = Duration::from_micros(500);
 /// wake-up). Only the last release is remembered, so loops over several locks hand over.
 const QUICK_RETURN: Duration = Duration::from_micros(200);
 
-/// What this thread (the PHP process) last did with lock names, for the re-take
-/// heuristics: which lock (`LockKeys::id`) it last released and when, and which one
-/// it last made a `Lock` object for and when.
+/// An acquisition that had to wait, this long ago at most, makes the next one of the
+/// same lock skip its plain `SET NX PX` (see `contended_lately`).
+const CONTENDED_LATELY: Duration = Duration::from_secs(1);
+
+/// What this thread (the PHP process) last did with lock names: which lock
+/// (`LockKeys::id`) it last released and when, which one it last made a `Lock`
+/// object for and when, and which one it last had to wait for and when.
 #[derive(Clone, Copy)]
 struct Recent {
     released: (u64, Option<Instant>),
     made: (u64, Option<Instant>),
+    waited: (u64, Option<Instant>),
 }
 
 thread_local! {
-    static RECENT: Cell<Recent> = const { Cell::new(Recent { released: (0, None), made: (0, None) }) };
+    static RECENT: Cell<Recent> = const { Cell::new(Recent { released: (0, None), made: (0, None), waited: (0, None) }) };
+}
+
+/// An acquisition of lock `id` found it busy (`true`) or free (`false`) at `now`.
+pub(super) fn note_contended(id: u64, busy: bool, now: Instant) {
+    RECENT.with(|r| {
+        let recent = r.get();
+        if busy {
+            r.set(Recent { waited: (id, Some(now)), ..recent });
+        } else if recent.waited.0 == id {
+            r.set(Recent { waited: (0, None), ..recent });
+        }
+    });
+}
+
+/// Whether the last acquisition of lock `id` by this process had to wait, within
+/// `CONTENDED_LATELY` of `start`, with none found free since. The next one then most
+/// likely waits too: its first try is the script that queues, which takes the lock
+/// as well when it is free, instead of a `SET NX PX` that would find it busy and
+/// cost the server a round trip more.
+pub(super) fn contended_lately(id: u64, start: Instant) -> bool {
+    let (last, at) = RECENT.with(|r| r.get().waited);
+    last == id && at.is_some_and(|at| start.saturating_duration_since(at) < CONTENDED_LATELY)
 }
 
 /// A `Lock` object for lock `id` was made just now.

@@ -172,7 +172,7 @@ impl Semaphore {
             Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
         }
-        match waiting::wait(&w, deadline, may_hold) {
+        match waiting::wait(&w, deadline, may_hold, true).0 {
             Waited::Got(_, until) => Ok(Some(self.took(token, until))),
             Waited::TimedOut => Ok(None),
             Waited::Failed(e) => Err(self.maybe_taken(token, e)),

@@ -1,11 +1,10 @@
 -- The end of an acquire script that found the lock busy, not a function: returns
 -- {0, pttl} for one try (`entry` is ''), or queues `entry` (unless `queued`
--- already) with `push`, keeps the queue `life` ms, starts the first waiter's
--- `patience` (KEYS[3]), records the waiter's `info` (KEYS[6], for its wait and its
--- lease) and returns {2, pttl, entry} (the entry as queued: see stamp), or
--- {3, pttl} when the entry ARGV[3] was sent as queued and has left the queue.
--- Expects the locals lock, queue, entry, queued, again, push, life, patience,
--- token, lease and info, and own.
+-- already) with `push`, keeps the queue `life` ms, records the waiter's `info`
+-- (KEYS[6], for its wait and its lease) and returns {2, pttl, entry} (the entry as
+-- queued: see stamp), or {3, pttl} when the entry ARGV[3] was sent as queued and
+-- has left the queue. Expects the locals lock, queue, entry, queued, again, push,
+-- life, token, lease and info.
 local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
 -- Sent as queued, and gone: granted or passed over. Never queued twice.
@@ -20,11 +19,11 @@ if not queued then
     end
     if n == 1 then
         redis.call('pexpire', queue, life)
-        redis.call('set', KEYS[3], '1', 'px', patience)
     else
         redis.call('pexpire', queue, life, 'gt')
     end
     if info ~= '' then
+        --@include own
         local ms = '0'
         if lease ~= '0' then ms = tostring(tonumber(life) + tonumber(lease)) end
         own(KEYS[6], token, info, ms)

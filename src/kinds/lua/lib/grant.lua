@@ -6,10 +6,12 @@
 -- grant read late (a paused process) is never taken for a live hold. Publishing
 -- first is safe: the waiter reads the message only after the script.
 --
--- hand_over(lock, queue, readers, fence, mine) gives the free lock to the head of
--- the queue, stopping at the entry `mine` (a waiter never hands the lock to
+-- hand_over(lock, queue, readers, fence, mine, first) gives the free lock to the
+-- head of the queue, stopping at the entry `mine` (a waiter never hands the lock to
 -- itself): to its first writer still listening, or to every reader up to the first
--- writer, each told on its own channel. Answers whether anyone got it.
+-- writer, each told on its own channel. Answers whether anyone got it. `first`,
+-- when given, is the head taken off the queue already by the caller (release's
+-- fast path), which is put back if it cannot be told (put_back).
 --@include parse
 --@include readers
 --@include next_fence
@@ -24,10 +26,20 @@ local function grant(lock, fence, entry)
     end
     return answer
 end
-local function hand_over(lock, queue, readers, fence, mine)
+local function put_back(queue, entry)
+    -- pcall: a user refused PUBLISH may be refused LPUSH too. The entry is lost
+    -- then, and its waiter, which finds out by its own timer, queues anew.
+    if redis.pcall('lpush', queue, entry) == 1 then
+        -- The queue had gone with its last entry, and its expiry with it: this entry
+        -- is waited for until its time, and the queue kept as a wait keeps it.
+        local u = tonumber(string.match(entry, '^(%d+):')) or 0
+        redis.pcall('pexpire', queue, math.max(0, u - (clock or now_ms())) + 5000)
+    end
+end
+local function hand_over(lock, queue, readers, fence, mine, first)
     local now = nil
     while true do
-        local head = redis.call('lindex', queue, 0)
+        local head = first or redis.call('lindex', queue, 0)
         if not head or head == mine then break end
         local t, lease, f, ch = parse(head)
         local answer = 'no'
@@ -42,8 +54,12 @@ local function hand_over(lock, queue, readers, fence, mine)
             if now then break end
             answer = grant(lock, fence, head)
         end
-        if answer == 'denied' then break end
-        redis.call('lpop', queue)
+        if answer == 'denied' then
+            if first then put_back(queue, head) end
+            break
+        end
+        if not first then redis.call('lpop', queue) end
+        first = nil
         if answer == 'yes' and f ~= 'r' then return true end
     end
     if now then return read_mode(lock, readers, now) end

@@ -12,7 +12,7 @@
 --         reply was lost). A key found holding this token counts as this waiter's
 --         only then, and only once its entry has left the queue: a caller's token
 --         may be another holder's too, and taking a lock is never re-entry
--- ARGV[7] the patience in ms of a waiter that arrives at the head of the queue
+-- ARGV[7] unused (was the first waiter's patience, which release keeps now)
 -- ARGV[8] '1' to issue a fencing token
 -- ARGV[9] '1' when this token holds a read share that it upgrades: the lock is
 --         taken once no other reader is left, and meanwhile the waiter queues first
@@ -27,18 +27,19 @@
 -- arguments is harmless, which is what settles a lost reply: the caller asks for a
 -- fencing token only when every earlier run for this token asked for one too (the
 -- counter then still holds this holder's number).
+--
+-- Each helper is included in the branch that uses it: the common cases (taken at
+-- once, or busy and queued) define only stamp.
 --@include stamp
---@include next_fence
 local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
 local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[10]
 local again = ARGV[6] == '1'
 if entry ~= '' then entry = stamp(queue, entry, again) end
-if ARGV[5] == '1' and redis.call('exists', lock) == 0 then
+if ARGV[5] == '1' and redis.call('exists', lock) == 0 and redis.call('lindex', queue, 0) ~= entry then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
     --@include grant
-    hand_over(lock, queue, KEYS[5], fence, entry)
+    hand_over(lock, queue, KEYS[5], fence, entry, nil)
 end
---@include own
 local holder
 if lease == '0' then
     holder = redis.call('set', lock, token, 'nx', 'get')
@@ -62,18 +63,24 @@ end
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
 if taken or (holder == token and again and not queued) then
     if queued then redis.call('lrem', queue, 0, entry) end
-    if taken then own(KEYS[6], token, info, lease) end
+    if taken and info ~= '' then
+        --@include own
+        own(KEYS[6], token, info, lease)
+    end
     -- Held already (handed over, or a retried call): the lease starts again now, as
     -- the caller counts it from this try (a grant read late must not outlive it).
     if not taken and lease ~= '0' then redis.call('pexpire', lock, lease) end
     if ARGV[8] ~= '1' then return {1, 0} end
     -- Taken now: a new number. Held already: the counter still has this holder's
     -- number, since no one else took the key since.
-    if taken then return {1, next_fence(fence)} end
+    if taken then
+        --@include next_fence
+        return {1, next_fence(fence)}
+    end
     return {1, tonumber(redis.call('get', fence)) or 0}
 end
 -- An upgrading reader goes first: readers that come after it queue behind it, and
 -- the last other reader's release hands it the lock.
-local push, life, patience = 'rpush', ARGV[4], ARGV[7]
+local push, life = 'rpush', ARGV[4]
 if upgrading then push = 'lpush' end
 --@include enqueue

@@ -3,13 +3,10 @@
 -- it again after all, so that the waiters need not wait for their timers.
 --
 -- KEYS as release's (lock, queue, patience, fencing counter, readers)
--- ARGV[1] the patience in ms of the next waiter
+-- ARGV[1] unused
 --
 -- Returns 1 when someone got the lock, 0 otherwise.
 if redis.call('exists', KEYS[2]) == 0 or redis.call('exists', KEYS[1]) == 1 then return 0 end
 --@include grant
-if hand_over(KEYS[1], KEYS[2], KEYS[5], KEYS[4], nil) then
-    redis.call('set', KEYS[3], '1', 'px', ARGV[1])
-    return 1
-end
+if hand_over(KEYS[1], KEYS[2], KEYS[5], KEYS[4], nil, nil) then return 1 end
 return 0

@@ -5,9 +5,8 @@
 -- ARGV[1] the token   ARGV[2] the lease in ms ('0': none)
 -- ARGV[3] the queue entry ('': one try, no queueing)
 -- ARGV[4] the queue's lifetime in ms   ARGV[5] '1' on any try after the first (the
--- share may have been handed over already)   ARGV[6] the patience in ms of a
--- waiter that arrives at the head of an empty queue   ARGV[7] the record of who
--- takes it (owner::record), or ''
+-- share may have been handed over already)   ARGV[6] unused   ARGV[7] the record
+-- of who takes it (owner::record), or ''
 --
 -- Returns {1, 0} when the token holds a share (one found held already gets its
 -- lease again, from now), {0, pttl} when not and not queued, {2, pttl, entry as
@@ -43,5 +42,5 @@ if not holder or holder == '' then
         return {1, 0}
     end
 end
-local push, life, patience = 'rpush', ARGV[4], ARGV[6]
+local push, life = 'rpush', ARGV[4]
 --@include enqueue

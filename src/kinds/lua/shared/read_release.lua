@@ -3,7 +3,7 @@
 -- lock.
 --
 -- KEYS as LockKeys::all(): lock, queue, patience, fencing counter, readers, records
--- ARGV[1] the token   ARGV[2] the patience in ms of the next waiter
+-- ARGV[1] the token   ARGV[2] unused
 --
 -- Returns 1 when the share was released with its lease still running, 0 when the
 -- token held no share (or its lease had run out).
@@ -28,11 +28,10 @@ if left == 1 then
         if answer ~= 'denied' then redis.call('lpop', queue) end
         if answer == 'yes' then
             redis.call('del', readers)
-            redis.call('set', KEYS[3], '1', 'px', ARGV[2])
             return live
         end
     end
 end
 if read_mode(lock, readers, now) then return live end
-if hand_over(lock, queue, readers, fence, nil) then redis.call('set', KEYS[3], '1', 'px', ARGV[2]) end
+hand_over(lock, queue, readers, fence, nil, nil)
 return live
