@@ -106,7 +106,8 @@ demo: build
 ## This extension against the article's class on phpredis: uncontended cost, then
 ## the same cycles through the fault proxy at +4 ms a round trip, with the connections
 ## after a wait and the cluster bus messages per hand-over (bench/results/network.md), then
-## contention (writes bench/results/contention.{md,svg}); then Redlock against one server;
+## contention (writes bench/results/contention.{md,svg}); then what locks cost one Redis
+## (bench/results/capacity.md: many keys, 500 waiters, 100,000 locks held); then Redlock against one server;
 ## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
 ## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg});
 ## then Laravel's funnels, Redis::funnel() against the bridge's Cache::funnel() (bench/results/funnel.{md,svg}).
@@ -116,6 +117,7 @@ bench: build
 	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/network.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
+	$(PHP) $(PHP_BENCH_ARGS) bench/capacity.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	@if [ -z "$(PHPREDIS)" ]; then \
 	    echo "bench: no phpredis for this PHP (Debian ships none for PHP 8.5 and 8.6): the article's class and the frameworks' Redis stores are written on it, so the comparisons with them (peers.php, bridges.php, funnel.php) are skipped"; \
