@@ -1020,3 +1020,17 @@ fn fencing_numbers_never_go_back_when_the_counter_is_lost() {
     l.try_acquire(None).unwrap().unwrap();
     assert!(l.fencing_token().unwrap().unwrap() > after);
 }
+
+/// Every script, as `kinds::lua` assembles it, compiles on a real server, and the
+/// server's SHA1 is the one `EVALSHA` sends: a Lua error in a branch no other test
+/// reaches shows here.
+#[test]
+fn every_script_loads_on_the_server() {
+    let server = RedisServer::start();
+    for (name, script) in redis_lock::kinds::lua::all() {
+        match server.cmd(&["SCRIPT", "LOAD", script.source()]) {
+            Ok(Value::BulkString(sha)) => assert_eq!(sha, script.sha().as_bytes(), "{name}: another SHA1"),
+            other => panic!("{name}: SCRIPT LOAD answered {other:?}"),
+        }
+    }
+}

@@ -88,7 +88,7 @@ fn expand(text: &str, out: &mut String, depth: usize) {
     }
 }
 
-/// Every script, by its file's name: for the tests that load them all on a server.
+/// Every script, by its file's name: for the tests (`tests/core.rs` loads them all on a server).
 pub fn all() -> Vec<(&'static str, &'static Script)> {
     use super::{scripts, semaphore, shared};
     vec![
