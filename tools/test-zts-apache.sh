@@ -9,14 +9,14 @@
 #   - 3,000 requests from 32 clients (ab -r -c 32), each taking one lock around a
 #     non-atomic read-increment-write of a file: the counter ends exact and equal to
 #     the writes each run logged, and every request is answered 200 (ab -r goes on
-#     after a receive error and counts it, where plain ab stopped without a summary:
-#     a CI run once read that as "0 failed", counter 598);
+#     after a receive error and counts it; plain ab stops there and prints no
+#     summary, which this script used to read as "0 failed");
 #   - meanwhile a request holds another lock for 2.5 s: no other thread's request
 #     end frees it, and it still owns it at its end;
 #   - a request that dies of a fatal error holding a lock: the lock is released;
 #   - with MaxConnectionsPerChild 50 (processes recycled under load): the counter
-#     is exact again, no child dies of a signal, and afterwards the server has no more clients than the
-#     threads alive could hold (each thread keeps at most its command connection
+#     is exact again, no child dies of a signal, and afterwards the server has no
+#     more clients than the threads alive could hold (each thread keeps at most its command connection
 #     and a wake subscriber).
 #
 # Installs Apache (apache2-bin, apache2-utils) when missing, as root. Exit status 0
