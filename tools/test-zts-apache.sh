@@ -16,8 +16,8 @@
 #   - a request that dies of a fatal error holding a lock: the lock is released;
 #   - with MaxConnectionsPerChild 50 (processes recycled under load): the counter
 #     is exact again, no child dies of a signal, and afterwards the server has no
-#     more clients than the threads alive could hold (each thread keeps at most its command connection
-#     and a wake subscriber).
+#     more clients than the threads alive could hold (each thread keeps at most its
+#     command connection and a wake subscriber).
 #
 # Installs Apache (apache2-bin, apache2-utils) when missing, as root. Exit status 0
 # with a "skipped" line when the mirror serves no PHP source for this release.
