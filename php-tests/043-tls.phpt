@@ -1,5 +1,5 @@
 --TEST--
-TLS against real servers with certificates made by openssl: tls_ca_file, the OS store through SSL_CERT_FILE, #insecure, mutual TLS; wake-on-release and the watchdog over TLS; clear, quick errors for an unknown CA, a wrong name, an expired certificate, a missing client certificate, unreadable or garbage files, and a protocol mismatch, none saying the lock may have been taken
+TLS against real servers with certificates made by openssl: tls_ca_file, the OS store through SSL_CERT_FILE, #insecure, mutual TLS; wake-on-release over TLS on the one connection a process locks with, and the watchdog; clear, quick errors for an unknown CA, a wrong name, an expired certificate, a missing client certificate, unreadable or garbage files, and a protocol mismatch, none saying the lock may have been taken
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
@@ -81,6 +81,7 @@ $key = rl_key('tls-wake');
 $opts = ['dsn' => $dsn, 'retry_delay' => 2, 'retry_delay_max' => 2] + $client;
 $holder = new Lock($key, 0, 5, $opts);
 $token = $holder->addLock();
+$seen = tempnam(sys_get_temp_dir(), 'rl-043-');
 $pid = pcntl_fork();
 if ($pid === 0) {
     $w = new Lock($key, 10, 5, $opts);
@@ -88,6 +89,8 @@ if ($pid === 0) {
     $t = microtime(true);
     $got = $w->addLock();
     $w->releaseLock($got);
+    // The connections this process opened: the wait listened on the one it locks with.
+    file_put_contents($seen, (string) redis_lock_stats()['connects']);
     exit(is_string($got) ? 0 : 1);
 }
 usleep(700000);
@@ -96,6 +99,8 @@ $holder->releaseLock($token);
 pcntl_waitpid($pid, $status);
 echo 'waiter got the lock: ', var_export(pcntl_wexitstatus($status) === 0, true), ', within a second of the release: ',
     var_export(microtime(true) - $released < 1.0, true), "\n";
+echo 'connections the waiter opened: ', file_get_contents($seen), "\n";
+unlink($seen);
 $r = new Lock(rl_key('tls-renew'), 0, 0.3, ['dsn' => $dsn, 'auto_renew' => true] + $client);
 $token = $r->addLock();
 usleep(1000000);                                      // 3x the lease
@@ -128,5 +133,6 @@ plain to the TLS port: LockConnectionException: the server closed the connection
 TLS to the plain port: LockConnectionException: no answer to the TLS handshake within connect_timeout (0.5 s): if this is a plain Redis port, use redis://
 -- wake-on-release and the watchdog over TLS
 waiter got the lock: true, within a second of the release: true
+connections the waiter opened: 1
 renewed past 3x its lease: true
 bool(true)

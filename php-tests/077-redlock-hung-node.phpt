@@ -1,5 +1,5 @@
 --TEST--
-Redlock with hung nodes (SIGSTOP: the host accepts and acknowledges, the server never answers): with 1 of 5 hung, acquire + release cycles take far less than read_timeout once it is known silent, the lock still excludes a second (forked) process, and the node is skipped, then probed after its back-off without stalling a call, and rejoins after SIGCONT; 2 of 5 hung still work; 3 of 5 throw LockConnectionException naming the silent three after a read_timeout (needed for a majority, skipped nodes are asked again), while a release does not wait for them; nothing is left on any node. Over TLS (read node by node) a hung node costs one read_timeout, then nothing while it is skipped
+Redlock with hung nodes (SIGSTOP: the host accepts and acknowledges, the server never answers): with 1 of 5 hung, acquire + release cycles take far less than read_timeout once it is known silent, the lock still excludes a second (forked) process, and the node is skipped, then probed after its back-off without stalling a call, and rejoins after SIGCONT; 2 of 5 hung still work; 3 of 5 throw LockConnectionException naming the silent three after a read_timeout (needed for a majority, skipped nodes are asked again), while a release does not wait for them; nothing is left on any node. Over TLS the nodes are read together as over plain TCP: a hung node costs nothing, its first call included
 --SKIPIF--
 <?php if (!function_exists('posix_kill') || !function_exists('pcntl_fork')) die('skip posix and pcntl');
 --FILE--
@@ -148,7 +148,8 @@ try {
     posix_kill($tls[2]['pid'], SIGSTOP);
     $first = $cycles($a, 1)[0];
     $took = $cycles($a, 100);
-    echo "  the first cycle waits about one read_timeout: ", $yes($first >= $rt * 0.9 && $first < 2 * $rt + 0.15),
+    // Read together, as over plain TCP: the majority answers, and nobody waits for the third.
+    echo "  the first cycle, the hung node's first call, waits for it less than half a read_timeout: ", $yes($first < $rt / 2),
         "; then, the node skipped, every cycle completes: ", $yes(max($took) < INF), ", median below 50 ms: ", $yes($median($took) < 0.05), "\n";
     posix_kill($tls[2]['pid'], SIGCONT);
     echo "  keys left on the answering nodes: ", $settled(fn() => rl_cmd("redis://127.0.0.1:{$tls[0]['port']}", 'DBSIZE') + rl_cmd("redis://127.0.0.1:{$tls[1]['port']}", 'DBSIZE')), "\n";
@@ -176,5 +177,5 @@ SIGCONT
   all 5 hold the lock again: yes
   keys left on the nodes: 0,0,0,0,0
 TLS, 1 of 3 hung
-  the first cycle waits about one read_timeout: yes; then, the node skipped, every cycle completes: yes, median below 50 ms: yes
+  the first cycle, the hung node's first call, waits for it less than half a read_timeout: yes; then, the node skipped, every cycle completes: yes, median below 50 ms: yes
   keys left on the answering nodes: 0

@@ -2,7 +2,7 @@
 //!
 //! `resp` writes commands by hand into a reused buffer; `call` is one command as a
 //! value, for one server or every node of a quorum; `wire` is the command
-//! connection (our own over plain TCP and Unix sockets, redis-rs's over TLS);
+//! connection (our own, over TCP, TLS and Unix sockets);
 //! `script` sends a Lua script by SHA1 with its text as the fallback; `tls` decides
 //! whom `rediss://` trusts; `pool` is the per-thread, fork-aware registry of
 //! endpoints and their connections; `wake` is the pub/sub subscriber that waiters

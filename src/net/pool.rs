@@ -274,8 +274,8 @@ pub(crate) fn connect_subscriber(ep: &Endpoint) -> Result<redis::Connection> {
         .ok_or_else(|| LockError::Connection { addr: ep.addr.clone(), cause: "no pub/sub connection".to_string(), sent: false })
 }
 
-/// What a new connection is for: commands go over a plain connection of our own
-/// where there is no TLS (`wire`), pub/sub always over redis-rs's.
+/// What a new connection is for: commands go over a connection of our own (`wire`,
+/// TLS included), pub/sub always over redis-rs's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Use {
     /// Lock commands and scripts.
@@ -300,7 +300,7 @@ fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Durati
 pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> RedisResult<Connection> {
     let started = Instant::now();
     let mut conn = if use_ == Use::Commands && Connection::plain_for(info) {
-        Connection::Plain(Plain::connect(info, connect_timeout)?)
+        Connection::Plain(Plain::connect(info, tls, connect_timeout)?)
     } else {
         let client = match info.addr() {
             ConnectionAddr::TcpTls { .. } => {
@@ -483,7 +483,7 @@ pub fn run<T>(
 pub(crate) enum Inline {
     /// It listens on this channel; `true`: a sharded one.
     Listening(String, bool),
-    /// Not on this connection: TLS, or a server without RESP3.
+    /// Not on this connection: redis-rs's (`?protocol=resp3`), or a server without RESP3.
     Unsupported,
     /// The server refused the subscription (ACL).
     Denied,

@@ -10,8 +10,12 @@
 
 use crate::config::TlsFiles;
 use redis::{ClientTlsConfig, RedisError, TlsCertificates};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::sync::Arc;
 
 impl TlsFiles {
     /// Reads the files for one connection. The error names the file and the reason,
@@ -29,6 +33,84 @@ impl TlsFiles {
             _ => None,
         };
         Ok(TlsCertificates { client_tls, root_cert })
+    }
+}
+
+impl TlsFiles {
+    /// The rustls settings of the command connection (`wire`), which speaks TLS itself
+    /// so that a waiter listens on it as over plain TCP: the same trust and client
+    /// certificate as `certificates`, with the Mozilla roots built in when neither
+    /// `tls_ca_file` nor the OS store gives any. `insecure` (`#insecure` in the DSN)
+    /// accepts any certificate and sends no SNI, as redis-rs does; the handshake's
+    /// signature is still checked against the certificate the server sent.
+    pub fn client_config(&self, insecure: bool) -> Result<Arc<ClientConfig>, String> {
+        let files = self.certificates()?;
+        let mut roots = RootCertStore::empty();
+        match &files.root_cert {
+            Some(pem) => {
+                for cert in CertificateDer::pem_slice_iter(pem).flatten() {
+                    // A certificate rustls cannot use as a trust anchor is left out, as
+                    // redis-rs leaves it out of its store.
+                    let _ = roots.add(cert);
+                }
+            }
+            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("TLS settings: {e}"))?
+            .with_root_certificates(roots);
+        let mut config = match files.client_tls {
+            Some(client) => {
+                let chain = CertificateDer::pem_slice_iter(&client.client_cert).collect::<Result<Vec<_>, _>>();
+                let key = PrivateKeyDer::from_pem_slice(&client.client_key);
+                let (Ok(chain), Ok(key)) = (chain, key) else {
+                    // Both were checked to parse when read: only a file changed between.
+                    return Err("tls_cert_file or tls_key_file changed while being read".to_string());
+                };
+                // The reason names the mismatch (a key that is not the certificate's),
+                // never the key itself.
+                builder.with_client_auth_cert(chain, key).map_err(|e| format!("tls_cert_file and tls_key_file: {e}"))?
+            }
+            None => builder.with_no_client_auth(),
+        };
+        if insecure {
+            config.enable_sni = false;
+            config.dangerous().set_certificate_verifier(Arc::new(AnyCertificate(provider)));
+        }
+        Ok(Arc::new(config))
+    }
+}
+
+/// `#insecure`: any certificate is accepted; the handshake's signature must still be
+/// made by its key, which costs nothing and keeps the session honest to the end
+/// that sent it.
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 
@@ -144,6 +226,14 @@ mod tests {
             assert_eq!(back.len(), 1);
             assert_eq!(back[0].as_ref(), der.as_slice());
         }
+    }
+
+    #[test]
+    fn the_connections_settings_name_a_bad_file_and_insecure_sends_no_sni() {
+        let missing = TlsFiles { ca_file: Some("/nonexistent/ca.pem".into()), ..Default::default() };
+        assert!(missing.client_config(false).unwrap_err().contains("tls_ca_file \"/nonexistent/ca.pem\""));
+        assert!(TlsFiles::default().client_config(false).expect("builds").enable_sni);
+        assert!(!TlsFiles::default().client_config(true).expect("builds").enable_sni);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! Where it listens: on its command connection, when the server speaks RESP3 (Redis
 //! 6 and later, Valkey), so that a process that waited keeps one connection per
 //! server (`Subscriber::Inline`: the channel is the connection's, subscribed once in
-//! its life, `HELLO 3` first). Over TLS, and on a server or proxy without RESP3, on
+//! its life, `HELLO 3` first), TLS included. On a server or proxy without RESP3, on
 //! a subscriber connection of its own, one per endpoint, kept across waits
 //! (`Subscriber::Separate`). On a cluster the inline channel is sharded
 //! (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a hash tag of the

@@ -5,8 +5,10 @@
 //! buffer that is reused and never cleared. redis-rs's reader (combine's decoder)
 //! zeroes up to 8 KiB of buffer before every `read()`; after the process slept
 //! waiting for the reply those are cold cache lines, and on a lock cycle (two round
-//! trips) they cost about 5% of the client's CPU. Over TLS, and for the wake
-//! subscriber (pub/sub), the connection is redis-rs's.
+//! trips) they cost about 5% of the client's CPU. TLS is rustls's session over the
+//! same socket, under the same reader, so a TLS connection listens for grants too.
+//! The wake subscriber (pub/sub), and a DSN that asks for RESP3 from the start
+//! (`?protocol=resp3`), use redis-rs's connection.
 //!
 //! A connection speaks RESP2 until a waiter needs it to listen (`listen_on`): it then
 //! switches to RESP3 (`HELLO 3`), where push messages and replies share the socket,
@@ -22,6 +24,7 @@
 //! connection's next use, before that use's own reply, or before it closes.
 
 use redis::{ConnectionAddr, ConnectionInfo, ConnectionLike, ErrorKind, ProtocolVersion, RedisError, RedisResult, Value};
+use crate::config::TlsFiles;
 use crate::net::resp;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -33,19 +36,19 @@ use std::time::{Duration, Instant};
 
 /// A connection to one server, for commands.
 pub enum Connection {
-    /// Plain TCP or a Unix socket, read by `Plain`.
+    /// TCP, TLS or a Unix socket, read by `Plain`.
     Plain(Plain),
-    /// TLS: redis-rs's connection, with the replies it still owes.
-    Redis(Tls),
+    /// redis-rs's connection, with the replies it still owes.
+    Redis(RedisRs),
 }
 
-/// redis-rs's connection (TLS), and how many replies to unawaited commands it still owes.
-pub struct Tls {
+/// redis-rs's connection, and how many replies to unawaited commands it still owes.
+pub struct RedisRs {
     conn: redis::Connection,
     pending: u32,
 }
 
-impl Tls {
+impl RedisRs {
     /// Reads (and puts aside) the replies owed to unawaited commands.
     fn settle(&mut self) -> RedisResult<()> {
         while self.pending > 0 {
@@ -58,14 +61,15 @@ impl Tls {
 
 impl From<redis::Connection> for Connection {
     fn from(conn: redis::Connection) -> Self {
-        Connection::Redis(Tls { conn, pending: 0 })
+        Connection::Redis(RedisRs { conn, pending: 0 })
     }
 }
 
 impl Connection {
-    /// Whether `info` gets a plain connection: not TLS, and RESP2.
+    /// Whether `info` gets a connection of our own (TCP, TLS or a Unix socket): any
+    /// whose settings ask for RESP2, the protocol it starts in.
     pub fn plain_for(info: &ConnectionInfo) -> bool {
-        matches!(info.addr(), ConnectionAddr::Tcp(..) | ConnectionAddr::Unix(_))
+        matches!(info.addr(), ConnectionAddr::Tcp(..) | ConnectionAddr::TcpTls { .. } | ConnectionAddr::Unix(_))
             && info.redis_settings().protocol() == ProtocolVersion::RESP2
     }
 
@@ -284,6 +288,8 @@ const MAX_CHANNELS: usize = 16;
 enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// TLS over TCP: rustls's session, read and written through its socket.
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
 }
 
 impl Stream {
@@ -291,6 +297,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_read_timeout(d),
             Stream::Unix(s) => s.set_read_timeout(d),
+            Stream::Tls(s) => s.sock.set_read_timeout(d),
         }
     }
 
@@ -298,6 +305,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read_timeout(),
             Stream::Unix(s) => s.read_timeout(),
+            Stream::Tls(s) => s.sock.read_timeout(),
         }
     }
 
@@ -305,6 +313,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_write_timeout(d),
             Stream::Unix(s) => s.set_write_timeout(d),
+            Stream::Tls(s) => s.sock.set_write_timeout(d),
         }
     }
 
@@ -312,6 +321,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(yes),
             Stream::Unix(s) => s.set_nonblocking(yes),
+            Stream::Tls(s) => s.sock.set_nonblocking(yes),
         }
     }
 
@@ -319,6 +329,7 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 
@@ -326,8 +337,22 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.write_all(buf),
             Stream::Unix(s) => s.write_all(buf),
+            // rustls's write keeps what the socket did not take: flush sends it all.
+            Stream::Tls(s) => s.write_all(buf).and_then(|()| s.flush()),
         }
     }
+}
+
+/// A TLS session with `host` over the connected socket `sock`: SNI and the
+/// certificate's name are the host's (an IP address is checked as one).
+fn tls_session(host: &str, insecure: bool, tls: &TlsFiles, sock: TcpStream) -> RedisResult<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+    let invalid = |why: String| RedisError::from((ErrorKind::InvalidClientConfig, "TLS", why));
+    let config = tls.client_config(insecure).map_err(invalid)?;
+    // A bracketed IPv6 host from a DSN is named without its brackets.
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let name = rustls::pki_types::ServerName::try_from(bare.to_string()).map_err(|_| invalid(format!("\"{host}\" is not a host name TLS can check")))?;
+    let conn = rustls::ClientConnection::new(config, name).map_err(|e| invalid(format!("TLS settings: {e}")))?;
+    Ok(rustls::StreamOwned::new(conn, sock))
 }
 
 /// The reply buffer's first size: a lock cycle's replies are a few bytes.
@@ -352,12 +377,13 @@ const MAX_VALUES: usize = 1 << 20;
 const MAX_BUFFER: usize = MAX_BULK as usize + MAX_LINE;
 
 impl Plain {
-    /// Connects to `info` (plain TCP or a Unix socket) within `timeout`, then
-    /// authenticates and selects its database as redis-rs does (`AUTH`, `SELECT`).
-    pub fn connect(info: &ConnectionInfo, timeout: Duration) -> RedisResult<Plain> {
+    /// Connects to `info` (TCP, TLS with `tls`'s files, or a Unix socket) within
+    /// `timeout`, then authenticates and selects its database as redis-rs does
+    /// (`AUTH`, `SELECT`). The TLS handshake is made on the first exchange.
+    pub fn connect(info: &ConnectionInfo, tls: &TlsFiles, timeout: Duration) -> RedisResult<Plain> {
         let started = Instant::now();
         let stream = match info.addr() {
-            ConnectionAddr::Tcp(host, port) => {
+            ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
                 let mut last = None;
                 let mut found = None;
                 for addr in (host.as_str(), *port).to_socket_addrs()? {
@@ -375,10 +401,13 @@ impl Plain {
                     None => return Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the host has no address")).into()),
                 };
                 s.set_nodelay(true)?;
-                Stream::Tcp(s)
+                match info.addr() {
+                    ConnectionAddr::TcpTls { insecure, .. } => Stream::Tls(Box::new(tls_session(host, *insecure, tls, s)?)),
+                    _ => Stream::Tcp(s),
+                }
             }
             ConnectionAddr::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
-            // TLS (and any address kind redis-rs adds) needs redis-rs's connection.
+            // Any address kind redis-rs adds needs redis-rs's connection.
             _ => return Err(RedisError::from((ErrorKind::InvalidClientConfig, "plain connection", "not a plain address".to_string()))),
         };
         let left = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
@@ -408,6 +437,15 @@ impl Plain {
             conn.request(&[b"SELECT", settings.db().to_string().as_bytes()])?;
         }
         Ok(conn)
+    }
+
+    /// Whether rustls holds decrypted bytes that were not read yet: `poll(2)` on `fd`
+    /// would not see them, so a caller that polls reads this connection first.
+    pub fn buffered(&mut self) -> bool {
+        match &mut self.stream {
+            Stream::Tls(s) => s.conn.process_new_packets().is_ok_and(|io| io.plaintext_bytes_to_read() > 0),
+            _ => false,
+        }
     }
 
     /// Sends one command and reads its reply; an error reply is an `Err`.
@@ -462,6 +500,7 @@ impl Plain {
         match &self.stream {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.sock.as_raw_fd(),
         }
     }
 

@@ -18,9 +18,10 @@
 //! failed meanwhile; then one call probes it. A skipped node that answers an owed
 //! reply in the meantime (it was only stalled) rejoins at once. This is per thread,
 //! like the connections (`pool`); the watchdog's renewals keep their own.
-//! Over TLS (redis-rs's connection, which cannot be polled) replies are read node
-//! by node against the deadline, as before: a hung TLS node costs one
-//! `read_timeout` when it hangs and at each probe, none in between.
+//! TLS connections are polled too (`pollfd` counts bytes rustls decrypted and not
+//! yet read). Only redis-rs's connection (a DSN with `?protocol=resp3`) cannot be:
+//! its replies are read node by node against the deadline, and a hung node costs
+//! one `read_timeout` when it hangs and at each probe, none in between.
 //!
 //! The lock is held when a majority of the nodes took it and time is left of the
 //! lease: validity = lease − elapsed − drift, with drift = 1% of the lease + 2 ms
@@ -32,7 +33,7 @@ use crate::error::{LockError, Result};
 use crate::fork_wiped;
 use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint};
-use crate::net::wire::Connection;
+use crate::net::wire::{Connection, Plain};
 use redis::{ErrorKind, ServerErrorKind, Value};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -356,7 +357,12 @@ fn count(slots: &[Option<Reply>], want: &Value) -> usize {
 }
 
 /// Waits until one of `fds` is readable, at most `wait` (zero: only looks).
+/// Waits until one of `fds` is readable, or `wait` passes. An entry made readable
+/// already (`pollfd`: TLS bytes decrypted and not read) ends the wait at once and
+/// stays readable.
 fn poll(fds: &mut [libc::pollfd], wait: Duration) -> std::io::Result<()> {
+    let early: Vec<bool> = fds.iter().map(|f| f.revents != 0).collect();
+    let wait = if early.contains(&true) { Duration::ZERO } else { wait };
     let ms = i32::try_from(wait.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
     // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfds.
     let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
@@ -368,11 +374,19 @@ fn poll(fds: &mut [libc::pollfd], wait: Duration) -> std::io::Result<()> {
         // A signal: the caller looks again.
         fds.iter_mut().for_each(|f| f.revents = 0);
     }
+    for (f, &e) in fds.iter_mut().zip(&early) {
+        if e {
+            f.revents |= libc::POLLIN;
+        }
+    }
     Ok(())
 }
 
-fn pollfd(fd: i32) -> libc::pollfd {
-    libc::pollfd { fd, events: libc::POLLIN, revents: 0 }
+/// What `poll` watches for `p`: its socket, and whether it has bytes to read already
+/// that the socket would not show (TLS).
+fn pollfd(p: &mut Plain) -> libc::pollfd {
+    let revents = if p.buffered() { libc::POLLIN } else { 0 };
+    libc::pollfd { fd: p.fd(), events: libc::POLLIN, revents }
 }
 
 /// Reads, without waiting, what the parked connections have received: replies to
@@ -382,7 +396,7 @@ fn catch_up(nodes: &mut [Node], now: Instant) {
     let mut at = Vec::new();
     for (i, node) in nodes.iter_mut().enumerate() {
         if let Some(p) = node.parked.as_mut().and_then(Connection::plain) {
-            fds.push(pollfd(p.fd()));
+            fds.push(pollfd(p));
             at.push(i);
         }
     }
@@ -617,7 +631,7 @@ impl Quorum {
             }
         }
 
-        // TLS: redis-rs's connection cannot be polled; its replies are read in turn.
+        // redis-rs's connection (?protocol=resp3) cannot be polled; its replies are read in turn.
         for i in 0..n {
             let Some(conn) = conns[i].as_mut() else { continue };
             if conn.plain().is_some() {
@@ -647,7 +661,7 @@ impl Quorum {
                 let Some(p) = conns[i].as_mut().and_then(Connection::plain) else { continue };
                 let due = quiet[i] + self.nodes[i].read_timeout();
                 next = Some(next.map_or(due, |x: Instant| x.min(due)));
-                fds.push(pollfd(p.fd()));
+                fds.push(pollfd(p));
                 at.push(i);
             }
             let Some(next) = next else { break };
@@ -683,7 +697,7 @@ impl Quorum {
         for i in 0..n {
             if slots[i].is_none() {
                 if let Some(p) = conns[i].as_mut().and_then(Connection::plain) {
-                    fds.push(pollfd(p.fd()));
+                    fds.push(pollfd(p));
                     at.push(i);
                 }
             }
@@ -787,7 +801,7 @@ impl Quorum {
         }
     }
 
-    /// Files node `i`'s `reply`: over TLS a script the server lacks is sent again by
+    /// Files node `i`'s `reply`: on redis-rs's connection a script the server lacks is sent again by
     /// its text (within `left`; a plain connection's `drain` does it unblocked); a
     /// connection that failed is dropped.
     #[allow(clippy::too_many_arguments)]
