@@ -521,7 +521,7 @@ impl Plain {
                 }
                 Ok(None) if read => {
                     read = false;
-                    self.fill().map_err(|e| self.broke(e))?;
+                    self.fill_ready().map_err(|e| self.broke(e))?;
                 }
                 Ok(None) => return Ok(None),
                 Err(e) => {
@@ -696,6 +696,23 @@ impl Plain {
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
             Err(e) => Err(e),
+        }
+    }
+
+    /// One read of what has come, after `poll(2)` said the socket is readable. TLS
+    /// reads without blocking then: a readable socket may hold only part of a record,
+    /// or a record with nothing for us (a session ticket), and a blocking read would
+    /// wait on past it for the rest.
+    fn fill_ready(&mut self) -> io::Result<()> {
+        if !matches!(self.stream, Stream::Tls(_)) {
+            return self.fill();
+        }
+        self.stream.set_nonblocking(true)?;
+        let read = self.fill();
+        self.stream.set_nonblocking(false)?;
+        match read {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            other => other,
         }
     }
 
