@@ -4,7 +4,8 @@
 // releaseLock1, one object) in the same rounds. Every round runs each case for CYCLES
 // cycles, one after the other in one process, the order turning by one each round;
 // the ratios are medians over the rounds of each round's ratio to the article's
-// cycle. Then the connections a process keeps after one contended wait, and the
+// cycle. Then the connections a process keeps after one contended wait (over TCP,
+// then over TLS through the same proxy), and the
 // cluster bus publish messages per hand-over on a 6-node cluster (3 masters, 3
 // replicas), with issue 29's targets beside them.
 // Usage: php ... bench/network.php [CYCLES] [ROUNDS] [HANDOVERS]
@@ -105,19 +106,23 @@ function cycles(array $srv, int $cycles, int $rounds, bool $withArticle): array 
 /**
  * A child process waits for a lock another holds, through a proxy only it uses, and
  * is woken by the release; then, idle, its connections are counted: the proxy's open
- * connections, and the child's own `connects` counter.
+ * connections, and the child's own `connects` counter. With `$ca`, over TLS: `$srv`'s
+ * TLS port (`tls`) trusted through that CA file, the proxy passing the TLS bytes on.
  */
-function connections_after_wait(array $srv): array {
-    $p = rl_fault_proxy($srv['port'], DELAY_MS);
+function connections_after_wait(array $srv, ?string $ca = null): array {
+    $p = rl_fault_proxy($ca === null ? $srv['port'] : $srv['tls'], DELAY_MS);
     $dir = sys_get_temp_dir() . '/rl-bench-net-' . getmypid();
     @mkdir($dir);
+    $opts = $ca === null ? [] : ['tls_ca_file' => $ca];
+    $direct = $ca === null ? $srv['dsn'] : "rediss://127.0.0.1:{$srv['tls']}";
+    $proxied = $ca === null ? $p['dsn'] : "rediss://127.0.0.1:{$p['port']}";
     try {
         $key = 'bench:net:conns:' . bin2hex(random_bytes(4));
-        $holder = new Lock($key, 0, 10, ['dsn' => $srv['dsn']]);
+        $holder = new Lock($key, 0, 10, ['dsn' => $direct] + $opts);
         $holder->addLock();
-        $pid = child(function () use ($key, $p, $dir) {
+        $pid = child(function () use ($key, $proxied, $opts, $dir) {
             redis_lock_stats(true);
-            $l = new Lock($key, 10, 10, ['dsn' => $p['dsn']]);
+            $l = new Lock($key, 10, 10, ['dsn' => $proxied] + $opts);
             if ($l->addLock() === false || !$l->releaseLock()) { return false; }
             file_put_contents("$dir/stats.json", json_encode(redis_lock_stats()));
             // Stays alive, idle, until counted.
@@ -197,14 +202,19 @@ function cluster_bus(int $handovers): array {
     }
 }
 
-$srv = rl_start_redis();
+$certs = sys_get_temp_dir() . '/rl-bench-net-tls-' . getmypid();
+rl_make_certs($certs);
+$tlsPort = rl_free_port();
+$srv = rl_start_redis(rl_tls_args($certs, $tlsPort)) + ['tls' => $tlsPort];
 try {
     $c = cycles($srv, $cycles, $rounds, $article);
     $conn = connections_after_wait($srv);
+    $connTls = connections_after_wait($srv, "$certs/ca.crt");
     preg_match('/^redis_version:(\S+)/m', (string) rl_cmd($srv['dsn'], 'INFO', 'server'), $m);
     $version = rl_bin('server') . ' ' . ($m[1] ?? '?');
 } finally {
     rl_stop_redis($srv);
+    rl_remove_dir($certs);
 }
 $bus = cluster_bus($handovers);
 
@@ -229,6 +239,8 @@ foreach ($labels as $name => [$label, $target]) {
 }
 $md .= sprintf("| connections per process after one contended wait | %d (its `connects`: %d) | | | 1 | %s |\n",
     $conn['conns'], $conn['connects'], $conn['conns'] === 1 ? 'yes' : 'no');
+$md .= sprintf("| the same over TLS (issue 39; 2 before) | %d (its `connects`: %d) | | | 1 | %s |\n",
+    $connTls['conns'], $connTls['connects'], $connTls['conns'] === 1 ? 'yes' : 'no');
 $md .= sprintf("| cluster bus PUBLISH messages per hand-over (to every other node), %d-node cluster | %.1f (per uncontended cycle: %.1f) | | | 0 | %s |\n",
     $bus['nodes'], $bus['handover'][0], $bus['control'][0], $bus['handover'][0] == 0 ? 'yes' : 'no');
 $md .= sprintf("| cluster bus SPUBLISH messages per hand-over (to the shard's own replicas only) | %.1f (per uncontended cycle: %.1f) | | | | |\n",
