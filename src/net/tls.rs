@@ -66,8 +66,8 @@ impl TlsFiles {
                 let chain = CertificateDer::pem_slice_iter(&client.client_cert).collect::<Result<Vec<_>, _>>();
                 let key = PrivateKeyDer::from_pem_slice(&client.client_key);
                 let (Ok(chain), Ok(key)) = (chain, key) else {
-                    // Both were checked to parse when read: only a file changed between.
-                    return Err("tls_cert_file or tls_key_file changed while being read".to_string());
+                    // `certificates` checked that these very bytes parse.
+                    return Err("tls_cert_file or tls_key_file could not be parsed".to_string());
                 };
                 // The reason names the mismatch (a key that is not the certificate's),
                 // never the key itself.

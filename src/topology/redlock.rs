@@ -356,30 +356,34 @@ fn count(slots: &[Option<Reply>], want: &Value) -> usize {
     slots.iter().filter(|s| matches!(s, Some(Ok(v)) if v == want)).count()
 }
 
-/// Waits until one of `fds` is readable, at most `wait` (zero: only looks).
-/// Waits until one of `fds` is readable, or `wait` passes. An entry made readable
-/// already (`pollfd`: TLS bytes decrypted and not read) ends the wait at once and
-/// stays readable.
+/// Waits until one of `fds` is readable, at most `wait` (zero: only looks). An entry
+/// readable already (`pollfd`: TLS bytes decrypted and not read) stays readable and
+/// ends the wait at once; the kernel is still asked about the others, without waiting.
 fn poll(fds: &mut [libc::pollfd], wait: Duration) -> std::io::Result<()> {
-    let early: Vec<bool> = fds.iter().map(|f| f.revents != 0).collect();
-    let wait = if early.contains(&true) { Duration::ZERO } else { wait };
+    // The kernel skips an entry with a negative fd: those readable already are
+    // hidden from it so (`!fd` is negative for every fd), and shown again after.
+    let mut early = false;
+    for f in fds.iter_mut().filter(|f| f.revents != 0) {
+        f.fd = !f.fd;
+        early = true;
+    }
+    let wait = if early { Duration::ZERO } else { wait };
     let ms = i32::try_from(wait.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
     // SAFETY: `fds` is a valid, exclusively borrowed array of `fds.len()` pollfds.
     let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if r < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-        // A signal: the caller looks again.
+    let failed = (r < 0).then(std::io::Error::last_os_error);
+    if failed.is_some() {
+        // A signal: the caller looks again (after the entries readable already).
         fds.iter_mut().for_each(|f| f.revents = 0);
     }
-    for (f, &e) in fds.iter_mut().zip(&early) {
-        if e {
-            f.revents |= libc::POLLIN;
-        }
+    for f in fds.iter_mut().filter(|f| f.fd < 0) {
+        f.fd = !f.fd;
+        f.revents = libc::POLLIN;
     }
-    Ok(())
+    match failed {
+        Some(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// What `poll` watches for `p`: its socket, and whether it has bytes to read already
@@ -1015,6 +1019,40 @@ fn cause_of(e: &LockError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_entry_readable_already_ends_the_wait_and_the_others_are_still_looked_at() {
+        let pipe = || {
+            let mut fds = [0i32; 2];
+            // SAFETY: a plain pipe into a two-int array.
+            assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+            fds
+        };
+        let (quiet, ready, silent) = (pipe(), pipe(), pipe());
+        // SAFETY: one byte written to a pipe this test owns.
+        assert_eq!(unsafe { libc::write(ready[1], b"x".as_ptr().cast(), 1) }, 1);
+        let mut fds = [
+            libc::pollfd { fd: quiet[0], events: libc::POLLIN, revents: libc::POLLIN },
+            libc::pollfd { fd: ready[0], events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: silent[0], events: libc::POLLIN, revents: 0 },
+        ];
+        let started = Instant::now();
+        poll(&mut fds, Duration::from_secs(5)).expect("poll");
+        assert!(started.elapsed() < Duration::from_secs(1), "waited {:?}", started.elapsed());
+        assert_eq!((fds[0].fd, fds[0].revents), (quiet[0], libc::POLLIN));
+        assert_eq!((fds[1].fd, fds[1].revents & libc::POLLIN), (ready[0], libc::POLLIN));
+        assert_eq!((fds[2].fd, fds[2].revents), (silent[0], 0));
+        // Nothing readable already: the wait is the kernel's.
+        fds[1].revents = 0;
+        fds[0].revents = 0;
+        let started = Instant::now();
+        poll(&mut fds[2..], Duration::from_millis(50)).expect("poll");
+        assert!(started.elapsed() >= Duration::from_millis(45));
+        for fd in quiet.iter().chain(&ready).chain(&silent) {
+            // SAFETY: closing the pipes this test opened.
+            unsafe { libc::close(*fd) };
+        }
+    }
 
     #[test]
     fn drift_is_one_percent_plus_two_milliseconds() {
