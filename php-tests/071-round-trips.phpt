@@ -190,7 +190,11 @@ $semHoldThenRelease = function () use (&$pid, $skey, $direct, $sync) {
     });
     wait_until(fn() => file_exists($sync));
 };
-$row('acquire() that waits and is handed permits', fn() => $sw->acquire() !== false, $semHoldThenRelease,
+// As for the lock: the first acquisition finds the permits free, so the process has not waited lately.
+$row('acquire() that waits and is handed permits', fn() => $sw->acquire() !== false,
+    function () use ($sw, $semHoldThenRelease) { ($t = $sw->acquire()) && $sw->release($t); $semHoldThenRelease(); },
+    function () use (&$pid, $sw) { return child_ok($pid) && $sw->release(); });
+$row('acquire() that waits again, within 1 s of its last wait', fn() => $sw->acquire() !== false, $semHoldThenRelease,
     function () use (&$pid, $sw) { return child_ok($pid) && $sw->release(); });
 $semWaitInChild = function () use (&$pid, $skey, $direct, $s, $full) {
     $s->acquire(2);
@@ -278,6 +282,7 @@ addLock() that waits again, within 1 s of its last wait      1
 addLock() whose $timeOut runs out                            3
 releaseLock() that hands the lock to a waiter                1
 acquire() that waits and is handed permits                   2
+acquire() that waits again, within 1 s of its last wait      1
 release() that hands permits to a waiter                     1
 getFencingToken(), the first in the process                  1
 getFencingToken(), asked again                               0

@@ -29,8 +29,8 @@ try {
     echo "shared without +zadd, addReadLock(): ", rl_acl_names(rl_acl_throws(fn() => (new Lock('doc', 0, 10, $o))->addReadLock()), 'zadd'), "\n";
     $o = $as(['user', 'mutex', 'owner_info'], ['+hset'], ['owner_info' => true]);
     echo "owner_info without +hset, addLock(): ", rl_acl_names(rl_acl_throws(fn() => (new Lock('who', 0, 10, $o))->addLock()), 'hset'), "\n";
-    $o = $as(['user', 'semaphore'], ['+hincrby']);
-    echo "semaphore without +hincrby, acquire(): ", rl_acl_names(rl_acl_throws(fn() => (new Semaphore('pool', 2, 0, 10, $o))->acquire()), 'hincrby'), "\n";
+    $o = $as(['user', 'semaphore'], ['+hmget']);
+    echo "semaphore without +hmget, acquire(): ", rl_acl_names(rl_acl_throws(fn() => (new Semaphore('pool', 2, 0, 10, $o))->acquire()), 'hmget'), "\n";
     // Last: a process that asked for a fencing token takes one at every acquisition.
     $o = $as(['user', 'mutex', 'fencing'], ['+incr']);
     $l = new Lock('fenced', 0, 10, $o);
@@ -46,5 +46,5 @@ mutex without +del, releaseLock(): a LockException naming 'del'
 mutex without ~{app:*, releaseLock(): a LockException about keys
 shared without +zadd, addReadLock(): a LockException naming 'zadd'
 owner_info without +hset, addLock(): a LockException naming 'hset'
-semaphore without +hincrby, acquire(): a LockException naming 'hincrby'
+semaphore without +hmget, acquire(): a LockException naming 'hmget'
 fencing without +incr, getFencingToken(): a LockException naming 'incr'

@@ -24,7 +24,7 @@
 mod acquire;
 mod inspect;
 mod release;
-mod retake;
+pub(in crate::kinds) mod retake;
 
 pub use inspect::{Inspection, State};
 pub use release::{release_all_held, release_handled_request_held};

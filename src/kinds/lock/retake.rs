@@ -1,8 +1,8 @@
 //! What this process remembers of the locks it used lately, for two heuristics:
 //! the re-take of the default (not fair) mode, where a process in a tight loop of
 //! very short holds may take the lock straight back instead of handing it over (see
-//! the module comment of `lock`); and the way in to a lock that is contended, which
-//! goes straight to the script that queues (`contended_lately`).
+//! the module comment of `lock`); and the way in to a lock (or a semaphore) that is
+//! contended, which goes straight to the script that queues (`contended_lately`).
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -34,8 +34,8 @@ thread_local! {
     static RECENT: Cell<Recent> = const { Cell::new(Recent { released: (0, None), made: (0, None), waited: (0, None) }) };
 }
 
-/// An acquisition of lock `id` found it busy (`true`) or free (`false`) at `now`.
-pub(super) fn note_contended(id: u64, busy: bool, now: Instant) {
+/// An acquisition of lock (or semaphore) `id` found it busy (`true`) or free (`false`) at `now`.
+pub(in crate::kinds) fn note_contended(id: u64, busy: bool, now: Instant) {
     RECENT.with(|r| {
         let recent = r.get();
         if busy {
@@ -51,7 +51,7 @@ pub(super) fn note_contended(id: u64, busy: bool, now: Instant) {
 /// likely waits too: its first try is the script that queues, which takes the lock
 /// as well when it is free, instead of a `SET NX PX` that would find it busy and
 /// cost the server a round trip more.
-pub(super) fn contended_lately(id: u64, start: Instant) -> bool {
+pub(in crate::kinds) fn contended_lately(id: u64, start: Instant) -> bool {
     let (last, at) = RECENT.with(|r| r.get().waited);
     last == id && at.is_some_and(|at| start.saturating_duration_since(at) < CONTENDED_LATELY)
 }

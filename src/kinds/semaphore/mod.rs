@@ -23,6 +23,7 @@ use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
+use crate::kinds::lock::retake;
 use crate::hold::table::{Hold, Kind, Owner, RenewBy, Renewal};
 use crate::keys::LockKeys;
 use crate::net::pool::Retry;
@@ -150,6 +151,13 @@ impl Semaphore {
         let token = token::generate()?;
         let record = if self.owner_info { crate::owner::record() } else { Vec::new() };
         let w = PermitWait { sem: self, token: &token, weight, record: &record };
+        let id = self.keys.id;
+        // Contended lately: the wait's first try, which queues (and takes the permits
+        // when they are free), is the first try: one script a contended acquisition,
+        // not a try that finds them busy and then a second that queues.
+        if wait && !self.route.lease_only() && retake::contended_lately(id, start) {
+            return self.waited(token, weight, &record, deadline, false, false);
+        }
         // The lease is counted from before the try was sent.
         let sent = start;
         let mut may_hold = false;
@@ -157,6 +165,7 @@ impl Semaphore {
             Ok(Try::Acquired(_)) => {
                 let until = waiting::lease_bound(sent, self.terms.lease);
                 if !waiting::is_stale(until) {
+                    retake::note_contended(id, false, start);
                     return Ok(Some(self.took(token, until)));
                 }
                 // Its reply came after the lease may have ended: no acquisition.
@@ -172,7 +181,15 @@ impl Semaphore {
             Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
         }
-        match waiting::wait(&w, deadline, may_hold, true).0 {
+        self.waited(token, weight, &record, deadline, may_hold, true)
+    }
+
+    /// Waits for the permits (`waiting::wait`, with `may_hold` and `tried` as there)
+    /// and notes whether they were busy, for the next acquisition's way in.
+    fn waited(&mut self, token: Token, weight: u32, record: &[u8], deadline: Instant, may_hold: bool, tried: bool) -> Result<Option<Token>> {
+        let (outcome, busy) = waiting::wait(&PermitWait { sem: self, token: &token, weight, record }, deadline, may_hold, tried);
+        retake::note_contended(self.keys.id, busy, Instant::now());
+        match outcome {
             Waited::Got(_, until) => Ok(Some(self.took(token, until))),
             Waited::TimedOut => Ok(None),
             Waited::Failed(e) => Err(self.maybe_taken(token, e)),

@@ -1,4 +1,5 @@
--- stamp(queue, entry, again): the entry as queued.
+-- stamp(queue, entry, again, t): the entry as queued; `t` is a TIME reply the
+-- script read already, or nil.
 --
 -- A waiter sends its entry as "+<ms>:<rest>": how long it still waits. Queued, the
 -- entry is "<until>:<rest>", until when on this server's clock, and releases pass
@@ -11,7 +12,7 @@
 -- An entry sent as queued (no '+') that is no longer in the queue has left it: it
 -- was granted, or passed over. It is never queued again: a queue entry grants at
 -- most once (enqueue answers {3, pttl} then, and the waiter queues anew with '+').
-local function stamp(queue, entry, again)
+local function stamp(queue, entry, again, t)
     if string.byte(entry, 1) ~= 43 then return entry end
     local colon = string.find(entry, ':', 1, true)
     local rest = string.sub(entry, colon)
@@ -21,7 +22,7 @@ local function stamp(queue, entry, again)
             if c and string.sub(e, c) == rest then return e end
         end
     end
-    local t = redis.call('time')
+    t = t or redis.call('time')
     local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
     return string.format('%d', now + tonumber(string.sub(entry, 2, colon - 1))) .. rest
 end

@@ -92,7 +92,7 @@ if u and tonumber(u) >= clock and #rest > n then
     local msg = string.format('g@%.0f:', clock) .. token
     if f == '1' then
         --@include next_fence
-        msg = string.format('g%.0f@%.0f:', next_fence(fence), clock) .. token
+        msg = string.format('g%.0f@%.0f:', next_fence(fence, t), clock) .. token
     end
     local heard = redis.pcall(verb, ch, msg)
     if type(heard) == 'number' then

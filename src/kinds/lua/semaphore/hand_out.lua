@@ -1,27 +1,40 @@
--- hand_out(permits, fair, ms) gives free permits to the queued waiters that fit, in
--- queue order (the first 64), past a first waiter that does not fit only when not
--- `fair` and while its patience (`ms`) lasts. Answers whether anyone got some.
--- After permits.
+-- hand_out(permits, fair, ms, held) gives free permits to the queued waiters that
+-- fit, in queue order (the first 64), past a first waiter that does not fit only
+-- when not `fair` and while its patience (`ms`) lasts; `held` is the permits held
+-- now. Answers the permits held after (add writes them), or nil when nobody got
+-- any. After permits.
+--
+-- The queue is read a page at a time, as many entries as there are free permits
+-- (each takes one at least): one permit freed reads one entry, not 64.
 --@include tell
-local function hand_out(permits, fair, ms)
-    local free = permits - used()
-    local given = false
-    for i, e in ipairs(redis.call('lrange', queue, 0, 63)) do
-        if free <= 0 then break end
-        local t, lease, w, ch = parse(e)
-        if not t then
-            redis.call('lrem', queue, 1, e)
-        elseif w <= free then
-            local answer = tell(ch, string.format('g@%.0f:', now) .. t)
-            if answer == 'denied' then break end
-            redis.call('lrem', queue, 1, e)
-            if answer == 'yes' then
-                add(t, w, lease, permits, fair and '1' or '0')
-                free = free - w
-                given = true
+local function hand_out(permits, fair, ms, held)
+    local given = nil
+    local seen, kept = 0, 0
+    while permits - held > 0 and seen < 64 do
+        local want = math.min(permits - held, 64 - seen)
+        -- Entries left queued (`kept`: passed while the head's patience lasts) come first.
+        local page = redis.call('lrange', queue, kept, kept + want - 1)
+        if #page == 0 then return given end
+        for _, e in ipairs(page) do
+            seen = seen + 1
+            local free = permits - held
+            if free <= 0 then return given end
+            local t, lease, w, ch = parse(e)
+            if not t then
+                redis.call('lrem', queue, 1, e)
+            elseif w <= free then
+                local answer = tell(ch, string.format('g@%.0f:', now) .. t)
+                if answer == 'denied' then return given end
+                redis.call('lrem', queue, 1, e)
+                if answer == 'yes' then
+                    held = add(t, w, lease, permits, fair and '1' or '0', held)
+                    given = held
+                end
+            elseif fair or not patient(e, ms) then
+                return given
+            else
+                kept = kept + 1
             end
-        elseif fair or not patient(e, ms) then
-            break
         end
     end
     return given

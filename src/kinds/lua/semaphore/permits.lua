@@ -8,11 +8,14 @@
 -- KEYS[3] the first waiter's patience, "<deadline ms>:<entry>"
 -- KEYS[4] the holders, scored by when their lease ends
 --
+-- `first` is the holder whose lease ends first, {token, score} ({} when none), as
+-- the reclaim left it, or nil when the reclaim dropped some (read it again then).
 -- drop(t) frees a holder's permits; used() the permits held; add(t, w, lease,
--- permits, fair) records a hold; keep() sets both keys' expiry from the longest
--- lease (deletes them when none is left); parse(e) splits an entry (nil when its
--- time is up); patient(head, ms) whether the first waiter's patience lasts
--- (starting it when `head` is new at the head).
+-- permits, fair, held) records a hold, `held` being the permits held before it,
+-- and answers the permits held after; keep() sets both keys' expiry from the
+-- longest lease (deletes them when none is left); parse(e) splits an entry (nil
+-- when its time is up); patient(head, ms) whether the first waiter's patience
+-- lasts (starting it when `head` is new at the head).
 local sem, queue, patience, holders = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
@@ -22,14 +25,21 @@ local function drop(t)
     redis.call('hincrby', sem, 'used', -w)
     redis.call('zrem', holders, t)
 end
-for _, t in ipairs(redis.call('zrangebyscore', holders, '-inf', now)) do drop(t) end
+-- The earliest lease tells whether any has ended: the reclaim's range is read only
+-- then, so a script pays one call for it, which acquire reuses.
+local first = redis.call('zrange', holders, 0, 0, 'withscores')
+if first[2] and first[2] ~= 'inf' and tonumber(first[2]) <= now then
+    for _, t in ipairs(redis.call('zrangebyscore', holders, '-inf', now)) do drop(t) end
+    first = nil
+end
 local function used()
     return tonumber(redis.call('hget', sem, 'used')) or 0
 end
-local function add(t, w, lease, permits, fair)
+local function add(t, w, lease, permits, fair, held)
     if lease == '0' then redis.call('zadd', holders, 'inf', t) else redis.call('zadd', holders, now + tonumber(lease), t) end
-    redis.call('hset', sem, 'permits', permits, 'fair', fair, 'w:' .. t, w)
-    redis.call('hincrby', sem, 'used', w)
+    held = held + w
+    redis.call('hset', sem, 'permits', permits, 'fair', fair, 'w:' .. t, w, 'used', held)
+    return held
 end
 local function keep()
     local last = redis.call('zrange', holders, -1, -1, 'withscores')
