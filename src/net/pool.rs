@@ -479,6 +479,25 @@ pub fn run<T>(
     })
 }
 
+/// The serial of this thread's connection for `ep` (`Plain::serial`), if it has one
+/// now: what a hold taken on it remembers (`intact`).
+pub(crate) fn serial(ep: &Endpoint) -> Option<u64> {
+    with_registry(|reg| reg.conns.position(&ep.key).map(|at| reg.conns.used(at).serial()))
+}
+
+/// Whether this thread's connection for `ep` is still the one of serial `serial`, and
+/// the server has not closed it. A hold taken on it is then known to the server as
+/// far as this process can tell without asking; otherwise the server may have
+/// restarted, or failed over, and forgotten it.
+pub(crate) fn intact(ep: &Endpoint, serial: u64) -> bool {
+    with_registry(|reg| {
+        reg.conns.position(&ep.key).is_some_and(|at| {
+            let conn = reg.conns.used(at);
+            conn.serial() == serial && !conn.hung_up()
+        })
+    })
+}
+
 /// What subscribing the command connection came to (`subscribe`).
 pub(crate) enum Inline {
     /// It listens on this channel; `true`: a sharded one.

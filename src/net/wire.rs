@@ -46,6 +46,8 @@ pub enum Connection {
 pub struct RedisRs {
     conn: redis::Connection,
     pending: u32,
+    /// As `Plain::serial`.
+    serial: u64,
 }
 
 impl RedisRs {
@@ -61,7 +63,7 @@ impl RedisRs {
 
 impl From<redis::Connection> for Connection {
     fn from(conn: redis::Connection) -> Self {
-        Connection::Redis(RedisRs { conn, pending: 0 })
+        Connection::Redis(RedisRs { conn, pending: 0, serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) })
     }
 }
 
@@ -71,6 +73,23 @@ impl Connection {
     pub fn plain_for(info: &ConnectionInfo) -> bool {
         matches!(info.addr(), ConnectionAddr::Tcp(..) | ConnectionAddr::TcpTls { .. } | ConnectionAddr::Unix(_))
             && info.redis_settings().protocol() == ProtocolVersion::RESP2
+    }
+
+    /// The connection's serial (`Plain::serial`): no two connections share one.
+    pub fn serial(&self) -> u64 {
+        match self {
+            Connection::Plain(p) => p.serial(),
+            Connection::Redis(c) => c.serial,
+        }
+    }
+
+    /// Whether the server closed it, as far as is known without waiting
+    /// (`Plain::hung_up`; for redis-rs's, whether it found it closed).
+    pub fn hung_up(&self) -> bool {
+        match self {
+            Connection::Plain(p) => p.hung_up(),
+            Connection::Redis(c) => !c.conn.is_open(),
+        }
     }
 
     /// Sets how long a read may block (`None`: forever).
@@ -267,7 +286,12 @@ pub struct Plain {
     pushes: VecDeque<Vec<u8>>,
     /// The random part of its channels' names, once it has one (`wake`'s to choose).
     pub wake_id: Option<String>,
+    /// This connection among every one the process made (`serial`).
+    serial: u64,
 }
+
+/// The serial number of the next connection made (`Plain::serial`).
+static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// What listening brought (`Plain::next_push`).
 pub enum Heard {
@@ -426,6 +450,7 @@ impl Plain {
             channels: Vec::new(),
             pushes: VecDeque::new(),
             wake_id: None,
+            serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         if let Some(password) = settings.password() {
             let mut auth: Vec<&[u8]> = vec![b"AUTH"];
@@ -493,6 +518,26 @@ impl Plain {
                 }
             }
         }
+    }
+
+    /// Which connection this is: no two connections of the process share a serial,
+    /// so a hold that remembers it can tell later whether it is still the same one.
+    pub fn serial(&self) -> u64 {
+        self.serial
+    }
+
+    /// Whether the server has closed its side, or the socket failed, as far as the
+    /// kernel knows now (a `poll` that does not wait; replies that came and were
+    /// not read yet do not hide a close). A server that restarted closed every
+    /// connection it had.
+    pub fn hung_up(&self) -> bool {
+        if self.broken {
+            return true;
+        }
+        let mut fd = libc::pollfd { fd: self.fd(), events: libc::POLLRDHUP, revents: 0 };
+        // SAFETY: one valid pollfd, for the duration of the call.
+        let r = unsafe { libc::poll(&mut fd, 1, 0) };
+        r < 0 || fd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
     }
 
     /// The socket, for a caller that waits on several connections at once (`poll(2)`).

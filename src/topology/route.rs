@@ -177,6 +177,24 @@ impl Route {
         }
     }
 
+    /// The serial of the connection this route's commands use now, if it is one of
+    /// ours (`pool::serial`); none on a quorum.
+    pub fn serial(&self) -> Option<u64> {
+        match self {
+            Route::Quorum(_) => None,
+            _ => pool::serial(&self.node()),
+        }
+    }
+
+    /// Whether the connection this route's commands use is still the one of `serial`,
+    /// unclosed (`pool::intact`). `None` (not known) is never intact.
+    pub fn intact(&self, serial: Option<u64>) -> bool {
+        match (self, serial) {
+            (Route::Quorum(_), _) | (_, None) => false,
+            (_, Some(s)) => pool::intact(&self.node(), s),
+        }
+    }
+
     /// Every server that holds keys of this route's kind: the one server, every
     /// master of the cluster, every node of the quorum (for listings).
     pub fn masters(&self) -> Result<Vec<Arc<Endpoint>>> {

@@ -2,7 +2,7 @@
 //! taken lock records (the table of holds, fencing, replicas); and the wait as
 //! `waiting` sees it (`LockWait`).
 
-use super::retake;
+use crate::kinds::retake;
 use super::*;
 
 impl Lock {
@@ -189,6 +189,7 @@ impl Lock {
         self.hold_token(token.clone(), renew, kind);
         self.acquired_at = Some(now);
         self.lease_ends = until;
+        self.serial = self.route.serial();
         // A read share has no fencing token.
         self.fence = if self.fencing { fence } else { None };
         self.ever_held = kind == Kind::Write;

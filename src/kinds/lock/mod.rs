@@ -24,7 +24,6 @@
 mod acquire;
 mod inspect;
 mod release;
-pub(in crate::kinds) mod retake;
 
 pub use inspect::{Inspection, State};
 pub use release::{release_all_held, release_handled_request_held};
@@ -38,6 +37,7 @@ use crate::hold::table::{self, Hold, Kind, Owner, RenewBy, Renewal, Status};
 use crate::keys::LockKeys;
 use crate::net::pool::Retry;
 use crate::topology::route::{Extended, Route};
+use crate::kinds::retake;
 use crate::kinds::semaphore;
 use crate::fork_wiped;
 use crate::net::call::Call;
@@ -88,6 +88,12 @@ pub struct Lock {
     /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
     /// no expiry.
     lease_ends: Option<Instant>,
+    /// The connection the hold was taken (or last renewed) on (`Route::serial`): the
+    /// release that ends `synchronized()` goes unawaited only while it is the same
+    /// one, unclosed (`Route::intact`). A server that restarted without its data, or
+    /// a failover, closed it, and may have forgotten the hold: the release then waits
+    /// for its answer, and tells the caller.
+    serial: Option<u64>,
     /// The fencing token of the last acquisition, once issued (at the acquisition, or
     /// when first asked for); kept after the release.
     fence: Option<i64>,
@@ -173,6 +179,7 @@ impl Lock {
             claim: Claim::default(),
             acquired_at: None,
             lease_ends: None,
+            serial: None,
             fence: None,
             ever_held: false,
             kind: Kind::Write,
@@ -331,6 +338,7 @@ impl Lock {
         Claim::renewed(own_hold, extended, (ms != terms::NO_EXPIRY).then_some(lease), sent);
         if extended && own_hold.is_some() {
             self.lease_ends = (ms != terms::NO_EXPIRY).then(|| sent + lease);
+            self.serial = self.route.serial();
         }
         Ok(extended)
     }
@@ -370,7 +378,7 @@ impl Lock {
     /// While the lease surely lasts (by more than `read_timeout`, as this process
     /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) && self.route.intact(self.serial) {
             return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));

@@ -23,7 +23,7 @@ use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
-use crate::kinds::lock::retake;
+use crate::kinds::retake;
 use crate::hold::table::{Hold, Kind, Owner, RenewBy, Renewal};
 use crate::keys::LockKeys;
 use crate::net::pool::Retry;
@@ -88,6 +88,12 @@ pub struct Semaphore {
     /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
     /// no expiry.
     lease_ends: Option<Instant>,
+    /// The connection the hold was taken (or last renewed) on (`Route::serial`): the
+    /// release that ends `synchronized()` goes unawaited only while it is the same
+    /// one, unclosed (`Route::intact`). A server that restarted without its data, or
+    /// a failover, closed it, and may have forgotten the hold: the release then waits
+    /// for its answer, and tells the caller.
+    serial: Option<u64>,
     /// Record who holds permits (`owner_info`).
     owner_info: bool,
 }
@@ -123,6 +129,7 @@ impl Semaphore {
             terms: Terms::new(settings, wait, ttl_ms),
             claim: Claim::default(),
             lease_ends: None,
+            serial: None,
             owner_info: settings.owner_info,
         })
     }
@@ -224,6 +231,7 @@ impl Semaphore {
         Claim::renewed(own, renewed == 1, lease, sent);
         if renewed == 1 && own.is_some() {
             self.lease_ends = lease.map(|l| sent + l);
+            self.serial = self.route.serial();
         }
         Ok(renewed == 1)
     }
@@ -297,7 +305,7 @@ impl Semaphore {
     /// While the lease surely lasts (by more than `read_timeout`, as this process
     /// counts) the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) && self.route.intact(self.serial) {
             return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
@@ -332,6 +340,7 @@ impl Semaphore {
             _ => now,
         };
         self.lease_ends = until;
+        self.serial = self.route.serial();
         self.record(token.clone(), Renewal::for_terms(&self.terms, began));
         token
     }

@@ -57,31 +57,31 @@ pub(in crate::kinds) fn contended_lately(id: u64, start: Instant) -> bool {
 }
 
 /// A `Lock` object for lock `id` was made just now.
-pub(super) fn note_made(id: u64) {
+pub(in crate::kinds) fn note_made(id: u64) {
     RECENT.with(|r| r.set(Recent { made: (id, Some(Instant::now())), ..r.get() }));
 }
 
 /// This process released lock `id` at `now`.
-pub(super) fn note_released(id: u64, now: Instant) {
+pub(in crate::kinds) fn note_released(id: u64, now: Instant) {
     RECENT.with(|r| r.set(Recent { released: (id, Some(now)), ..r.get() }));
 }
 
 /// Whether an acquisition of lock `id` starting at `start` comes back within
 /// `QUICK_RETURN` of this process's last release, which was of the same lock.
-pub(super) fn came_back(id: u64, start: Instant) -> bool {
+pub(in crate::kinds) fn came_back(id: u64, start: Instant) -> bool {
     let (last, at) = RECENT.with(|r| r.get().released);
     last == id && at.is_some_and(|at| start.saturating_duration_since(at) < QUICK_RETURN)
 }
 
 /// Whether a release may only free the lock for its releaser's re-take: not in fair
 /// mode, in a tight loop (`quick`), after a hold shorter than `SHORT_HOLD`.
-pub(super) fn short_hold(fair: bool, quick: bool, acquired_at: Option<Instant>) -> bool {
+pub(in crate::kinds) fn short_hold(fair: bool, quick: bool, acquired_at: Option<Instant>) -> bool {
     !fair && quick && acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD)
 }
 
 /// Whether a new object for lock `id` was made after `at`: it is about to take again
 /// the lock its predecessor left free.
-pub(super) fn remade_since(id: u64, at: Instant) -> bool {
+pub(in crate::kinds) fn remade_since(id: u64, at: Instant) -> bool {
     let (last, made) = RECENT.with(|r| r.get().made);
     last == id && made.is_some_and(|made| made > at)
 }
