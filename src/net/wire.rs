@@ -1456,6 +1456,34 @@ mod tests {
         }
         assert!(scan.whole(b"+abc\r\n").unwrap());
     }
+
+    /// A connection knows, without waiting, when the server has closed its side
+    /// (as a restart does), even with a reply it has not read yet; and every
+    /// connection gets a serial of its own.
+    #[test]
+    fn a_server_that_closed_is_seen_without_waiting() {
+        use redis::IntoConnectionInfo;
+        use std::net::TcpListener;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let info: ConnectionInfo = format!("redis://127.0.0.1:{port}").as_str().into_connection_info().unwrap();
+        let tls = TlsFiles::default();
+        let first = Plain::connect(&info, &tls, Duration::from_secs(1)).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let second = Plain::connect(&info, &tls, Duration::from_secs(1)).unwrap();
+        assert_ne!(first.serial(), second.serial());
+        assert!(!first.hung_up(), "open, nothing sent");
+        server.write_all(b"+OK\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!first.hung_up(), "a reply waiting to be read is no close");
+        drop(server);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !first.hung_up() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(first.hung_up(), "the server closed it");
+        assert!(!second.hung_up(), "the other connection is still open");
+    }
 }
 
 #[cfg(test)]
