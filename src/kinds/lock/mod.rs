@@ -376,7 +376,8 @@ impl Lock {
     /// outlived the lock. A token the work released itself is no error.
     ///
     /// While the lease surely lasts (by more than `read_timeout`, as this process
-    /// counts) the release is sent unawaited: it cannot find the hold lost then.
+    /// counts) and the server has not closed the connection the hold was taken on,
+    /// the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
         if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) && self.route.intact(self.serial) {
             return self.release_unawaited(token);
