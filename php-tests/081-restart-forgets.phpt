@@ -26,8 +26,9 @@ try {
     $l = new Lock('restart:a', 0, 30, $o);
     $l->synchronized(fn() => 1);
     $calls = function () use ($dsn) {
-        preg_match('/cmdstat_set:calls=(\d+)/', rl_cmd($dsn, 'INFO', 'commandstats'), $m);
-        preg_match('/cmdstat_eval:calls=(\d+)/', rl_cmd($dsn, 'INFO', 'commandstats'), $e);
+        $stats = rl_cmd($dsn, 'INFO', 'commandstats');
+        preg_match('/cmdstat_set:calls=(\d+)/', $stats, $m);
+        preg_match('/cmdstat_eval:calls=(\d+)/', $stats, $e);
         return [(int) ($m[1] ?? 0), (int) ($e[1] ?? 0)];
     };
     [$set0, $eval0] = $calls();

@@ -63,7 +63,7 @@ impl RedisRs {
 
 impl From<redis::Connection> for Connection {
     fn from(conn: redis::Connection) -> Self {
-        Connection::Redis(RedisRs { conn, pending: 0, serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed) })
+        Connection::Redis(RedisRs { conn, pending: 0, serial: next_serial() })
     }
 }
 
@@ -290,8 +290,11 @@ pub struct Plain {
     serial: u64,
 }
 
-/// The serial number of the next connection made (`Plain::serial`).
-static NEXT_SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+/// A serial number for a new connection (`Plain::serial`): never one given before.
+fn next_serial() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Whether the peer of socket `fd` has closed its side, or the socket failed, asked
 /// without waiting. Linux says so with `POLLRDHUP` even when data is still unread.
@@ -479,7 +482,7 @@ impl Plain {
             channels: Vec::new(),
             pushes: VecDeque::new(),
             wake_id: None,
-            serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            serial: next_serial(),
         };
         if let Some(password) = settings.password() {
             let mut auth: Vec<&[u8]> = vec![b"AUTH"];
@@ -556,8 +559,8 @@ impl Plain {
     }
 
     /// Whether the server has closed its side, or the socket failed, as far as the
-    /// kernel knows now (a `poll` that does not wait; replies that came and were
-    /// not read yet do not hide a close). A server that restarted closed every
+    /// kernel knows now (`peer_closed`: a `poll` that does not wait; on Linux a reply
+    /// not read yet does not hide a close). A server that restarted closed every
     /// connection it had.
     pub fn hung_up(&self) -> bool {
         if self.broken {

@@ -189,7 +189,6 @@ impl Lock {
         self.hold_token(token.clone(), renew, kind);
         self.acquired_at = Some(now);
         self.lease_ends = until;
-        self.serial = self.route.serial();
         // A read share has no fencing token.
         self.fence = if self.fencing { fence } else { None };
         self.ever_held = kind == Kind::Write;

@@ -88,7 +88,8 @@ pub struct Lock {
     /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
     /// no expiry.
     lease_ends: Option<Instant>,
-    /// The connection the hold was taken (or last renewed) on (`Route::serial`): the
+    /// The connection `synchronized()`'s hold was taken (or last extended) on
+    /// (`Route::serial`, set by `acquire_or_fail` and `extend`): the
     /// release that ends `synchronized()` goes unawaited only while it is the same
     /// one, unclosed (`Route::intact`). A server that restarted without its data, or
     /// a failover, closed it, and may have forgotten the hold: the release then waits
@@ -366,9 +367,12 @@ impl Lock {
     }
 
     /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
-    /// `LockError::Timeout`.
+    /// `LockError::Timeout` (`synchronized()`). Remembers the connection it was taken
+    /// on, for `finish` (read here, not in every `addLock()`, which has no use for it).
     pub fn acquire_or_fail(&mut self) -> Result<Token> {
-        self.acquire(None)?.ok_or_else(|| LockError::timeout("lock", &self.name, self.terms.wait))
+        let token = self.acquire(None)?.ok_or_else(|| LockError::timeout("lock", &self.name, self.terms.wait))?;
+        self.serial = self.route.serial();
+        Ok(token)
     }
 
     /// Releases `token` after the work it protected (`synchronized()`). An error when

@@ -88,7 +88,8 @@ pub struct Semaphore {
     /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
     /// no expiry.
     lease_ends: Option<Instant>,
-    /// The connection the hold was taken (or last renewed) on (`Route::serial`): the
+    /// The connection `synchronized()`'s hold was taken (or last extended) on
+    /// (`Route::serial`, set by `acquire_or_fail` and `extend`): the
     /// release that ends `synchronized()` goes unawaited only while it is the same
     /// one, unclosed (`Route::intact`). A server that restarted without its data, or
     /// a failover, closed it, and may have forgotten the hold: the release then waits
@@ -294,9 +295,14 @@ impl Semaphore {
     }
 
     /// Acquires like `acquire()`, but too few permits within the wait is a timeout error.
+    /// Remembers the connection the permits were taken on, for `finish` (read here,
+    /// not in every `acquire()`, which has no use for it).
     pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
-        self.obtain(weight, !self.terms.wait.is_zero(), "synchronized")?
-            .ok_or_else(|| LockError::timeout("semaphore", &self.name, self.terms.wait))
+        let token = self
+            .obtain(weight, !self.terms.wait.is_zero(), "synchronized")?
+            .ok_or_else(|| LockError::timeout("semaphore", &self.name, self.terms.wait))?;
+        self.serial = self.route.serial();
+        Ok(token)
     }
 
     /// Releases `token` after the work it protected (`synchronized()`): an error when
@@ -341,7 +347,6 @@ impl Semaphore {
             _ => now,
         };
         self.lease_ends = until;
-        self.serial = self.route.serial();
         self.record(token.clone(), Renewal::for_terms(&self.terms, began));
         token
     }
