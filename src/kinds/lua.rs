@@ -49,6 +49,12 @@ const FILES: &[(&str, &str)] = &[
     ("semaphore/cancel", include_str!("lua/semaphore/cancel.lua")),
     ("semaphore/state", include_str!("lua/semaphore/state.lua")),
     ("semaphore/inspect", include_str!("lua/semaphore/inspect.lua")),
+    ("multi/acquire", include_str!("lua/multi/acquire.lua")),
+    ("multi/release", include_str!("lua/multi/release.lua")),
+    ("multi/cancel", include_str!("lua/multi/cancel.lua")),
+    ("multi/renew", include_str!("lua/multi/renew.lua")),
+    ("multi/fence", include_str!("lua/multi/fence.lua")),
+    ("multi/state", include_str!("lua/multi/state.lua")),
 ];
 
 /// The script of the file `lua/<name>.lua`, assembled.

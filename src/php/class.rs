@@ -93,7 +93,7 @@ pub(super) fn token_zval(token: Option<Token>) -> Zval {
 }
 
 /// A token the caller chose, checked (1 to 256 bytes); `label` names the argument.
-fn chosen(label: &str, token: Option<BinarySlice<u8>>) -> PhpResult<Option<Token>> {
+pub(super) fn chosen(label: &str, token: Option<BinarySlice<u8>>) -> PhpResult<Option<Token>> {
     match token {
         Some(t) => {
             token::check_chosen(label, &t)?;

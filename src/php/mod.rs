@@ -5,6 +5,7 @@ mod class;
 mod engine;
 mod exceptions;
 mod ini;
+mod multi;
 mod observe;
 mod semaphore;
 mod worker;
@@ -13,6 +14,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::zend::ModuleEntry;
 
 pub use class::Lock;
+pub use multi::MultiLock;
 pub use semaphore::Semaphore;
 
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
@@ -57,6 +59,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .version(env!("CARGO_PKG_VERSION"))
         .class::<Lock>()
         .class::<Semaphore>()
+        .class::<MultiLock>()
         .request_shutdown_function(request_shutdown)
         .shutdown_function(shutdown)
         .info_function(info)

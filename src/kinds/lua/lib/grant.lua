@@ -12,6 +12,14 @@
 -- writer, each told on its own channel. Answers whether anyone got it. `first`,
 -- when given, is the head taken off the queue already by the caller (release's
 -- fast path), which is put back if it cannot be told (put_back).
+--
+-- grant_multi(lock, entry) is for a MultiLock's entry at the head ("m" entries,
+-- see kinds::multi): it names every key the MultiLock wants, with each one's queue
+-- and fencing counter. When every other key is free too, all of them are taken for
+-- it in this one step (the MultiLock is told "n0:<token>", look now, and its next
+-- try finds them its own); otherwise the entry moves to the front of the queue of
+-- the first key still busy, having waited its turn here, and the lock goes on down
+-- this queue. Answers 'yes', 'moved', or tell's 'no' and 'denied'.
 --@include parse
 --@include readers
 --@include next_fence
@@ -36,14 +44,55 @@ local function put_back(queue, entry)
         redis.pcall('pexpire', queue, math.max(0, u - (clock or now_ms())) + 5000)
     end
 end
+local function grant_multi(lock, entry)
+    local u, lease, f, bl, n, rest = string.match(entry, '^(%d+):(%d+):m([01])(%d+):(%d+):(.*)$')
+    if not rest then return 'no' end
+    if not clock then clock = now_ms() end
+    bl, n = tonumber(bl), tonumber(n)
+    if tonumber(u) < clock or #rest <= n + bl then return 'no' end
+    local ch, blob, t = string.sub(rest, 1, n), string.sub(rest, n + 1, n + bl), string.sub(rest, n + bl + 1)
+    -- The names: "<length>:<name>" each, three a key (lock, queue, fencing counter).
+    local names, i, here = {}, 1, false
+    while i <= #blob do
+        local c = string.find(blob, ':', i, true)
+        local len = c and tonumber(string.sub(blob, i, c - 1))
+        if not len then return 'no' end
+        names[#names + 1] = string.sub(blob, c + 1, c + len)
+        i = c + 1 + len
+    end
+    if #names == 0 or #names % 3 ~= 0 then return 'no' end
+    for j = 1, #names, 3 do
+        if names[j] == lock then
+            here = true
+        elseif redis.call('exists', names[j]) == 1 then
+            put_back(names[j + 1], entry)
+            return 'moved'
+        end
+    end
+    -- An entry that does not name this lock is not this queue's: dropped.
+    if not here then return 'no' end
+    local answer = tell(ch, 'n0:' .. t)
+    if answer == 'yes' then
+        for j = 1, #names, 3 do
+            if lease == '0' then redis.call('set', names[j], t) else redis.call('set', names[j], t, 'px', lease) end
+            if f == '1' then next_fence(names[j + 2]) end
+        end
+    end
+    return answer
+end
 local function hand_over(lock, queue, readers, fence, mine, first)
     local now = nil
     while true do
         local head = first or redis.call('lindex', queue, 0)
         if not head or head == mine then break end
-        local t, lease, f, ch = parse(head)
+        local t, lease, f, ch = nil, nil, 'm', nil
+        if not string.find(head, '^%d+:%d+:m') then t, lease, f, ch = parse(head) end
         local answer = 'no'
-        if t and f == 'r' then
+        if f == 'm' then
+            -- Readers got it: the MultiLock behind them waits for their release.
+            if now then break end
+            answer = grant_multi(lock, head)
+        elseif t and f == 'r' then
             answer = tell(ch, string.format('g@%.0f:', clock) .. t)
             if answer == 'yes' then
                 now = now or now_ms()

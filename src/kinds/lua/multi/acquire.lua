@@ -1,0 +1,127 @@
+-- multi/acquire: takes every key of a MultiLock for one token, or none of them, or
+-- queues for them.
+--
+-- KEYS[4i-3] key i's lock   KEYS[4i-2] its queue   KEYS[4i-1] its fencing counter
+-- KEYS[4i] its readers (unused here), for each key i in the MultiLock's order
+-- ARGV[1] the token   ARGV[2] the lease in ms ('0': no expiry)
+-- ARGV[3] this waiter's "m" entry ("+<ms>:..." until queued, see stamp), or '' for
+--         one try without queueing
+-- ARGV[4] the queue's lifetime in ms   ARGV[5] '1' in fair mode: a free key whose
+--         queue has someone else first counts as busy
+-- ARGV[6] '1' on any try after the first: this waiter may be queued already, or
+--         hold every key (a grant, or a try whose reply was lost). Keys found holding
+--         this token count as its own only then, and only once its entry has left
+--         every queue: a caller's token may be another holder's too
+-- ARGV[7] '1' to issue fencing tokens
+--
+-- Returns {1, f1, ..., fn} when the token holds every key (fi: key i's fencing
+-- token, 0 when none was asked for), {0, pttl} busy and not queued, {2, pttl, entry
+-- as queued} busy and queued, {3, pttl} busy and the entry, sent as queued, has left
+-- every queue (it is not queued again). pttl is that of the first busy key.
+--
+-- All or none: no other client ever sees some of the keys taken by this script and
+-- not the others. The entry waits in one queue at a time, the first busy key's
+-- (a release there hands over through grant_multi); found in a queue whose key is
+-- free now, it moves to the front of the first busy key's queue. The same in any
+-- order for every MultiLock, so that two never wait on each other in a circle.
+local n = #KEYS / 4
+local token, lease, entry, again = ARGV[1], ARGV[2], ARGV[3], ARGV[6] == '1'
+local sent_queued = entry ~= '' and string.byte(entry, 1) ~= 43
+-- Where this waiter's entry is queued, if anywhere.
+local at = nil
+if again and entry ~= '' then
+    if sent_queued then
+        for i = 1, n do
+            if redis.call('lpos', KEYS[4 * i - 2], entry) then
+                at = i
+                break
+            end
+        end
+    else
+        -- Sent with '+': an earlier try whose reply was lost may have queued it.
+        local rest = string.sub(entry, string.find(entry, ':', 1, true))
+        for i = 1, n do
+            for _, e in ipairs(redis.call('lrange', KEYS[4 * i - 2], 0, -1)) do
+                local c = string.find(e, ':', 1, true)
+                if c and string.sub(e, c) == rest then
+                    entry, at = e, i
+                    break
+                end
+            end
+            if at then break end
+        end
+    end
+end
+local busy, held = nil, {}
+for i = 1, n do
+    local v = redis.call('get', KEYS[4 * i - 3])
+    if v == token and again and not at then
+        held[i] = true
+    elseif v then
+        -- Another holder (a writer, readers, or another holder with the same token).
+        busy = busy or i
+    elseif ARGV[5] == '1' and not busy then
+        local head = redis.call('lindex', KEYS[4 * i - 2], 0)
+        if head and head ~= entry then busy = i end
+    end
+end
+if not busy then
+    if at then redis.call('lrem', KEYS[4 * at - 2], 0, entry) end
+    local out, t = {1}, nil
+    --@include next_fence
+    for i = 1, n do
+        local lock = KEYS[4 * i - 3]
+        if held[i] then
+            -- Held already (granted): the lease starts again now, as the caller counts it.
+            if lease ~= '0' then redis.call('pexpire', lock, lease) end
+        elseif lease == '0' then
+            redis.call('set', lock, token)
+        else
+            redis.call('set', lock, token, 'px', lease)
+        end
+        out[i + 1] = 0
+        if ARGV[7] == '1' then
+            if held[i] then
+                out[i + 1] = tonumber(redis.call('get', KEYS[4 * i - 1])) or 0
+            else
+                t = t or redis.call('time')
+                out[i + 1] = next_fence(KEYS[4 * i - 1], t)
+            end
+        end
+    end
+    return out
+end
+-- Some keys hold this token and others are taken: a grant whose lease ran out in
+-- part. What is left goes, so that no subset stays held.
+for i = 1, n do
+    if held[i] then redis.call('del', KEYS[4 * i - 3]) end
+end
+local pttl = redis.call('pttl', KEYS[4 * busy - 3])
+if entry == '' then return {0, pttl} end
+if sent_queued and not at then return {3, pttl} end
+local queue, push = KEYS[4 * busy - 2], 'rpush'
+if at and at ~= busy then
+    -- Queued behind a key that is free now: it waits where it is busy, first in line.
+    redis.call('lrem', KEYS[4 * at - 2], 0, entry)
+    at, push = nil, 'lpush'
+end
+if not at then
+    if string.byte(entry, 1) == 43 then
+        local colon = string.find(entry, ':', 1, true)
+        local t = redis.call('time')
+        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+        entry = string.format('%d', now + tonumber(string.sub(entry, 2, colon - 1))) .. string.sub(entry, colon)
+    end
+    local len
+    if push == 'lpush' then
+        len = redis.call('lpush', queue, entry)
+    else
+        len = redis.call('rpush', queue, entry)
+    end
+    if len == 1 then
+        redis.call('pexpire', queue, ARGV[4])
+    else
+        redis.call('pexpire', queue, ARGV[4], 'gt')
+    end
+end
+return {2, pttl, entry}

@@ -1,0 +1,510 @@
+//! A MultiLock: several keys held at once under one token, all of them or none.
+//!
+//! On one server, a Sentinel master, or one Cluster slot, one script takes every key
+//! or none (`lua/multi/acquire.lua`): no other client ever sees some of them taken
+//! and not the others. Each key is an ordinary lock key, holding the token, with the
+//! same queue and fencing counter as a `Lock` of that name: a `Lock` holding a key
+//! keeps a MultiLock that wants it waiting, and the other way round.
+//!
+//! A waiter queues one entry ("m", naming every key with its queue and counter) in
+//! the queue of the first key, in its order, that is busy. The release of that key
+//! (a `Lock`'s or a MultiLock's, through `grant_multi`) takes every key for it when
+//! the others are free too, or moves the entry to the front of the queue of the next
+//! busy one. Its place is kept in each queue in turn, and it is woken by those
+//! releases only: no polling, and no herd. Every MultiLock orders its keys the same
+//! way (by name), so two never wait on each other in a circle.
+//!
+//! Once held, each key is a hold in the process's table (`hold::table`), like a
+//! `Lock`'s: the watchdog renews each one, the object's end and request end release
+//! them, and a key found taken marks the whole MultiLock lost.
+
+use crate::config::Settings;
+use crate::error::{LockError, Result};
+use crate::hold::claim::Claim;
+use crate::hold::table::{Hold, Kind, Owner, Renewal};
+use crate::keys::{self, LockKeys};
+use crate::kinds::lua;
+use crate::net::call::Call;
+use crate::net::pool::Retry;
+use crate::net::resp;
+use crate::net::script::Script;
+use crate::terms::{self, Terms};
+use crate::token::{self, Token};
+use crate::topology::route::Route;
+use crate::wait::backoff::Backoff;
+use crate::wait::waiting::{self, Try, Waited, Waiter};
+use redis::{ErrorKind, RedisError, Value};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+/// Takes every key or none, or queues. See `lua/multi/acquire.lua`.
+pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/acquire"));
+/// Gives up every key the token holds, each handed over. See `lua/multi/release.lua`.
+pub static RELEASE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/release"));
+/// Leaves the queue when a wait gives up. See `lua/multi/cancel.lua`.
+pub static CANCEL: LazyLock<Script> = LazyLock::new(|| lua::script("multi/cancel"));
+/// Sets every key's lease, if the token holds them all. See `lua/multi/renew.lua`.
+pub static RENEW: LazyLock<Script> = LazyLock::new(|| lua::script("multi/renew"));
+/// Fencing tokens for a hold taken without them. See `lua/multi/fence.lua`.
+pub static FENCE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/fence"));
+/// Whether a token holds every key, and each key's lease. See `lua/multi/state.lua`.
+pub static STATE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/state"));
+
+/// Set once this process has asked a MultiLock for its fencing tokens: from then on
+/// its acquisitions issue them in the same step (as `Lock` does).
+static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
+
+/// The queue outlives the longest wait in it by this much (as a `Lock`'s).
+const QUEUE_SLACK: Duration = Duration::from_secs(5);
+
+/// Several keys, held all at once under one token.
+pub struct MultiLock {
+    /// The keys as given, deduplicated, in the order they are taken (by their name
+    /// with the prefix).
+    names: Vec<Vec<u8>>,
+    keys: Vec<Arc<LockKeys>>,
+    terms: Terms,
+    fencing: bool,
+    route: Route,
+    /// One claim per key, in `keys`' order: each key is a hold in the table.
+    claims: Vec<Claim>,
+    /// The fencing tokens of the last acquisition, in `keys`' order, once issued.
+    fences: Option<Vec<i64>>,
+    ever_held: bool,
+    /// The "m" entry's key list: `<length>:<name>` for each key's lock, queue and
+    /// fencing counter.
+    blob: Vec<u8>,
+}
+
+impl MultiLock {
+    /// Validates everything up front, so that a bad argument never reaches Redis.
+    /// `names` are the keys as given (without the prefix).
+    pub fn new(names: Vec<Vec<u8>>, time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
+        if names.is_empty() {
+            return Err(LockError::InvalidValue("MultiLock::__construct(): Argument #1 ($keys) must not be empty".to_string()));
+        }
+        if names.iter().any(Vec::is_empty) {
+            return Err(LockError::InvalidValue("MultiLock::__construct(): Argument #1 ($keys) must not contain an empty key".to_string()));
+        }
+        let wait = terms::time_out(time_out)?;
+        let ttl_ms = terms::lock_out_ms(lock_out)?;
+        settings.check()?;
+        if !settings.servers.is_empty() {
+            return Err(LockError::InvalidValue(
+                "MultiLock needs one server, Sentinel or one Cluster slot: Redlock (\"servers\") is not supported yet".to_string(),
+            ));
+        }
+        let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = names
+            .into_iter()
+            .map(|name| {
+                let mut key = settings.prefix.clone();
+                key.extend_from_slice(&name);
+                (key, name)
+            })
+            .collect();
+        pairs.sort();
+        pairs.dedup_by(|a, b| a.0 == b.0);
+        if !settings.cluster.is_empty() {
+            let slot = keys::slot(&pairs[0].0);
+            if let Some((_, other)) = pairs.iter().find(|(k, _)| keys::slot(k) != slot) {
+                return Err(LockError::InvalidValue(format!(
+                    "MultiLock::__construct(): Argument #1 ($keys) must name keys of one Cluster slot (give them a common hash tag, like {{order:1}}:stock); {:?} is in another slot than {:?}",
+                    String::from_utf8_lossy(other),
+                    String::from_utf8_lossy(&pairs[0].1)
+                )));
+            }
+        }
+        let keys: Vec<Arc<LockKeys>> = pairs.iter().map(|(k, _)| Arc::new(LockKeys::new(k.clone()))).collect();
+        let route = Route::for_key(settings, &keys[0].lock)?;
+        let mut blob = Vec::new();
+        for k in &keys {
+            for name in [&k.lock, &k.queue, &k.fence] {
+                blob.extend_from_slice(format!("{}:", name.len()).as_bytes());
+                blob.extend_from_slice(name);
+            }
+        }
+        Ok(MultiLock {
+            claims: keys.iter().map(|_| Claim::default()).collect(),
+            names: pairs.into_iter().map(|(_, n)| n).collect(),
+            keys,
+            terms: Terms::new(settings, wait, ttl_ms),
+            fencing: settings.fencing,
+            route,
+            fences: None,
+            ever_held: false,
+            blob,
+        })
+    }
+
+    /// The keys as given (without the prefix), deduplicated, in the order they are taken.
+    pub fn names(&self) -> &[Vec<u8>] {
+        &self.names
+    }
+
+    /// The token this object last acquired, while it believes it holds it.
+    pub fn token(&self) -> Option<&[u8]> {
+        self.claims[0].token.as_deref()
+    }
+
+    /// Every key's name, queue, fencing counter and readers, as the scripts take them.
+    fn all_keys(&self) -> Vec<&[u8]> {
+        self.keys.iter().flat_map(|k| [&k.lock[..], &k.queue[..], &k.fence[..], &k.readers[..]]).collect()
+    }
+
+    fn locks(&self) -> Vec<&[u8]> {
+        self.keys.iter().map(|k| &k.lock[..]).collect()
+    }
+
+    /// One try: `Some(token)` when every key was taken, `None` when any is held.
+    pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
+        self.obtain(chosen, false)
+    }
+
+    /// Waits up to `$timeOut` for every key (see the module comment).
+    pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
+        let wait = !self.terms.wait.is_zero();
+        self.obtain(chosen, wait)
+    }
+
+    /// Acquires like `acquire()`, a timeout being `LockError::Timeout` (`synchronized()`).
+    pub fn acquire_or_fail(&mut self) -> Result<Token> {
+        let what = self.describe();
+        self.acquire(None)?.ok_or_else(|| LockError::timeout("multilock", what.as_bytes(), self.terms.wait))
+    }
+
+    /// The keys, for messages: `a, b, c`.
+    fn describe(&self) -> String {
+        self.names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect::<Vec<_>>().join(", ")
+    }
+
+    fn obtain(&mut self, chosen: Option<Token>, wait: bool) -> Result<Option<Token>> {
+        let start = Instant::now();
+        let deadline = self.terms.deadline(start);
+        let token = match chosen {
+            Some(t) => t,
+            None => token::generate()?,
+        };
+        let fence = self.fencing && EAGER_FENCING.load(Ordering::Relaxed);
+        let fences = RefCell::new(None);
+        let w = MultiWait { multi: self, token: &token, fence, fences: &fences };
+        let first = w.attempt(b"", false, deadline);
+        let mut may_hold = false;
+        match first {
+            Ok(Try::Acquired(_)) => {
+                let until = waiting::lease_bound(start, self.terms.lease);
+                if !waiting::is_stale(until) {
+                    let got = fences.into_inner();
+                    return Ok(Some(self.took(token, got, until)));
+                }
+                crate::stats::note(crate::stats::Counter::Stale);
+                if !wait || Instant::now() >= deadline {
+                    w.abandon();
+                    return Ok(None);
+                }
+                may_hold = true;
+            }
+            Ok(Try::Busy { .. }) if !wait => return Ok(None),
+            Ok(Try::Busy { .. }) => {}
+            Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
+            Err(e) => return Err(self.maybe_taken(token, e)),
+        }
+        let (outcome, _) = waiting::wait(&w, deadline, may_hold, true);
+        match outcome {
+            Waited::Got(_, until) => {
+                let got = fences.into_inner();
+                Ok(Some(self.took(token, got, until)))
+            }
+            Waited::TimedOut => Ok(None),
+            Waited::Failed(e) => Err(self.maybe_taken(token, e)),
+        }
+    }
+
+    /// Records an acquisition: every key becomes a hold in the table (renewed by the
+    /// watchdog with `auto_renew`).
+    fn took(&mut self, token: Token, fences: Option<Vec<i64>>, until: waiting::Until) -> Token {
+        crate::stats::note(crate::stats::Counter::Acquired);
+        let now = Instant::now();
+        let began = match (until, self.terms.lease) {
+            (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
+            _ => now,
+        };
+        self.hold_token(&token, |terms| Renewal::for_terms(terms, began));
+        self.fences = if self.fencing { fences.filter(|f| f.iter().all(|&n| n > 0)) } else { None };
+        self.ever_held = true;
+        token
+    }
+
+    fn hold_token(&mut self, token: &Token, renew: impl Fn(&Terms) -> Option<Box<Renewal>>) {
+        let owner = Owner::current();
+        for (claim, keys) in self.claims.iter_mut().zip(&self.keys) {
+            claim.record(Hold {
+                kind: Kind::Write,
+                owner,
+                route: self.route.clone(),
+                keys: keys.clone(),
+                token: token.clone(),
+                renew_by: &crate::kinds::lock::WRITE_RENEWAL,
+                renew: renew(&self.terms),
+                lost: None,
+                auto_release: self.terms.auto_release,
+                orphan: false,
+            });
+        }
+    }
+
+    /// After a failed try the keys may have been taken (a lost reply): the token is
+    /// kept, unrenewed, so that a release or the object's end clears them.
+    fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
+        if self.token().is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
+            self.hold_token(&token, |_| None);
+            self.fences = None;
+            self.ever_held = true;
+        }
+        e
+    }
+
+    /// Whether the watchdog found any key of this object's hold `token` taken.
+    fn lost(&self, token: &[u8]) -> bool {
+        self.claims.iter().any(|c| c.lost(token))
+    }
+
+    /// Releases every key `token` (default: this object's) holds, each handed to its
+    /// first waiter. True only when the token held every key; keys it still held are
+    /// released either way.
+    pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
+        let Some(token) = self.claims[0].pick(token) else { return Ok(false) };
+        let mut own = false;
+        let mut holds = Vec::new();
+        let mut lost = false;
+        for claim in &mut self.claims {
+            let (mine, hold) = claim.take_for_release(&token);
+            own |= mine;
+            lost |= hold.as_ref().is_some_and(|h| h.lost.is_some());
+            holds.push(hold);
+        }
+        let all = self.all_keys();
+        match self.route.ask(&Call::Script(&RELEASE, &all, &[&token])) {
+            Ok(reply) => {
+                for (claim, keys) in self.claims.iter_mut().zip(&self.keys) {
+                    claim.released(own, keys, &token);
+                }
+                let n = resp::int(&reply).ok_or_else(|| self.bad_reply("release", &reply))?;
+                if n > 0 {
+                    crate::stats::note(crate::stats::Counter::Released);
+                }
+                Ok(!lost && n == self.keys.len() as i64)
+            }
+            Err(e) => {
+                for (claim, hold) in self.claims.iter_mut().zip(holds) {
+                    claim.put_back(hold);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Sets every key's lease to `lock_out` seconds (default: the object's `$lockOut`)
+    /// if `token` (default: this object's) still holds them all.
+    pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
+        let ms = terms::extension_ms("MultiLock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
+        let Some(token) = self.claims[0].pick(token) else { return Ok(false) };
+        if self.lost(&token) {
+            return Ok(false);
+        }
+        let ms_arg = ms.to_string();
+        let sent = Instant::now();
+        let locks = self.locks();
+        let done = resp::int(&self.route.ask(&Call::Script(&RENEW, &locks, &[&token, ms_arg.as_bytes()]))?) == Some(1);
+        let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
+        for claim in &self.claims {
+            Claim::renewed(claim.own_for(&token), done, lease, sent);
+        }
+        Ok(done)
+    }
+
+    /// Every key's remaining lease (PTTL: -2 free, -1 no expiry), and whether `token`
+    /// holds them all.
+    fn state(&self, token: &[u8]) -> Result<(bool, Vec<i64>)> {
+        let locks = self.locks();
+        let reply = self.route.ask(&Call::Script(&STATE, &locks, &[token]))?;
+        let parts = match &reply {
+            Value::Array(items) if items.len() == locks.len() + 1 => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+            _ => None,
+        };
+        let parts = parts.ok_or_else(|| self.bad_reply("state", &reply))?;
+        Ok((parts[0] == 1, parts[1..].to_vec()))
+    }
+
+    /// Whether `token` (default: this object's) holds every key right now.
+    pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
+        let Some(token) = self.claims[0].pick(token) else { return Ok(false) };
+        if self.lost(&token) {
+            return Ok(false);
+        }
+        Ok(self.state(&token)?.0)
+    }
+
+    /// The shortest remaining lease of the keys, in seconds: `None` when any key is
+    /// free, infinite when none has an expiry.
+    pub fn ttl(&self) -> Result<Option<f64>> {
+        let (_, pttls) = self.state(b"")?;
+        if pttls.iter().any(|&ms| ms == -2) {
+            return Ok(None);
+        }
+        Ok(Some(pttls.iter().filter(|&&ms| ms >= 0).min().map_or(f64::INFINITY, |&ms| ms as f64 / 1000.0)))
+    }
+
+    /// The fencing tokens of this object's last acquisition, one per key in the
+    /// order of `names()`: `None` before the first, or with `fencing` off. Taken
+    /// when first asked for, token-checked on every key, like `Lock`'s.
+    pub fn fencing_tokens(&mut self) -> Result<Option<Vec<i64>>> {
+        if !self.fencing {
+            return Ok(None);
+        }
+        EAGER_FENCING.store(true, Ordering::Relaxed);
+        if self.fences.is_some() || !self.ever_held {
+            return Ok(self.fences.clone());
+        }
+        let lost = || LockError::Unfenced { key: self.describe() };
+        let Some(token) = self.token().map(<[u8]>::to_vec) else { return Err(lost()) };
+        if self.lost(&token) {
+            return Err(lost());
+        }
+        let keys: Vec<&[u8]> = self.keys.iter().flat_map(|k| [&k.lock[..], &k.fence[..]]).collect();
+        let reply = self.route.ask(&Call::Script(&FENCE, &keys, &[&token]))?;
+        let numbers = match &reply {
+            Value::Array(items) if items.is_empty() => return Err(lost()),
+            Value::Array(items) if items.len() == self.keys.len() => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+            _ => None,
+        };
+        let numbers = numbers.ok_or_else(|| self.bad_reply("fence", &reply))?;
+        self.fences = Some(numbers.clone());
+        Ok(Some(numbers))
+    }
+
+    /// Releases `token` after `synchronized()`'s work: an error when it was this
+    /// object's and some key no longer held it (the work outlived the hold).
+    pub fn finish(&mut self, token: &[u8]) -> Result<()> {
+        let ours = self.claims[0].is(token);
+        let lost_ago = self.claims.iter().filter_map(|c| c.lost_ago(token)).max();
+        let released = self.release(Some(token))?;
+        let what = self.describe();
+        self.claims[0].finished(ours, lost_ago, released, "multilock", what.as_bytes())
+    }
+
+    /// A reply of a shape the script never gives, as an error naming the server.
+    fn bad_reply(&self, script: &str, reply: &Value) -> LockError {
+        LockError::Server { addr: self.route.node().addr().to_string(), cause: format!("unexpected reply to the multi {script} script: {reply:?}") }
+    }
+
+    /// Releases `token` after work that did not return normally, errors ignored.
+    pub fn release_unseen(&mut self, token: &[u8]) {
+        let _ = self.release(Some(token));
+    }
+}
+
+impl Drop for MultiLock {
+    /// Keys still held when the object goes away are released (with `auto_release`),
+    /// in one script, unless this is a forked child's copy.
+    fn drop(&mut self) {
+        let auto = self.terms.auto_release;
+        let ended: Vec<Hold> = self.claims.iter_mut().filter_map(|c| c.end(auto)).collect();
+        if let Some(first) = ended.first() {
+            let all = self.all_keys();
+            let _ = self.route.fire(&Call::Script(&RELEASE, &all, &[&first.token]));
+        }
+    }
+}
+
+/// One wait of a `MultiLock`, as `waiting` sees it. The fencing tokens of a try that
+/// took every key are kept in `fences`: `Try` carries one number.
+struct MultiWait<'a> {
+    multi: &'a MultiLock,
+    token: &'a [u8],
+    fence: bool,
+    fences: &'a RefCell<Option<Vec<i64>>>,
+}
+
+impl MultiWait<'_> {
+    /// `{1, f1..fn}`: taken, with the numbers kept; anything else as a `Lock`'s reply.
+    fn read(&self, reply: &Value) -> std::result::Result<Try, RedisError> {
+        if let Value::Array(items) = reply {
+            if resp::int(items.first().unwrap_or(&Value::Nil)) == Some(1) && items.len() == self.multi.keys.len() + 1 {
+                let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>().ok_or_else(|| unexpected("acquire", reply))?;
+                *self.fences.borrow_mut() = self.fence.then_some(numbers);
+                return Ok(Try::Acquired(None));
+            }
+        }
+        match waiting::reply_parts(reply) {
+            Some((0 | 2 | 3, pttl, queued)) => Ok(Try::busy(pttl, queued)),
+            _ => Err(unexpected("acquire", reply)),
+        }
+    }
+}
+
+impl Waiter for MultiWait<'_> {
+    fn route(&self) -> &Route {
+        &self.multi.route
+    }
+
+    fn token(&self) -> &[u8] {
+        self.token
+    }
+
+    /// `<lease>:m<f><key list length>:<channel length>:<channel><key list><token>`.
+    fn entry(&self, channel: &str) -> Vec<u8> {
+        let m = &self.multi;
+        let f = if self.fence { '1' } else { '0' };
+        let mut entry = format!("{}:m{f}{}:{}:{channel}", m.terms.ttl_arg, m.blob.len(), channel.len()).into_bytes();
+        entry.extend_from_slice(&m.blob);
+        entry.extend_from_slice(self.token);
+        entry
+    }
+
+    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
+        let m = self.multi;
+        let life = (deadline.saturating_duration_since(Instant::now()) + QUEUE_SLACK).as_millis().to_string();
+        let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
+        let all = m.all_keys();
+        m.route.run(Retry::ToSettle, |conn, settling| {
+            let args: [&[u8]; 7] = [self.token, m.terms.ttl_arg.as_bytes(), entry, life.as_bytes(), flag(m.terms.fair), flag(again || settling), flag(self.fence)];
+            let reply = ACQUIRE.run(conn, &all, &args)?;
+            self.read(&reply)
+        })
+    }
+
+    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
+        let m = self.multi;
+        let all = m.all_keys();
+        let reply = m.route.run(Retry::IfStale, |conn, _| CANCEL.run(conn, &all, &[self.token, entry, m.terms.ttl_arg.as_bytes()]))?;
+        match &reply {
+            Value::Array(items) if items.len() == m.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
+                let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
+                *self.fences.borrow_mut() = numbers.filter(|_| self.fence);
+                Ok(Some(None))
+            }
+            Value::Array(items) if items.len() == 1 => Ok(None),
+            _ => Err(m.bad_reply("cancel", &reply)),
+        }
+    }
+
+    fn backoff(&self) -> Backoff {
+        Backoff::new(self.multi.terms.retry_delay, self.multi.terms.retry_delay_max)
+    }
+
+    fn lease(&self) -> Option<Duration> {
+        self.multi.terms.lease
+    }
+
+    fn abandon(&self) {
+        let all = self.multi.all_keys();
+        let _ = self.multi.route.fire(&Call::Script(&RELEASE, &all, &[self.token]));
+    }
+}
+
+/// A reply of a shape the script never gives: the server is not what it seems.
+fn unexpected(script: &str, reply: &Value) -> RedisError {
+    RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("multi {script} script: {reply:?}")))
+}

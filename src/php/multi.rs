@@ -1,0 +1,182 @@
+//! The PHP `MultiLock` class: argument conversion over `crate::kinds::multi::MultiLock`.
+
+// Parameter names are camelCase because PHP shows them and accepts them as named
+// arguments (`new MultiLock($keys, lockOut: 5)`).
+#![allow(non_snake_case)]
+
+use super::class::{chosen, run_held, settings, token_zval, Holder, Seconds};
+use crate::error::LockError;
+use crate::kinds::multi;
+use ext_php_rs::binary_slice::BinarySlice;
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::exception::PhpException;
+use ext_php_rs::flags::ClassFlags;
+use ext_php_rs::prelude::*;
+use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
+use std::cell::{RefCell, RefMut};
+
+/// Several Redis keys locked together: all of them or none, under one token.
+///
+/// `new MultiLock($keys, $timeOut, $lockOut, $options)`: `$keys` a non-empty list of
+/// key names (duplicates count once), and the rest as for Lock. Each key is the same
+/// key a `new Lock($key)` takes: a Lock holding one of them keeps the MultiLock
+/// waiting, and the other way round; they share its fencing counter.
+///
+/// On one server, Sentinel, or one Cluster slot (give the keys a common hash tag,
+/// like `{order:1}:stock`), one script takes every key or none: no other client ever
+/// sees a subset held. A waiter is queued on the first busy key in the MultiLock's
+/// order and woken by that key's release, which takes every key for it when the
+/// others are free; two MultiLocks never wait on each other in a circle. Keys are
+/// released when the object is destroyed and at request end, as a Lock's.
+#[php_class]
+#[php(flags = ClassFlags::Final)]
+pub struct MultiLock {
+    // A RefCell, and methods on &self: synchronized() runs PHP code that may call this
+    // very object again, so no borrow may be held across that call.
+    inner: RefCell<multi::MultiLock>,
+}
+
+impl MultiLock {
+    fn core(&self) -> PhpResult<RefMut<'_, multi::MultiLock>> {
+        self.inner
+            .try_borrow_mut()
+            .map_err(|_| PhpException::from_message("redis-lock: the MultiLock is busy".to_string()))
+    }
+}
+
+/// The key names of `$keys`: strings, or integers as their decimal text.
+fn key_names(keys: &ZendHashTable) -> Result<Vec<Vec<u8>>, LockError> {
+    keys.iter()
+        .map(|(_, v)| {
+            if let Some(s) = v.zend_str() {
+                Ok(s.as_bytes().to_vec())
+            } else if let Some(i) = v.long() {
+                Ok(i.to_string().into_bytes())
+            } else {
+                Err(LockError::InvalidType(format!(
+                    "MultiLock::__construct(): Argument #1 ($keys) must contain only strings, {} given",
+                    v.get_type()
+                )))
+            }
+        })
+        .collect()
+}
+
+#[php_impl]
+impl MultiLock {
+    /// Validates every argument and option; connects lazily, on first use.
+    ///
+    /// @param array<string> $keys
+    /// @throws ValueError for an empty $keys or an empty key in it, a negative or
+    ///         non-finite $timeOut, a $lockOut that is not a positive number, an unknown
+    ///         option, Redlock ('servers'), or Cluster keys in more than one slot
+    /// @throws TypeError for a key that is not a string, or an option of the wrong type
+    #[php(defaults(timeOut = 0.0, lockOut = 10.0))]
+    pub fn __construct(keys: &ZendHashTable, timeOut: Seconds, lockOut: Seconds, options: Option<&ZendHashTable>) -> PhpResult<Self> {
+        let settings = settings(options, "MultiLock::__construct(): Argument #4 ($options)")?;
+        let names = key_names(keys)?;
+        Ok(MultiLock { inner: RefCell::new(multi::MultiLock::new(names, timeOut.0, lockOut.0, &settings)?) })
+    }
+
+    /// Takes every key, waiting up to $timeOut seconds, queued and asleep until a
+    /// release hands them over. $token as for Lock::addLock().
+    ///
+    /// @return string|false the token, or false when some key stayed held
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn add_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
+        let token = chosen("MultiLock::addLock(): Argument #1 ($token)", token)?;
+        Ok(token_zval(self.core()?.acquire(token)?))
+    }
+
+    /// Takes every key with exactly one try, or none.
+    ///
+    /// @return string|false the token, or false when some key is held
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn try_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
+        let token = chosen("MultiLock::tryLock(): Argument #1 ($token)", token)?;
+        Ok(token_zval(self.core()?.try_acquire(token)?))
+    }
+
+    /// Releases every key $token (default: this object's token) holds, in one step,
+    /// each handed to its first waiter.
+    ///
+    /// @return bool true when the token held every key; false when it held none, or
+    ///         only some (those are released all the same)
+    pub fn release_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+        Ok(self.core()?.release(token.as_deref().copied())?)
+    }
+
+    /// Sets every key's lease to $lockOut seconds (default: the object's $lockOut) if
+    /// $token (default: this object's) still holds them all.
+    ///
+    /// @return bool false when the token no longer holds every key (nothing changed)
+    /// @throws ValueError for a $lockOut that is not a positive number
+    pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
+        Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
+    }
+
+    /// Whether $token (default: this object's token) holds every key right now.
+    pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
+        Ok(self.core()?.is_owned(token.as_deref().copied())?)
+    }
+
+    /// The shortest remaining lease of the keys in seconds, whoever holds them: null
+    /// when some key is free, INF when none has an expiry.
+    pub fn get_ttl(&self) -> PhpResult<Option<f64>> {
+        Ok(self.core()?.ttl()?)
+    }
+
+    /// The keys, deduplicated, in the order they are taken.
+    ///
+    /// @return list<string>
+    pub fn get_keys(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let mut list = ZendHashTable::new();
+        for name in self.core()?.names() {
+            let mut z = Zval::new();
+            z.set_binary(name.clone());
+            list.push(z)?;
+        }
+        Ok(list)
+    }
+
+    /// The fencing tokens of this object's last acquisition, one per key (key =>
+    /// number), each from that key's counter, the one Lock uses: null before the
+    /// first acquisition, or with 'fencing' => false. Issued when first asked for
+    /// (one round trip, token-checked on every key); from then on this process's
+    /// acquisitions issue theirs as they take the keys.
+    ///
+    /// @return array<string, int>|null
+    /// @throws LockException when the keys were taken without numbers and this object
+    ///         no longer holds them all
+    pub fn get_fencing_token(&self) -> PhpResult<Option<ZBox<ZendHashTable>>> {
+        let mut core = self.core()?;
+        let Some(numbers) = core.fencing_tokens()? else { return Ok(None) };
+        let mut out = ZendHashTable::new();
+        for (name, n) in core.names().iter().zip(numbers) {
+            out.insert(&*String::from_utf8_lossy(name), n)?;
+        }
+        Ok(Some(out))
+    }
+
+    /// Takes every key (waiting up to $timeOut seconds), runs $fn, and releases them
+    /// whatever happens, as Lock::synchronized() does.
+    ///
+    /// @throws LockTimeoutException when the keys cannot be had within $timeOut
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    /// @throws LockLostException when $fn returned but some key had been lost meanwhile
+    pub fn synchronized(&self, r#fn: ZendCallable) -> PhpResult<Zval> {
+        let token = self.core()?.acquire_or_fail()?;
+        run_held(r#fn, token, &self.inner)
+    }
+}
+
+impl Holder for multi::MultiLock {
+    fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
+        multi::MultiLock::finish(self, token)
+    }
+    fn release_quietly(&mut self, token: &[u8]) {
+        self.release_unseen(token);
+    }
+}
