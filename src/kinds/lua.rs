@@ -1,5 +1,5 @@
 //! The Lua the servers run, one script per file under `lua/`: `lock/` and `shared/`
-//! hold a `Lock`'s scripts, `semaphore/` a `Semaphore`'s, and `lib/` the helpers they
+//! hold a `Lock`'s scripts, `semaphore/` a `Semaphore`'s, `multi/` a `MultiLock`'s, and `lib/` the helpers they
 //! share. Each file opens with a header naming its KEYS and ARGV and what it returns,
 //! so the scripts can be read, diffed and linted as Lua.
 //!
@@ -96,7 +96,7 @@ fn expand(text: &str, out: &mut String, depth: usize) {
 
 /// Every script, by its file's name: for the tests (`tests/core.rs` loads them all on a server).
 pub fn all() -> Vec<(&'static str, &'static Script)> {
-    use super::{scripts, semaphore, shared};
+    use super::{multi, scripts, semaphore, shared};
     vec![
         ("lock/take", &*scripts::TAKE),
         ("lock/fence", &*scripts::FENCE),
@@ -117,6 +117,12 @@ pub fn all() -> Vec<(&'static str, &'static Script)> {
         ("semaphore/cancel", &*semaphore::scripts::CANCEL),
         ("semaphore/state", &*semaphore::scripts::STATE),
         ("semaphore/inspect", &*semaphore::scripts::INSPECT),
+        ("multi/acquire", &*multi::ACQUIRE),
+        ("multi/release", &*multi::RELEASE),
+        ("multi/cancel", &*multi::CANCEL),
+        ("multi/renew", &*multi::RENEW),
+        ("multi/fence", &*multi::FENCE),
+        ("multi/state", &*multi::STATE),
     ]
 }
 
