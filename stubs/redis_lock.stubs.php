@@ -236,6 +236,140 @@ namespace {
     }
 
     /**
+     * Several Redis keys locked together: all of them or none, under one token.
+     *
+     * `new MultiLock($keys, $timeOut, $lockOut, $options)`: `$keys` a non-empty list of
+     * key names (duplicates count once), and the rest as for Lock. Each key is the same
+     * key a `new Lock($key)` takes: a Lock holding one of them keeps the MultiLock
+     * waiting, and the other way round; they share its fencing counter.
+     *
+     * On one server, Sentinel, or one Cluster slot (give the keys a common hash tag,
+     * like `{order:1}:stock`), one script takes every key or none: no other client ever
+     * sees a subset held. A waiter is queued on the first busy key in the MultiLock's
+     * order and woken by that key's release, which takes every key for it when the
+     * others are free; two MultiLocks never wait on each other in a circle. Keys are
+     * released when the object is destroyed and at request end, as a Lock's.
+     */
+    final class MultiLock {
+        /**
+         * Validates every argument and option; connects lazily, on first use.
+         *
+         * @param array<string> $keys
+         * @throws ValueError for an empty $keys or an empty key in it, a negative or
+         *         non-finite $timeOut, a $lockOut that is not a positive number, an unknown
+         *         option, Redlock ('servers'), or Cluster keys in more than one slot
+         * @throws TypeError for a key that is not a string, or an option of the wrong type
+         *
+         * @param array $keys
+         * @param float $timeOut
+         * @param float $lockOut
+         * @param array|null $options
+         */
+        public function __construct(array $keys, float $timeOut = 0.0, float $lockOut = 10.0, ?array $options = null) {}
+
+        /**
+         * Takes every key, waiting up to $timeOut seconds, queued and asleep until a
+         * release hands them over. $token as for Lock::addLock().
+         *
+         * @return string|false the token, or false when some key stayed held
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @param string|null $token
+         */
+        public function addLock(?string $token = null): string|false {}
+
+        /**
+         * Sets every key's lease to $lockOut seconds (default: the object's $lockOut) if
+         * $token (default: this object's) still holds them all.
+         *
+         * @return bool false when the token no longer holds every key (nothing changed)
+         * @throws ValueError for a $lockOut that is not a positive number
+         *
+         * @param string|null $token
+         * @param float|null $lockOut
+         * @return bool
+         */
+        public function extendLock(?string $token = null, ?float $lockOut = null): bool {}
+
+        /**
+         * The fencing tokens of this object's last acquisition, one per key (key =>
+         * number), each from that key's counter, the one Lock uses: null before the
+         * first acquisition, or with 'fencing' => false. Issued when first asked for
+         * (one round trip, token-checked on every key); from then on this process's
+         * acquisitions issue theirs as they take the keys.
+         *
+         * @return array<string, int>|null
+         * @throws LockException when the keys were taken without numbers and this object
+         *         no longer holds them all
+         *
+         * @return array|null
+         */
+        public function getFencingToken(): ?array {}
+
+        /**
+         * The keys, deduplicated, in the order they are taken.
+         *
+         * @return list<string>
+         *
+         * @return array
+         */
+        public function getKeys(): array {}
+
+        /**
+         * The shortest remaining lease of the keys in seconds, whoever holds them: null
+         * when some key is free, INF when none has an expiry.
+         *
+         * @return float|null
+         */
+        public function getTtl(): ?float {}
+
+        /**
+         * Whether $token (default: this object's token) holds every key right now.
+         *
+         * @param string|null $token
+         * @return bool
+         */
+        public function isOwned(?string $token = null): bool {}
+
+        /**
+         * Releases every key $token (default: this object's token) holds, in one step,
+         * each handed to its first waiter.
+         *
+         * @return bool true when the token held every key; false when it held none, or
+         *         only some (those are released all the same)
+         *
+         * @param string|null $token
+         * @return bool
+         */
+        public function releaseLock(?string $token = null): bool {}
+
+        /**
+         * Takes every key (waiting up to $timeOut seconds), runs $fn, and releases them
+         * whatever happens, as Lock::synchronized() does.
+         *
+         * @throws LockTimeoutException when the keys cannot be had within $timeOut
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         * @throws LockLostException when $fn returned but some key had been lost meanwhile
+         *
+         * @param callable $fn
+         * @return mixed
+         */
+        public function synchronized(callable $fn): mixed {}
+
+        /**
+         * Takes every key with exactly one try, or none.
+         *
+         * @return string|false the token, or false when some key is held
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @param string|null $token
+         */
+        public function tryLock(?string $token = null): string|false {}
+    }
+
+    /**
      * A counting semaphore on one Redis key: up to $permits units held at once.
      *
      * `new Semaphore($key, $permits, $timeOut, $lockOut, $options)`: `$timeOut` is how
