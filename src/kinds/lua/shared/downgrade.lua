@@ -13,7 +13,8 @@ local now = now_ms()
 add_reader(readers, ARGV[1], ARGV[2], now)
 while true do
     local head = redis.call('lindex', queue, 0)
-    if not head then break end
+    -- A writer, or a MultiLock's entry ("m", see grant_multi), waits for the readers.
+    if not head or string.find(head, '^%d+:%d+:m') then break end
     local t, lease, f, ch = parse(head)
     if t and f ~= 'r' then break end
     local answer = 'no'
