@@ -6,7 +6,8 @@
 // Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle, "user": its user
 // part, "sys": its system part}.
 // CASE: article | native | native-nofence | native-fenced | native-owner | native-renew
-//       | article-new | native-new   (-new: a new object every cycle)
+//       | native-multi3 (a MultiLock of 3 keys) | article-new | native-new   (-new: a new
+//       object every cycle)
 require __DIR__ . '/ArticleLock.php';
 
 [$case, $cycles, $warmup] = [$argv[1] ?? 'native', (int) ($argv[2] ?? 10000), (int) ($argv[3] ?? 500)];
@@ -20,6 +21,10 @@ function native_cycle(Lock $l, bool $fence): void {
     if ($fence && !is_int($l->getFencingToken())) { throw new Exception('native: no fencing token'); }
     if (!$l->releaseLock($t)) { throw new Exception('native: release failed'); }
 }
+function multi_cycle(MultiLock $l): void {
+    $t = $l->addLock();
+    if ($t === false || !$l->releaseLock($t)) { throw new Exception('multi: cycle failed'); }
+}
 function article_cycle(ArticleLock $l): void {
     $t = $l->addLock();
     if ($t === false || !$l->releaseLock1($t)) { throw new Exception('article: cycle failed'); }
@@ -31,6 +36,7 @@ $cycle = match ($case) {
     'native-fenced' => (fn($l) => fn() => native_cycle($l, true))(new Lock($key, 0, 10, ['dsn' => $dsn])),
     'native-owner' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'owner_info' => true])),
     'native-renew' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'auto_renew' => true])),
+    'native-multi3' => (fn($l) => fn() => multi_cycle($l))(new MultiLock(["$key:a", "$key:b", "$key:c"], 0, 10, ['dsn' => $dsn])),
     'article-new' => fn() => article_cycle(new ArticleLock($key, 0, 10, $u['host'], $u['port'])),
     'native-new' => fn() => native_cycle(new Lock($key, 0, 10, ['dsn' => $dsn]), false),
     default => throw new ValueError("unknown case $case"),

@@ -18,6 +18,7 @@ $cases = [
     'native-nofence' => "redis_lock, 'fencing' => false",
     'native-owner' => "redis_lock, 'owner_info' => true",
     'native-renew' => "redis_lock, 'auto_renew' => true",
+    'native-multi3' => 'redis_lock, a MultiLock of 3 keys',
     'article-new' => 'article class, new object per cycle',
     'native-new' => 'redis_lock, new object per cycle',
 ];
@@ -72,6 +73,13 @@ foreach ($abs['native-owner']['wall'] as $i => $w) {
     $own['cpu'][] = $abs['native-owner']['cpu'][$i] / $abs['native']['cpu'][$i];
 }
 printf("%-44s %8.3fx wall, %.3fx CPU (median of per-round ratios)\n", "owner_info on against off", median($own['wall']), median($own['cpu']));
+// Issue 40's rule: a 3-key MultiLock's cycle costs at most 1.3x a single Lock's.
+$multi = [];
+foreach ($abs['native-multi3']['wall'] as $i => $w) {
+    $multi['wall'][] = $w / $abs['native']['wall'][$i];
+    $multi['cpu'][] = $abs['native-multi3']['cpu'][$i] / $abs['native']['cpu'][$i];
+}
+printf("%-44s %8.3fx wall, %.3fx CPU (median of per-round ratios)\n", "a 3-key MultiLock against one Lock", median($multi['wall']), median($multi['cpu']));
 printf("(ratios: median over %d rounds of each round's ratio to %s; %d cycles per case and round;\n"
     . " client CPU is user + system time, and the system part is mostly the kernel's own round-trip work, the same for both)\n",
     $rounds, $article ? "the article's class with the same object use" : "redis_lock's defaults", $cycles);
@@ -90,7 +98,7 @@ $count = function (string $case, int $n) use ($php, $cycleScript): int {
 printf("\n%-44s %14s\n", 'user-space instructions per cycle (callgrind)', 'instructions');
 $per = [];
 $base = $article ? 'article' : 'native';
-foreach (array_merge($article ? ['article'] : [], ['native', 'native-fenced', 'native-nofence', 'native-owner']) as $case) {
+foreach (array_merge($article ? ['article'] : [], ['native', 'native-fenced', 'native-nofence', 'native-owner', 'native-multi3']) as $case) {
     $per[$case] = ($count($case, 1100) - $count($case, 100)) / 1000;
     printf("%-44s %14.0f %s\n", $cases[$case], $per[$case], $case === $base ? '' : sprintf('(%.2fx)', $per[$case] / $per[$base]));
 }

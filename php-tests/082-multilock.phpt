@@ -116,6 +116,10 @@ $lkB->releaseLock();
 // The object's end releases; so does a killed holder's lease.
 $m->addLock(); unset($m);
 echo "after unset: {$held()}\n";
+// A script that ends holding them (its request ends): released at once.
+$php = PHP_BINARY . ' -n -d extension=' . escapeshellarg(rl_ext());
+$code = 'global $k; $k = new MultiLock(' . var_export([$a, $b, $c], true) . ', 0, 60, ["dsn" => ' . var_export($dsn, true) . ']); echo is_string($k->addLock()) ? "took" : "busy";';
+echo "a script that ends holding: ", shell_exec("$php -r " . escapeshellarg($code)), ", then held {$held()}\n";
 $pid = pcntl_fork();
 if ($pid === 0) { $k = new MultiLock([$a, $b, $c], 0, 0.5, ['dsn' => $dsn]); $k->addLock(); posix_kill(getmypid(), SIGKILL); }
 pcntl_waitpid($pid, $st);
@@ -159,4 +163,5 @@ after the timeout (b held by the Lock): held 0,1,0, queues 0
 synchronized: ran with all held, after: 0,0,0
 LockTimeoutException: names the keys
 after unset: 0,0,0
+a script that ends holding: took, then held 0,0,0
 holder killed: held 1,1,1; after its lease: 0,0,0
