@@ -55,6 +55,7 @@ const FILES: &[(&str, &str)] = &[
     ("multi/renew", include_str!("lua/multi/renew.lua")),
     ("multi/fence", include_str!("lua/multi/fence.lua")),
     ("multi/state", include_str!("lua/multi/state.lua")),
+    ("multi/take", include_str!("lua/multi/take.lua")),
 ];
 
 /// The script of the file `lua/<name>.lua`, assembled.
@@ -123,6 +124,7 @@ pub fn all() -> Vec<(&'static str, &'static Script)> {
         ("multi/renew", &*multi::RENEW),
         ("multi/fence", &*multi::FENCE),
         ("multi/state", &*multi::STATE),
+        ("multi/take", &*multi::TAKE),
     ]
 }
 

@@ -14,6 +14,11 @@
 //! releases only: no polling, and no herd. Every MultiLock orders its keys the same
 //! way (by name), so two never wait on each other in a circle.
 //!
+//! On a Redlock quorum (`servers`) each node runs `lua/multi/take.lua`, every key or
+//! none, with no queue: held when a majority took every key within the lease's
+//! validity, undone everywhere otherwise, and waiters poll with back-off, as a
+//! `Lock`'s do there.
+//!
 //! Once held, each key is a hold in the process's table (`hold::table`), like a
 //! `Lock`'s: the watchdog renews each one, the object's end and request end release
 //! them, and a key found taken marks the whole MultiLock lost.
@@ -30,7 +35,7 @@ use crate::net::resp;
 use crate::net::script::Script;
 use crate::terms::{self, Terms};
 use crate::token::{self, Token};
-use crate::topology::route::Route;
+use crate::topology::route::{Extended, Route};
 use crate::wait::backoff::Backoff;
 use crate::wait::waiting::{self, Try, Waited, Waiter};
 use redis::{ErrorKind, RedisError, Value};
@@ -51,6 +56,8 @@ pub static RENEW: LazyLock<Script> = LazyLock::new(|| lua::script("multi/renew")
 pub static FENCE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/fence"));
 /// Whether a token holds every key, and each key's lease. See `lua/multi/state.lua`.
 pub static STATE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/state"));
+/// A Redlock node's part: every key or none, no queue. See `lua/multi/take.lua`.
+pub static TAKE: LazyLock<Script> = LazyLock::new(|| lua::script("multi/take"));
 
 /// Set once this process has asked a MultiLock for its fencing tokens: from then on
 /// its acquisitions issue them in the same step (as `Lock` does).
@@ -91,10 +98,13 @@ impl MultiLock {
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lock_out_ms(lock_out)?;
         settings.check()?;
-        if !settings.servers.is_empty() {
+        if !settings.servers.is_empty() && ttl_ms == terms::NO_EXPIRY {
             return Err(LockError::InvalidValue(
-                "MultiLock needs one server, Sentinel or one Cluster slot: Redlock (\"servers\") is not supported yet".to_string(),
+                "MultiLock::__construct(): Argument #3 ($lockOut) must be finite with Redlock (\"servers\"): its safety rests on the lease".to_string(),
             ));
+        }
+        if settings.fair && !settings.servers.is_empty() {
+            return Err(LockError::InvalidValue("option \"fair\" needs a queue, which Redlock (\"servers\") does not keep".to_string()));
         }
         let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = names
             .into_iter()
@@ -130,7 +140,8 @@ impl MultiLock {
             names: pairs.into_iter().map(|(_, n)| n).collect(),
             keys,
             terms: Terms::new(settings, wait, ttl_ms),
-            fencing: settings.fencing,
+            // Independent counters give no order across holders: see docs/redlock.md.
+            fencing: settings.fencing && !route.lease_only(),
             route,
             fences: None,
             ever_held: false,
@@ -189,7 +200,7 @@ impl MultiLock {
         let fence = self.fencing && EAGER_FENCING.load(Ordering::Relaxed);
         let fences = RefCell::new(None);
         let w = MultiWait { multi: self, token: &token, fence, fences: &fences };
-        let first = w.attempt(b"", false, deadline);
+        let first = if self.route.lease_only() { w.poll(deadline) } else { w.attempt(b"", false, deadline) };
         let mut may_hold = false;
         match first {
             Ok(Try::Acquired(_)) => {
@@ -316,7 +327,13 @@ impl MultiLock {
         let ms_arg = ms.to_string();
         let sent = Instant::now();
         let locks = self.locks();
-        let done = resp::int(&self.route.ask(&Call::Script(&RENEW, &locks, &[&token, ms_arg.as_bytes()]))?) == Some(1);
+        let extended = self.route.renew(&Call::Script(&RENEW, &locks, &[&token, ms_arg.as_bytes()]), Duration::from_millis(ms))?;
+        let done = match extended {
+            Extended::Yes => true,
+            Extended::Lost => false,
+            // Not confirmed (a quorum's renewal ran out of time): not known to be lost either.
+            Extended::No => return Ok(false),
+        };
         let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
         for claim in &self.claims {
             Claim::renewed(claim.own_for(&token), done, lease, sent);
@@ -328,7 +345,22 @@ impl MultiLock {
     /// holds them all.
     fn state(&self, token: &[u8]) -> Result<(bool, Vec<i64>)> {
         let locks = self.locks();
-        let reply = self.route.ask(&Call::Script(&STATE, &locks, &[token]))?;
+        if self.route.lease_only() {
+            // The nodes' leases differ, and a quorum's answer is the one a majority
+            // gave: whether the token holds every key, alone; each lease by `Route::pttl`.
+            let reply = self.route.ask(&Call::Script(&STATE, &locks, &[token, b"1"]))?;
+            let mine = matches!(&reply, Value::Array(items) if items.len() == 1 && resp::int(&items[0]) == Some(1));
+            let mut pttls = Vec::with_capacity(locks.len());
+            for key in &locks {
+                pttls.push(match self.route.pttl(key)? {
+                    None => -2,
+                    Some(None) => -1,
+                    Some(Some(ms)) => ms as i64,
+                });
+            }
+            return Ok((mine, pttls));
+        }
+        let reply = self.route.ask(&Call::Script(&STATE, &locks, &[token, b"0"]))?;
         let parts = match &reply {
             Value::Array(items) if items.len() == locks.len() + 1 => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
             _ => None,
@@ -501,6 +533,22 @@ impl Waiter for MultiWait<'_> {
     fn abandon(&self) {
         let all = self.multi.all_keys();
         let _ = self.multi.route.fire(&Call::Script(&RELEASE, &all, &[self.token]));
+    }
+
+    /// One try that queues nothing: on a Redlock quorum, `TAKE` on every node, held
+    /// when a majority took every key within the lease's validity (otherwise undone
+    /// everywhere); elsewhere a try of the acquire script without an entry.
+    fn poll(&self, deadline: Instant) -> Result<Try> {
+        let m = self.multi;
+        if !m.route.lease_only() {
+            return self.attempt(&[], true, deadline);
+        }
+        let locks = m.locks();
+        let all = m.all_keys();
+        let undo = Call::Script(&RELEASE, &all, &[self.token]);
+        let take = Call::Script(&TAKE, &locks, &[self.token, m.terms.ttl_arg.as_bytes()]);
+        let busy = || Try::Busy { pttl: None, queued: None };
+        m.route.take_by(&take, &Value::Int(1), locks[0], self.token, m.terms.lease, &undo, |_, _| Ok(busy()), |took| if took { Try::Acquired(None) } else { busy() })
     }
 }
 

@@ -853,16 +853,24 @@ impl Quorum {
     /// for a whole lease: the error says what was sent then, so that the caller
     /// keeps the token and its `releaseLock()` clears what landed.
     pub fn try_acquire(&self, key: &[u8], token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
-        let start = Instant::now();
         let ms = lease.as_millis().to_string();
+        self.try_take(&Call::Command(&[b"SET", key, token, b"NX", b"PX", ms.as_bytes()]), &Value::Okay, key, token, lease, undo)
+    }
+
+    /// `try_acquire` for any taking `call` that answers `took` on a node where it took
+    /// what it takes (a MultiLock's keys: `key` is the first, by which a late reply's
+    /// cleanup is found, as for a `SET` of it).
+    pub fn try_take(&self, call: &Call<'_>, took: &Value, key: &[u8], token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
+        let start = Instant::now();
         let (n, majority) = (self.nodes.len(), self.majority());
         let ask = Ask { cleanup: false, sets: Some((key, token)) };
-        let replies = self.all(&mut Pooled, &Call::Command(&[b"SET", key, token, b"NX", b"PX", ms.as_bytes()]), ask, |s| {
-            let took = count(s, &Value::Okay);
+        let yes = took;
+        let replies = self.all(&mut Pooled, call, ask, |s| {
+            let took = count(s, yes);
             let t = tally(s);
             took >= majority || (took + t.pending < majority && (t.answered >= majority || t.failed > n - majority))
         });
-        let took = replies.iter().filter(|r| matches!(r, Ok(Value::Okay))).count();
+        let took = replies.iter().filter(|r| r.as_ref().is_ok_and(|v| v == yes)).count();
         let validity = lease.checked_sub(start.elapsed() + drift(lease));
         if took >= majority {
             if let Some(v) = validity.filter(|v| !v.is_zero()) {
