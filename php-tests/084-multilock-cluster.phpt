@@ -1,5 +1,5 @@
 --TEST--
-MultiLock on Redis Cluster: keys of one slot (a common hash tag) are taken all or none on the slot's master, a waiter is woken by the release through the slot's sharded channel, and keys in several slots are refused with a ValueError that says what to do
+MultiLock on Redis Cluster: keys of one slot (a common hash tag) are taken all or none on the slot's master, a waiter is woken by the release through the slot's sharded channel, and keys in several slots are taken slot group by slot group in one order: a busy group gives back the groups taken before the wait, and opposite orders never deadlock
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl needed'); ?>
 --FILE--
@@ -32,12 +32,57 @@ try {
     echo "woken by the release: ", json_encode(is_string($t)), ", after ", $took >= 0.25 && $took < 0.8 ? '0.3 s' : "$took s", "\n";
     var_dump($w->releaseLock(), rl_cmd($master, 'EXISTS', $a) + rl_cmd($master, 'EXISTS', $b));
 
-    try {
-        new MultiLock([rl_key('x'), rl_key('y'), rl_key('z')], 0, 5, $opts);
-        echo "no error\n";
-    } catch (ValueError $e) {
-        echo "several slots: ValueError, ", str_contains($e->getMessage(), 'hash tag') ? 'says to use a hash tag' : $e->getMessage(), "\n";
+    // Keys in three slots: taken slot group by slot group, in order (slot, then key).
+    $slot = fn($k) => (int) rl_cmd($seeds[0], 'CLUSTER', 'KEYSLOT', $k);
+    $ks = [rl_key('x'), rl_key('y'), rl_key('z')];
+    usort($ks, fn($p, $q) => [$slot($p), $p] <=> [$slot($q), $q]);
+    $onMaster = fn($k) => rl_cmd(rl_cluster_master_of($seeds[0], $k), 'GET', $k);
+    $m = new MultiLock(array_reverse($ks), 0, 5, $opts);
+    echo "order: slot, then key: ", json_encode($m->getKeys() === $ks), "\n";
+    $t = $m->addLock();
+    echo "three slots, taken: ", json_encode(array_map(fn($k) => $onMaster($k) === $t, $ks)), ", owned ", json_encode($m->isOwned()),
+        ", fencing tokens ", count(array_filter($m->getFencingToken() ?? [], 'rl_is_fence')), "\n";
+    var_dump($m->releaseLock(), array_map($onMaster, $ks));
+
+    // The last group busy: the groups before it are given back while it waits.
+    $last = new Lock($ks[2], 0, 5, $opts);
+    $tl = $last->addLock();
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        usleep(400000);
+        $seen = json_encode([$onMaster($ks[0]), $onMaster($ks[1])]);
+        $ok = (new Lock($ks[2], 0, 5, ['cluster' => $seeds]))->releaseLock($tl);
+        file_put_contents(sys_get_temp_dir() . '/084-seen-' . getmypid(), $seen);
+        exit($ok ? 0 : 1);
     }
+    $w = new MultiLock($ks, 3, 5, $opts);
+    $s = microtime(true);
+    $t = $w->addLock();
+    $took = microtime(true) - $s;
+    pcntl_waitpid($pid, $st);
+    $seenFile = sys_get_temp_dir() . "/084-seen-$pid";
+    echo "while it waited, the other groups' keys: ", file_get_contents($seenFile), "; taken after the release: ",
+        json_encode(is_string($t) && $w->isOwned()), ", in ", $took >= 0.35 && $took < 1.5 ? 'well under its wait' : "$took s", "\n";
+    unlink($seenFile);
+    $w->releaseLock();
+
+    // Opposite orders across slots, 2 processes x 100: no deadlock, no lost update.
+    [$x, $y] = [$ks[0], $ks[2]];
+    $codes = rl_fork(2, function ($i) use ($seeds, $x, $y, $onMaster) {
+        $keys = $i ? [$y, $x] : [$x, $y];
+        for ($r = 0; $r < 100; $r++) {
+            $l = new MultiLock($keys, 10, 5, ['cluster' => $seeds]);
+            if ($l->addLock() === false) { return 2; }
+            foreach ($keys as $k) {
+                $master = rl_cluster_master_of($seeds[0], "{{$k}}:n");
+                rl_cmd($master, 'SET', "{{$k}}:n", (string) ((int) rl_cmd($master, 'GET', "{{$k}}:n") + 1));
+            }
+            if (!$l->releaseLock()) { return 3; }
+        }
+        return 0;
+    });
+    echo "opposite orders: exits ", implode(',', $codes), ", counters ",
+        implode(',', array_map(fn($k) => rl_cmd(rl_cluster_master_of($seeds[0], "{{$k}}:n"), 'GET', "{{$k}}:n"), [$x, $y])), "\n";
 } finally {
     rl_stop_cluster($c);
 }
@@ -49,4 +94,16 @@ bool(true)
 woken by the release: true, after 0.3 s
 bool(true)
 int(0)
-several slots: ValueError, says to use a hash tag
+order: slot, then key: true
+three slots, taken: [true,true,true], owned true, fencing tokens 3
+bool(true)
+array(3) {
+  [0]=>
+  NULL
+  [1]=>
+  NULL
+  [2]=>
+  NULL
+}
+while it waited, the other groups' keys: [null,null]; taken after the release: true, in well under its wait
+opposite orders: exits 0,0, counters 200,200

@@ -14,6 +14,13 @@
 //! releases only: no polling, and no herd. Every MultiLock orders its keys the same
 //! way (by name), so two never wait on each other in a circle.
 //!
+//! On a Cluster, keys in several slots are taken slot group by slot group, in one
+//! order (slot, then name), one script per group. A group found busy ends the
+//! round: the groups taken in it are given back before the wait for that group
+//! starts, so a MultiLock never waits while it holds anything, and two never wait
+//! on each other in a circle. Another client may see some groups held then, for
+//! the round's few round trips; within a group, never a subset.
+//!
 //! On a Redlock quorum (`servers`) each node runs `lua/multi/take.lua`, every key or
 //! none, with no queue: held when a majority took every key within the lease's
 //! validity, undone everywhere otherwise, and waiters poll with back-off, as a
@@ -66,24 +73,56 @@ static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
 /// The queue outlives the longest wait in it by this much (as a `Lock`'s).
 const QUEUE_SLACK: Duration = Duration::from_secs(5);
 
-/// Several keys, held all at once under one token.
-pub struct MultiLock {
-    /// The keys as given, deduplicated, in the order they are taken (by their name
-    /// with the prefix).
-    names: Vec<Vec<u8>>,
-    keys: Vec<Arc<LockKeys>>,
-    terms: Terms,
-    fencing: bool,
+/// Keys that one script takes at once: every key, or on a Cluster the keys of one
+/// slot (a slot group).
+struct Group {
     route: Route,
-    /// One claim per key, in `keys`' order: each key is a hold in the table.
-    claims: Vec<Claim>,
-    /// The fencing tokens of the last acquisition, in `keys`' order, once issued.
-    fences: Option<Vec<i64>>,
-    ever_held: bool,
+    keys: Vec<Arc<LockKeys>>,
+    /// Where its keys start in the MultiLock's order.
+    first: usize,
     /// The "m" entry's key list: `<length>:<name>` for each key's lock, queue and
     /// fencing counter.
     blob: Vec<u8>,
 }
+
+impl Group {
+    /// Every key's name, queue, fencing counter and readers, as the scripts take them.
+    fn all_keys(&self) -> Vec<&[u8]> {
+        self.keys.iter().flat_map(|k| [&k.lock[..], &k.queue[..], &k.fence[..], &k.readers[..]]).collect()
+    }
+
+    fn locks(&self) -> Vec<&[u8]> {
+        self.keys.iter().map(|k| &k.lock[..]).collect()
+    }
+
+    /// Releases every key of the group that `token` holds, each handed over;
+    /// answers how many it held.
+    fn release(&self, token: &[u8]) -> Result<i64> {
+        let all = self.all_keys();
+        let reply = self.route.ask(&Call::Script(&RELEASE, &all, &[token]))?;
+        resp::int(&reply).ok_or_else(|| bad_reply(&self.route, "release", &reply))
+    }
+}
+
+/// Several keys, held all at once under one token.
+pub struct MultiLock {
+    /// The keys as given, deduplicated, in the order they are taken: by name, and on
+    /// a Cluster by slot, then name.
+    names: Vec<Vec<u8>>,
+    /// One group, or one per slot on a Cluster, in that order.
+    groups: Vec<Group>,
+    terms: Terms,
+    fencing: bool,
+    /// One claim per key, in the keys' order: each key is a hold in the table.
+    claims: Vec<Claim>,
+    /// The fencing tokens of the last acquisition, in the keys' order, once issued.
+    fences: Option<Vec<i64>>,
+    ever_held: bool,
+}
+
+/// What a try or a wait took of one group: its fencing tokens (when issued) and when
+/// its lease ends at the earliest.
+type Taken = (Option<Vec<i64>>, waiting::Until);
 
 impl MultiLock {
     /// Validates everything up front, so that a bad argument never reaches Redis.
@@ -106,46 +145,43 @@ impl MultiLock {
         if settings.fair && !settings.servers.is_empty() {
             return Err(LockError::InvalidValue("option \"fair\" needs a queue, which Redlock (\"servers\") does not keep".to_string()));
         }
-        let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = names
+        let cluster = !settings.cluster.is_empty();
+        // (slot, key, name as given): one order for every MultiLock, so that none
+        // waits on another in a circle.
+        let mut order: Vec<(u16, Vec<u8>, Vec<u8>)> = names
             .into_iter()
             .map(|name| {
                 let mut key = settings.prefix.clone();
                 key.extend_from_slice(&name);
-                (key, name)
+                (if cluster { keys::slot(&key) } else { 0 }, key, name)
             })
             .collect();
-        pairs.sort();
-        pairs.dedup_by(|a, b| a.0 == b.0);
-        if !settings.cluster.is_empty() {
-            let slot = keys::slot(&pairs[0].0);
-            if let Some((_, other)) = pairs.iter().find(|(k, _)| keys::slot(k) != slot) {
-                return Err(LockError::InvalidValue(format!(
-                    "MultiLock::__construct(): Argument #1 ($keys) must name keys of one Cluster slot (give them a common hash tag, like {{order:1}}:stock); {:?} is in another slot than {:?}",
-                    String::from_utf8_lossy(other),
-                    String::from_utf8_lossy(&pairs[0].1)
-                )));
+        order.sort();
+        order.dedup_by(|a, b| a.1 == b.1);
+        let mut groups: Vec<Group> = Vec::new();
+        for (i, (slot, key, _)) in order.iter().enumerate() {
+            let lock_keys = Arc::new(LockKeys::new(key.clone()));
+            let same = i > 0 && order[i - 1].0 == *slot;
+            if !same {
+                groups.push(Group { route: Route::for_key(settings, key)?, keys: Vec::new(), first: i, blob: Vec::new() });
             }
-        }
-        let keys: Vec<Arc<LockKeys>> = pairs.iter().map(|(k, _)| Arc::new(LockKeys::new(k.clone()))).collect();
-        let route = Route::for_key(settings, &keys[0].lock)?;
-        let mut blob = Vec::new();
-        for k in &keys {
-            for name in [&k.lock, &k.queue, &k.fence] {
-                blob.extend_from_slice(format!("{}:", name.len()).as_bytes());
-                blob.extend_from_slice(name);
+            let Some(group) = groups.last_mut() else { continue };
+            for name in [&lock_keys.lock, &lock_keys.queue, &lock_keys.fence] {
+                group.blob.extend_from_slice(format!("{}:", name.len()).as_bytes());
+                group.blob.extend_from_slice(name);
             }
+            group.keys.push(lock_keys);
         }
+        let lease_only = groups.first().is_some_and(|g| g.route.lease_only());
         Ok(MultiLock {
-            claims: keys.iter().map(|_| Claim::default()).collect(),
-            names: pairs.into_iter().map(|(_, n)| n).collect(),
-            keys,
+            claims: order.iter().map(|_| Claim::default()).collect(),
+            names: order.into_iter().map(|(_, _, n)| n).collect(),
+            groups,
             terms: Terms::new(settings, wait, ttl_ms),
             // Independent counters give no order across holders: see docs/redlock.md.
-            fencing: settings.fencing && !route.lease_only(),
-            route,
+            fencing: settings.fencing && !lease_only,
             fences: None,
             ever_held: false,
-            blob,
         })
     }
 
@@ -157,15 +193,6 @@ impl MultiLock {
     /// The token this object last acquired, while it believes it holds it.
     pub fn token(&self) -> Option<&[u8]> {
         self.claims[0].token.as_deref()
-    }
-
-    /// Every key's name, queue, fencing counter and readers, as the scripts take them.
-    fn all_keys(&self) -> Vec<&[u8]> {
-        self.keys.iter().flat_map(|k| [&k.lock[..], &k.queue[..], &k.fence[..], &k.readers[..]]).collect()
-    }
-
-    fn locks(&self) -> Vec<&[u8]> {
-        self.keys.iter().map(|k| &k.lock[..]).collect()
     }
 
     /// One try: `Some(token)` when every key was taken, `None` when any is held.
@@ -190,6 +217,10 @@ impl MultiLock {
         self.names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect::<Vec<_>>().join(", ")
     }
 
+    /// Takes the groups in order, one try each. A group found busy ends the round:
+    /// the groups taken in it are given back first, and then (`wait`) the MultiLock
+    /// queues for that group and sleeps until it is handed over, and the next round
+    /// tries the others. So it never waits while it holds anything.
     fn obtain(&mut self, chosen: Option<Token>, wait: bool) -> Result<Option<Token>> {
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
@@ -198,37 +229,70 @@ impl MultiLock {
             None => token::generate()?,
         };
         let fence = self.fencing && EAGER_FENCING.load(Ordering::Relaxed);
-        let fences = RefCell::new(None);
-        let w = MultiWait { multi: self, token: &token, fence, fences: &fences };
-        let first = if self.route.lease_only() { w.poll(deadline) } else { w.attempt(b"", false, deadline) };
-        let mut may_hold = false;
-        match first {
-            Ok(Try::Acquired(_)) => {
-                let until = waiting::lease_bound(start, self.terms.lease);
-                if !waiting::is_stale(until) {
-                    let got = fences.into_inner();
-                    return Ok(Some(self.took(token, got, until)));
+        let mut got: Vec<Option<Taken>> = self.groups.iter().map(|_| None).collect();
+        loop {
+            let mut busy = None;
+            for g in 0..self.groups.len() {
+                if got[g].is_some() {
+                    continue;
                 }
+                let fences = RefCell::new(None);
+                let w = GroupWait { multi: self, group: &self.groups[g], token: &token, fence, fences: &fences };
+                let sent = Instant::now();
+                let first = if w.group.route.lease_only() { w.poll(deadline) } else { w.attempt(b"", false, deadline) };
+                match first {
+                    Ok(Try::Acquired(_)) => got[g] = Some((fences.into_inner(), waiting::lease_bound(sent, self.terms.lease))),
+                    Ok(Try::Busy { .. }) => {
+                        busy = Some(g);
+                        break;
+                    }
+                    // A passing state (a failover, a loading server) is waited out.
+                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => {
+                        busy = Some(g);
+                        break;
+                    }
+                    Err(e) => {
+                        self.give_back(&token, &mut got);
+                        return Err(self.maybe_taken(token, e));
+                    }
+                }
+            }
+            let Some(g) = busy else {
+                let until = got.iter().flatten().filter_map(|(_, u)| *u).min();
+                if !waiting::is_stale(until) {
+                    let fences = got.iter_mut().map(|t| t.take().and_then(|(f, _)| f)).collect::<Option<Vec<Vec<i64>>>>();
+                    return Ok(Some(self.took(token, fences.map(|f| f.concat()), until)));
+                }
+                // Taken too late to be used (a paused process): given back, and tried again.
                 crate::stats::note(crate::stats::Counter::Stale);
+                self.give_back(&token, &mut got);
                 if !wait || Instant::now() >= deadline {
-                    w.abandon();
                     return Ok(None);
                 }
-                may_hold = true;
+                continue;
+            };
+            self.give_back(&token, &mut got);
+            if !wait || Instant::now() >= deadline {
+                return Ok(None);
             }
-            Ok(Try::Busy { .. }) if !wait => return Ok(None),
-            Ok(Try::Busy { .. }) => {}
-            Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
-            Err(e) => return Err(self.maybe_taken(token, e)),
+            let fences = RefCell::new(None);
+            let w = GroupWait { multi: self, group: &self.groups[g], token: &token, fence, fences: &fences };
+            let (outcome, _) = waiting::wait(&w, deadline, false, true);
+            match outcome {
+                Waited::Got(_, until) => got[g] = Some((fences.into_inner(), until)),
+                Waited::TimedOut => return Ok(None),
+                Waited::Failed(e) => return Err(self.maybe_taken(token, e)),
+            }
         }
-        let (outcome, _) = waiting::wait(&w, deadline, may_hold, true);
-        match outcome {
-            Waited::Got(_, until) => {
-                let got = fences.into_inner();
-                Ok(Some(self.took(token, got, until)))
+    }
+
+    /// Releases the groups of `got` (those taken in this round), before a wait starts.
+    /// Errors are left to the lease.
+    fn give_back(&self, token: &[u8], got: &mut [Option<Taken>]) {
+        for (group, taken) in self.groups.iter().zip(got.iter_mut()) {
+            if taken.take().is_some() {
+                let _ = group.release(token);
             }
-            Waited::TimedOut => Ok(None),
-            Waited::Failed(e) => Err(self.maybe_taken(token, e)),
         }
     }
 
@@ -242,26 +306,28 @@ impl MultiLock {
             _ => now,
         };
         self.hold_token(&token, |terms| Renewal::for_terms(terms, began));
-        self.fences = if self.fencing { fences.filter(|f| f.iter().all(|&n| n > 0)) } else { None };
+        self.fences = if self.fencing { fences.filter(|f| f.len() == self.names.len() && f.iter().all(|&n| n > 0)) } else { None };
         self.ever_held = true;
         token
     }
 
     fn hold_token(&mut self, token: &Token, renew: impl Fn(&Terms) -> Option<Box<Renewal>>) {
         let owner = Owner::current();
-        for (claim, keys) in self.claims.iter_mut().zip(&self.keys) {
-            claim.record(Hold {
-                kind: Kind::Write,
-                owner,
-                route: self.route.clone(),
-                keys: keys.clone(),
-                token: token.clone(),
-                renew_by: &crate::kinds::lock::WRITE_RENEWAL,
-                renew: renew(&self.terms),
-                lost: None,
-                auto_release: self.terms.auto_release,
-                orphan: false,
-            });
+        for group in &self.groups {
+            for (i, keys) in group.keys.iter().enumerate() {
+                self.claims[group.first + i].record(Hold {
+                    kind: Kind::Write,
+                    owner,
+                    route: group.route.clone(),
+                    keys: keys.clone(),
+                    token: token.clone(),
+                    renew_by: &crate::kinds::lock::WRITE_RENEWAL,
+                    renew: renew(&self.terms),
+                    lost: None,
+                    auto_release: self.terms.auto_release,
+                    orphan: false,
+                });
+            }
         }
     }
 
@@ -281,9 +347,14 @@ impl MultiLock {
         self.claims.iter().any(|c| c.lost(token))
     }
 
+    /// The claims and keys of every key, in order.
+    fn each_key(&mut self) -> impl Iterator<Item = (&mut Claim, &Arc<LockKeys>)> {
+        self.claims.iter_mut().zip(self.groups.iter().flat_map(|g| g.keys.iter()))
+    }
+
     /// Releases every key `token` (default: this object's) holds, each handed to its
-    /// first waiter. True only when the token held every key; keys it still held are
-    /// released either way.
+    /// first waiter, one script per group. True only when the token held every key;
+    /// keys it still held are released either way.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         let Some(token) = self.claims[0].pick(token) else { return Ok(false) };
         let mut own = false;
@@ -295,29 +366,33 @@ impl MultiLock {
             lost |= hold.as_ref().is_some_and(|h| h.lost.is_some());
             holds.push(hold);
         }
-        let all = self.all_keys();
-        match self.route.ask(&Call::Script(&RELEASE, &all, &[&token])) {
-            Ok(reply) => {
-                for (claim, keys) in self.claims.iter_mut().zip(&self.keys) {
-                    claim.released(own, keys, &token);
-                }
-                let n = resp::int(&reply).ok_or_else(|| self.bad_reply("release", &reply))?;
-                if n > 0 {
-                    crate::stats::note(crate::stats::Counter::Released);
-                }
-                Ok(!lost && n == self.keys.len() as i64)
-            }
-            Err(e) => {
-                for (claim, hold) in self.claims.iter_mut().zip(holds) {
-                    claim.put_back(hold);
-                }
-                Err(e)
+        let mut held = 0;
+        let mut failed = None;
+        for group in &self.groups {
+            match group.release(&token) {
+                Ok(n) => held += n,
+                Err(e) => failed = failed.or(Some(e)),
             }
         }
+        if let Some(e) = failed {
+            // Tried again by the object's end or request end; otherwise the lease ends them.
+            for (claim, hold) in self.claims.iter_mut().zip(holds) {
+                claim.put_back(hold);
+            }
+            return Err(e);
+        }
+        for (claim, keys) in self.each_key() {
+            claim.released(own, keys, &token);
+        }
+        if held > 0 {
+            crate::stats::note(crate::stats::Counter::Released);
+        }
+        Ok(!lost && held == self.names.len() as i64)
     }
 
     /// Sets every key's lease to `lock_out` seconds (default: the object's `$lockOut`)
-    /// if `token` (default: this object's) still holds them all.
+    /// if `token` (default: this object's) still holds them all (per group: a group
+    /// whose keys it no longer holds is left as it is).
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         let ms = terms::extension_ms("MultiLock::extendLock(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
         let Some(token) = self.claims[0].pick(token) else { return Ok(false) };
@@ -326,14 +401,16 @@ impl MultiLock {
         }
         let ms_arg = ms.to_string();
         let sent = Instant::now();
-        let locks = self.locks();
-        let extended = self.route.renew(&Call::Script(&RENEW, &locks, &[&token, ms_arg.as_bytes()]), Duration::from_millis(ms))?;
-        let done = match extended {
-            Extended::Yes => true,
-            Extended::Lost => false,
-            // Not confirmed (a quorum's renewal ran out of time): not known to be lost either.
-            Extended::No => return Ok(false),
-        };
+        let mut done = true;
+        for group in &self.groups {
+            let locks = group.locks();
+            match group.route.renew(&Call::Script(&RENEW, &locks, &[&token, ms_arg.as_bytes()]), Duration::from_millis(ms))? {
+                Extended::Yes => {}
+                Extended::Lost => done = false,
+                // Not confirmed (a quorum's renewal ran out of time): not known to be lost either.
+                Extended::No => return Ok(false),
+            }
+        }
         let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
         for claim in &self.claims {
             Claim::renewed(claim.own_for(&token), done, lease, sent);
@@ -344,29 +421,34 @@ impl MultiLock {
     /// Every key's remaining lease (PTTL: -2 free, -1 no expiry), and whether `token`
     /// holds them all.
     fn state(&self, token: &[u8]) -> Result<(bool, Vec<i64>)> {
-        let locks = self.locks();
-        if self.route.lease_only() {
-            // The nodes' leases differ, and a quorum's answer is the one a majority
-            // gave: whether the token holds every key, alone; each lease by `Route::pttl`.
-            let reply = self.route.ask(&Call::Script(&STATE, &locks, &[token, b"1"]))?;
-            let mine = matches!(&reply, Value::Array(items) if items.len() == 1 && resp::int(&items[0]) == Some(1));
-            let mut pttls = Vec::with_capacity(locks.len());
-            for key in &locks {
-                pttls.push(match self.route.pttl(key)? {
-                    None => -2,
-                    Some(None) => -1,
-                    Some(Some(ms)) => ms as i64,
-                });
+        let mut mine = true;
+        let mut pttls = Vec::with_capacity(self.names.len());
+        for group in &self.groups {
+            let locks = group.locks();
+            if group.route.lease_only() {
+                // The nodes' leases differ, and a quorum's answer is the one a majority
+                // gave: whether the token holds every key, alone; each lease by `Route::pttl`.
+                let reply = group.route.ask(&Call::Script(&STATE, &locks, &[token, b"1"]))?;
+                mine &= matches!(&reply, Value::Array(items) if items.len() == 1 && resp::int(&items[0]) == Some(1));
+                for key in &locks {
+                    pttls.push(match group.route.pttl(key)? {
+                        None => -2,
+                        Some(None) => -1,
+                        Some(Some(ms)) => ms as i64,
+                    });
+                }
+                continue;
             }
-            return Ok((mine, pttls));
+            let reply = group.route.ask(&Call::Script(&STATE, &locks, &[token, b"0"]))?;
+            let parts = match &reply {
+                Value::Array(items) if items.len() == locks.len() + 1 => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+                _ => None,
+            };
+            let parts = parts.ok_or_else(|| bad_reply(&group.route, "state", &reply))?;
+            mine &= parts[0] == 1;
+            pttls.extend_from_slice(&parts[1..]);
         }
-        let reply = self.route.ask(&Call::Script(&STATE, &locks, &[token, b"0"]))?;
-        let parts = match &reply {
-            Value::Array(items) if items.len() == locks.len() + 1 => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
-            _ => None,
-        };
-        let parts = parts.ok_or_else(|| self.bad_reply("state", &reply))?;
-        Ok((parts[0] == 1, parts[1..].to_vec()))
+        Ok((mine, pttls))
     }
 
     /// Whether `token` (default: this object's) holds every key right now.
@@ -389,8 +471,9 @@ impl MultiLock {
     }
 
     /// The fencing tokens of this object's last acquisition, one per key in the
-    /// order of `names()`: `None` before the first, or with `fencing` off. Taken
-    /// when first asked for, token-checked on every key, like `Lock`'s.
+    /// order of `names()`: `None` before the first, or with `fencing` off (and on
+    /// Redlock). Taken when first asked for, token-checked on every key of a group,
+    /// like `Lock`'s.
     pub fn fencing_tokens(&mut self) -> Result<Option<Vec<i64>>> {
         if !self.fencing {
             return Ok(None);
@@ -404,16 +487,19 @@ impl MultiLock {
         if self.lost(&token) {
             return Err(lost());
         }
-        let keys: Vec<&[u8]> = self.keys.iter().flat_map(|k| [&k.lock[..], &k.fence[..]]).collect();
-        let reply = self.route.ask(&Call::Script(&FENCE, &keys, &[&token]))?;
-        let numbers = match &reply {
-            Value::Array(items) if items.is_empty() => return Err(lost()),
-            Value::Array(items) if items.len() == self.keys.len() => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
-            _ => None,
-        };
-        let numbers = numbers.ok_or_else(|| self.bad_reply("fence", &reply))?;
-        self.fences = Some(numbers.clone());
-        Ok(Some(numbers))
+        let mut all = Vec::with_capacity(self.names.len());
+        for group in &self.groups {
+            let keys: Vec<&[u8]> = group.keys.iter().flat_map(|k| [&k.lock[..], &k.fence[..]]).collect();
+            let reply = group.route.ask(&Call::Script(&FENCE, &keys, &[&token]))?;
+            let numbers = match &reply {
+                Value::Array(items) if items.is_empty() => return Err(lost()),
+                Value::Array(items) if items.len() == group.keys.len() => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+                _ => None,
+            };
+            all.extend(numbers.ok_or_else(|| bad_reply(&group.route, "fence", &reply))?);
+        }
+        self.fences = Some(all.clone());
+        Ok(Some(all))
     }
 
     /// Releases `token` after `synchronized()`'s work: an error when it was this
@@ -426,11 +512,6 @@ impl MultiLock {
         self.claims[0].finished(ours, lost_ago, released, "multilock", what.as_bytes())
     }
 
-    /// A reply of a shape the script never gives, as an error naming the server.
-    fn bad_reply(&self, script: &str, reply: &Value) -> LockError {
-        LockError::Server { addr: self.route.node().addr().to_string(), cause: format!("unexpected reply to the multi {script} script: {reply:?}") }
-    }
-
     /// Releases `token` after work that did not return normally, errors ignored.
     pub fn release_unseen(&mut self, token: &[u8]) {
         let _ = self.release(Some(token));
@@ -439,31 +520,35 @@ impl MultiLock {
 
 impl Drop for MultiLock {
     /// Keys still held when the object goes away are released (with `auto_release`),
-    /// in one script, unless this is a forked child's copy.
+    /// one script per group, unless this is a forked child's copy.
     fn drop(&mut self) {
         let auto = self.terms.auto_release;
         let ended: Vec<Hold> = self.claims.iter_mut().filter_map(|c| c.end(auto)).collect();
         if let Some(first) = ended.first() {
-            let all = self.all_keys();
-            let _ = self.route.fire(&Call::Script(&RELEASE, &all, &[&first.token]));
+            for group in &self.groups {
+                let all = group.all_keys();
+                let _ = group.route.fire(&Call::Script(&RELEASE, &all, &[&first.token]));
+            }
         }
     }
 }
 
-/// One wait of a `MultiLock`, as `waiting` sees it. The fencing tokens of a try that
-/// took every key are kept in `fences`: `Try` carries one number.
-struct MultiWait<'a> {
+/// One wait of a `MultiLock` for one group, as `waiting` sees it. The fencing tokens
+/// of a try that took every key of the group are kept in `fences`: `Try` carries one
+/// number.
+struct GroupWait<'a> {
     multi: &'a MultiLock,
+    group: &'a Group,
     token: &'a [u8],
     fence: bool,
     fences: &'a RefCell<Option<Vec<i64>>>,
 }
 
-impl MultiWait<'_> {
+impl GroupWait<'_> {
     /// `{1, f1..fn}`: taken, with the numbers kept; anything else as a `Lock`'s reply.
     fn read(&self, reply: &Value) -> std::result::Result<Try, RedisError> {
         if let Value::Array(items) = reply {
-            if resp::int(items.first().unwrap_or(&Value::Nil)) == Some(1) && items.len() == self.multi.keys.len() + 1 {
+            if resp::int(items.first().unwrap_or(&Value::Nil)) == Some(1) && items.len() == self.group.keys.len() + 1 {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>().ok_or_else(|| unexpected("acquire", reply))?;
                 *self.fences.borrow_mut() = self.fence.then_some(numbers);
                 return Ok(Try::Acquired(None));
@@ -476,9 +561,9 @@ impl MultiWait<'_> {
     }
 }
 
-impl Waiter for MultiWait<'_> {
+impl Waiter for GroupWait<'_> {
     fn route(&self) -> &Route {
-        &self.multi.route
+        &self.group.route
     }
 
     fn token(&self) -> &[u8] {
@@ -487,10 +572,10 @@ impl Waiter for MultiWait<'_> {
 
     /// `<lease>:m<f><key list length>:<channel length>:<channel><key list><token>`.
     fn entry(&self, channel: &str) -> Vec<u8> {
-        let m = &self.multi;
         let f = if self.fence { '1' } else { '0' };
-        let mut entry = format!("{}:m{f}{}:{}:{channel}", m.terms.ttl_arg, m.blob.len(), channel.len()).into_bytes();
-        entry.extend_from_slice(&m.blob);
+        let g = self.group;
+        let mut entry = format!("{}:m{f}{}:{}:{channel}", self.multi.terms.ttl_arg, g.blob.len(), channel.len()).into_bytes();
+        entry.extend_from_slice(&g.blob);
         entry.extend_from_slice(self.token);
         entry
     }
@@ -499,8 +584,8 @@ impl Waiter for MultiWait<'_> {
         let m = self.multi;
         let life = (deadline.saturating_duration_since(Instant::now()) + QUEUE_SLACK).as_millis().to_string();
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
-        let all = m.all_keys();
-        m.route.run(Retry::ToSettle, |conn, settling| {
+        let all = self.group.all_keys();
+        self.group.route.run(Retry::ToSettle, |conn, settling| {
             let args: [&[u8]; 7] = [self.token, m.terms.ttl_arg.as_bytes(), entry, life.as_bytes(), flag(m.terms.fair), flag(again || settling), flag(self.fence)];
             let reply = ACQUIRE.run(conn, &all, &args)?;
             self.read(&reply)
@@ -508,17 +593,17 @@ impl Waiter for MultiWait<'_> {
     }
 
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
-        let m = self.multi;
-        let all = m.all_keys();
-        let reply = m.route.run(Retry::IfStale, |conn, _| CANCEL.run(conn, &all, &[self.token, entry, m.terms.ttl_arg.as_bytes()]))?;
+        let g = self.group;
+        let all = g.all_keys();
+        let reply = g.route.run(Retry::IfStale, |conn, _| CANCEL.run(conn, &all, &[self.token, entry, self.multi.terms.ttl_arg.as_bytes()]))?;
         match &reply {
-            Value::Array(items) if items.len() == m.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
+            Value::Array(items) if items.len() == g.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
                 *self.fences.borrow_mut() = numbers.filter(|_| self.fence);
                 Ok(Some(None))
             }
             Value::Array(items) if items.len() == 1 => Ok(None),
-            _ => Err(m.bad_reply("cancel", &reply)),
+            _ => Err(bad_reply(&g.route, "cancel", &reply)),
         }
     }
 
@@ -531,25 +616,30 @@ impl Waiter for MultiWait<'_> {
     }
 
     fn abandon(&self) {
-        let all = self.multi.all_keys();
-        let _ = self.multi.route.fire(&Call::Script(&RELEASE, &all, &[self.token]));
+        let all = self.group.all_keys();
+        let _ = self.group.route.fire(&Call::Script(&RELEASE, &all, &[self.token]));
     }
 
     /// One try that queues nothing: on a Redlock quorum, `TAKE` on every node, held
     /// when a majority took every key within the lease's validity (otherwise undone
     /// everywhere); elsewhere a try of the acquire script without an entry.
     fn poll(&self, deadline: Instant) -> Result<Try> {
-        let m = self.multi;
-        if !m.route.lease_only() {
+        let g = self.group;
+        if !g.route.lease_only() {
             return self.attempt(&[], true, deadline);
         }
-        let locks = m.locks();
-        let all = m.all_keys();
+        let locks = g.locks();
+        let all = g.all_keys();
         let undo = Call::Script(&RELEASE, &all, &[self.token]);
-        let take = Call::Script(&TAKE, &locks, &[self.token, m.terms.ttl_arg.as_bytes()]);
+        let take = Call::Script(&TAKE, &locks, &[self.token, self.multi.terms.ttl_arg.as_bytes()]);
         let busy = || Try::Busy { pttl: None, queued: None };
-        m.route.take_by(&take, &Value::Int(1), locks[0], self.token, m.terms.lease, &undo, |_, _| Ok(busy()), |took| if took { Try::Acquired(None) } else { busy() })
+        g.route.take_by(&take, &Value::Int(1), locks[0], self.token, self.multi.terms.lease, &undo, |_, _| Ok(busy()), |took| if took { Try::Acquired(None) } else { busy() })
     }
+}
+
+/// A reply of a shape the script never gives, as an error naming the server.
+fn bad_reply(route: &Route, script: &str, reply: &Value) -> LockError {
+    LockError::Server { addr: route.node().addr().to_string(), cause: format!("unexpected reply to the multi {script} script: {reply:?}") }
 }
 
 /// A reply of a shape the script never gives: the server is not what it seems.
