@@ -243,12 +243,14 @@ namespace {
      * key a `new Lock($key)` takes: a Lock holding one of them keeps the MultiLock
      * waiting, and the other way round; they share its fencing counter.
      *
-     * On one server, Sentinel, or one Cluster slot (give the keys a common hash tag,
-     * like `{order:1}:stock`), one script takes every key or none: no other client ever
-     * sees a subset held. A waiter is queued on the first busy key in the MultiLock's
-     * order and woken by that key's release, which takes every key for it when the
-     * others are free; two MultiLocks never wait on each other in a circle. Keys are
-     * released when the object is destroyed and at request end, as a Lock's.
+     * On one server, Sentinel, or for keys of one Cluster slot, one script takes every key
+     * or none: no other client ever sees a subset held. Keys in several Cluster slots are
+     * taken slot group by slot group, in one order, giving back what a round took before
+     * any wait; on Redlock ('servers') every node runs the same all-or-none script and a
+     * majority holds. A waiter is queued on the first busy key in the MultiLock's order
+     * and woken by that key's release, which takes every key for it when the others are
+     * free; two MultiLocks never wait on each other in a circle. Keys are released when
+     * the object is destroyed and at request end, as a Lock's.
      */
     final class MultiLock {
         /**
@@ -256,8 +258,8 @@ namespace {
          *
          * @param array<string> $keys
          * @throws ValueError for an empty $keys or an empty key in it, a negative or
-         *         non-finite $timeOut, a $lockOut that is not a positive number, an unknown
-         *         option, Redlock ('servers'), or Cluster keys in more than one slot
+         *         non-finite $timeOut, a $lockOut that is not a positive number (or INF
+         *         with Redlock), or an unknown option
          * @throws TypeError for a key that is not a string, or an option of the wrong type
          *
          * @param array $keys
