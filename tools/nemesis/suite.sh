@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The nemesis's two runs (tools/nemesis/run.php, judged by check.php):
 #   suite.sh short   `make test-nemesis`: single (AOF) 20 s of all faults + 20 s of paused
-#                    waiters, Redlock 30 s; seed NEMESIS_SEED (default 3),
-#                    under 90 s of wall time; exits 1 on a silent overlap, a stale entry,
+#                    waiters, Redlock 30 s, and single 20 s with MultiLocks among Lock
+#                    holders; seed NEMESIS_SEED (default 3), under 2 min of wall time; exits 1 on a silent overlap, a stale entry,
 #                    a crash or a key stuck after the faults (check.php's rules)
 #   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3 4) × NEMESIS_RUNS (every
 #                    topology with every fault, single with paused waiters among
-#                    fenced mutex workers, and single and cluster with 3 of the 6 workers
-#                    as threads of the ZTS harness when `make test-zts` has built it),
+#                    fenced mutex workers, single and cluster with 3 of the 6 workers
+#                    as threads of the ZTS harness when `make test-zts` has built it,
+#                    and single, cluster and Redlock with MultiLocks among Lock holders),
 #                    NEMESIS_DURATION s each (default 30); the table goes to
 #                    bench/results/nemesis.md (NEMESIS_MD); about 20 min
 #   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
@@ -33,6 +34,9 @@ short)
     run --seed "$seed" --topology single --duration 20 --workers 6 --faults pause-waiter \
         --workloads mutex,fair,sync,token --out "$dir/single-pw-$seed.jsonl"
     run --seed "$seed" --topology redlock --duration 30 --workers 4 --out "$dir/redlock-$seed.jsonl"
+    # MultiLocks over both keys among Lock holders of each (one server, AOF).
+    run --seed "$seed" --topology single --duration 20 --workers 6 --workloads mutex,multi,sync,token \
+        --out "$dir/single-multi-$seed.jsonl"
     exec "$PHP" -n tools/nemesis/check.php "$dir"/*.jsonl
     ;;
 long)
@@ -41,7 +45,7 @@ long)
     seeds=${NEMESIS_SEEDS:-1 2 3 4}
     duration=${NEMESIS_DURATION:-30}
     # Each run: topology[:faults[:workloads[:threads]]].
-    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel cluster single:::3 cluster:::3}
+    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel cluster single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
     zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     for r in $runs; do

@@ -267,6 +267,71 @@ function op_synchronized(int $n, string $key): void {
     }
 }
 
+/**
+ * A MultiLock over every key (k0 and k1: two Cluster slots, so two groups there). It is
+ * recorded as one attempt per key, numbered n*10 + the key's place, so that the checker
+ * judges each key's holders as it judges a Lock's: the same keys, queues and fences.
+ */
+function op_multi(int $n): void {
+    global $opts, $wait, $lease, $cfg;
+    $keys = $cfg['keys'];
+    $ids = [];
+    foreach ($keys as $j => $k) { $ids[$k] = $n * 10 + $j; }
+    $multi = new MultiLock($keys, $wait, $lease, $opts);
+    $t0 = now();
+    foreach ($ids as $k => $id) { rec(['op' => 'acquire-invoke', 'n' => $id, 'key' => $k, 't0' => $t0]); }
+    $each = function (string $op, array $extra) use ($ids, $lease) {
+        foreach ($ids as $k => $id) { rec(['op' => $op, 'n' => $id, 'key' => $k] + $extra); }
+    };
+    try {
+        $token = $multi->addLock();
+    } catch (LockException $e) {
+        $each('acquire', ['mode' => 'write', 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'lease' => $lease, 'multi' => true]);
+        $c0 = now();
+        try {
+            $r = $multi->releaseLock();
+            $each('cleanup', ['t0' => $c0, 't1' => now(), 'res' => 'ok', 'ret' => $r]);
+        } catch (LockException $e) {
+            $each('cleanup', ['t0' => $c0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+        }
+        return;
+    }
+    $t1 = now();
+    if ($token === false) {
+        $each('acquire', ['mode' => 'write', 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease, 'multi' => true]);
+        return;
+    }
+    $f0 = now();
+    $fences = null;
+    $fenceExc = null;
+    try {
+        $fences = $multi->getFencingToken();
+    } catch (LockException $e) {
+        $fenceExc = exc($e);
+        $each('fence', ['t0' => $f0, 't1' => now(), 'res' => 'exc', 'exc' => $fenceExc]);
+    }
+    $known = now();
+    foreach ($ids as $k => $id) {
+        rec(['op' => 'acquire', 'n' => $id, 'key' => $k, 'mode' => 'write', 't0' => $t0, 't1' => $t1, 'res' => 'ok', 'tok' => tok($token),
+            'fence' => $fences[$k] ?? null, 'fence_t' => $known, 'lease' => $lease, 'multi' => true]);
+    }
+    if ($fenceExc === null) {
+        $writer = "w{$cfg['id']}#$n";
+        $each('section-begin', ['t0' => now()]);
+        foreach ($ids as $k => $id) { store_write($id, $k, $fences[$k] ?? null, $writer); }
+        usleep((int) (hold_time() * 1e6));
+        foreach ($ids as $k => $id) { store_write($id, $k, $fences[$k] ?? null, $writer); }
+        $each('section-end', ['t0' => now()]);
+    }
+    $r0 = now();
+    try {
+        $ok = $multi->releaseLock();
+        $each('release', ['t0' => $r0, 't1' => now(), 'res' => 'ok', 'ret' => $ok]);
+    } catch (LockException $e) {
+        $each('release', ['t0' => $r0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
+    }
+}
+
 /** The Semaphore: 2 permits on a key of its own, holds of weight 1. */
 function op_semaphore(int $n): void {
     global $opts, $wait, $lease;
@@ -309,6 +374,7 @@ try {
             case 'sync': op_synchronized($n, $key); break;
             case 'rw': op_lock($n, $key, mt_rand(0, 2) === 0 ? 'write' : 'read', false, false); break;
             case 'sem': op_semaphore($n); break;
+            case 'multi': op_multi($n); break;
             default: throw new ValueError("unknown workload $workload");
         }
         // A little time between holds, so that a worker is not always in the queue.
