@@ -1,5 +1,5 @@
 --TEST--
-Round trips per public call of Lock and Semaphore, counted by the fault proxy (the times the client spoke after it was answered), uncontended and contended; the table in docs/network.md must say the same
+Round trips per public call of Lock, Semaphore and MultiLock, counted by the fault proxy (the times the client spoke after it was answered), uncontended and contended; the table in docs/network.md must say the same
 --SKIPIF--
 <?php if (!function_exists('posix_kill') || !function_exists('pcntl_fork')) die('skip posix and pcntl');
 --FILE--
@@ -145,6 +145,24 @@ $row('Semaphore synchronized($fn)', fn() => $s->synchronized(fn() => 42) === 42,
 $row('the Semaphore object\'s end, holding', function () use (&$x) { $x = null; return true; },
     function () use (&$x, $skey, $o) { $x = new Semaphore($skey, 2, 0, 10, $o); $x->acquire(); }, $sFree);
 
+// MultiLock, uncontended: 3 keys on one server.
+$mkeys = [rl_key('m1'), rl_key('m2'), rl_key('m3')];
+$m = new MultiLock($mkeys, 0, 10, $o);
+$mOther = new Lock($mkeys[1], 0, 10, $direct);
+$mHold = fn() => $m->addLock() !== false;
+$mUnhold = fn() => $m->releaseLock();
+$mFree = fn() => soon(fn() => rl_cmd($srv['dsn'], 'EXISTS', ...$mkeys) === 0);
+$row('new MultiLock()', fn() => new MultiLock($mkeys, 0, 10, $o) instanceof MultiLock);
+$row('MultiLock addLock(), the keys free', $mHold, null, $mUnhold);
+$row('MultiLock tryLock(), a key held elsewhere', fn() => $m->tryLock() === false, fn() => $mOther->addLock() !== false, fn() => $mOther->releaseLock());
+$row('MultiLock releaseLock()', fn() => $m->releaseLock(), $mHold, $mFree);
+$row('MultiLock extendLock()', fn() => $m->extendLock(), $mHold, $mUnhold);
+$row('MultiLock isOwned()', fn() => $m->isOwned(), $mHold, $mUnhold);
+$row('MultiLock getTtl()', fn() => $m->getTtl() > 0, $mHold, $mUnhold);
+$row('MultiLock synchronized($fn)', fn() => $m->synchronized(fn() => 42) === 42, null, $mFree);
+$row('the MultiLock object\'s end, holding', function () use (&$x) { $x = null; return true; },
+    function () use (&$x, $mkeys, $o) { $x = new MultiLock($mkeys, 0, 10, $o); $x->addLock(); }, $mFree);
+
 // The functions.
 $row('redis_lock_stats()', fn() => is_array(redis_lock_stats()));
 $row('redis_lock_scan(), one server, under 1000 keys', fn() => count(redis_lock_scan($o)) === 0);
@@ -275,6 +293,15 @@ available()                                                  1
 Semaphore inspect()                                          1
 Semaphore synchronized($fn)                                  1
 the Semaphore object's end, holding                          1
+new MultiLock()                                              0
+MultiLock addLock(), the keys free                           1
+MultiLock tryLock(), a key held elsewhere                    1
+MultiLock releaseLock()                                      1
+MultiLock extendLock()                                       1
+MultiLock isOwned()                                          1
+MultiLock getTtl()                                           1
+MultiLock synchronized($fn)                                  1
+the MultiLock object's end, holding                          1
 redis_lock_stats()                                           0
 redis_lock_scan(), one server, under 1000 keys               2
 addLock() that waits and is handed the lock                  2

@@ -118,6 +118,13 @@ pub struct MultiLock {
     /// The fencing tokens of the last acquisition, in the keys' order, once issued.
     fences: Option<Vec<i64>>,
     ever_held: bool,
+    /// When the last acquisition's lease ends, as this object counts (`None`: no
+    /// expiry); set again by `extend`.
+    lease_ends: Option<Instant>,
+    /// The connection of each group that `synchronized()`'s hold was taken (or last
+    /// extended) on: its release goes unawaited only while they are all the same
+    /// ones, unclosed (see `Lock::finish`).
+    serials: Vec<Option<u64>>,
 }
 
 /// What a try or a wait took of one group: its fencing tokens (when issued) and when
@@ -182,6 +189,8 @@ impl MultiLock {
             fencing: settings.fencing && !lease_only,
             fences: None,
             ever_held: false,
+            lease_ends: None,
+            serials: Vec::new(),
         })
     }
 
@@ -209,7 +218,9 @@ impl MultiLock {
     /// Acquires like `acquire()`, a timeout being `LockError::Timeout` (`synchronized()`).
     pub fn acquire_or_fail(&mut self) -> Result<Token> {
         let what = self.describe();
-        self.acquire(None)?.ok_or_else(|| LockError::timeout("multilock", what.as_bytes(), self.terms.wait))
+        let token = self.acquire(None)?.ok_or_else(|| LockError::timeout("multilock", what.as_bytes(), self.terms.wait))?;
+        self.serials = self.groups.iter().map(|g| g.route.serial()).collect();
+        Ok(token)
     }
 
     /// The keys, for messages: `a, b, c`.
@@ -308,6 +319,7 @@ impl MultiLock {
         self.hold_token(&token, |terms| Renewal::for_terms(terms, began));
         self.fences = if self.fencing { fences.filter(|f| f.len() == self.names.len() && f.iter().all(|&n| n > 0)) } else { None };
         self.ever_held = true;
+        self.lease_ends = until;
         token
     }
 
@@ -415,6 +427,10 @@ impl MultiLock {
         for claim in &self.claims {
             Claim::renewed(claim.own_for(&token), done, lease, sent);
         }
+        if done && self.claims[0].own_for(&token).is_some() {
+            self.lease_ends = lease.map(|l| sent + l);
+            self.serials = self.groups.iter().map(|g| g.route.serial()).collect();
+        }
         Ok(done)
     }
 
@@ -504,7 +520,18 @@ impl MultiLock {
 
     /// Releases `token` after `synchronized()`'s work: an error when it was this
     /// object's and some key no longer held it (the work outlived the hold).
+    ///
+    /// While every key's lease surely lasts (by more than `read_timeout`, as this
+    /// process counts) and no server closed the connection the hold was taken on, the
+    /// release is sent unawaited, one script per group: it cannot find the hold lost.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
+        let (margin, ends) = (self.terms.read_timeout, self.lease_ends);
+        let sure = self.serials.len() == self.groups.len()
+            && self.groups.iter().zip(&self.serials).all(|(g, s)| !g.route.lease_only() && g.route.intact(*s))
+            && self.claims.iter().all(|c| c.surely_held(token, margin, ends));
+        if sure {
+            return self.release_unawaited(token);
+        }
         let ours = self.claims[0].is(token);
         let lost_ago = self.claims.iter().filter_map(|c| c.lost_ago(token)).max();
         let released = self.release(Some(token))?;
@@ -512,9 +539,34 @@ impl MultiLock {
         self.claims[0].finished(ours, lost_ago, released, "multilock", what.as_bytes())
     }
 
-    /// Releases `token` after work that did not return normally, errors ignored.
+    /// Releases this object's hold `token` without waiting for the answers, keeping
+    /// the table right as `Claim::release_unawaited` does.
+    fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
+        let holds: Vec<_> = self.claims.iter_mut().map(|c| c.take_for_release(token).1).collect();
+        for group in &self.groups {
+            let all = group.all_keys();
+            if let Err(e) = group.route.fire(&Call::Script(&RELEASE, &all, &[token])) {
+                for (claim, hold) in self.claims.iter_mut().zip(holds) {
+                    claim.put_back(hold);
+                }
+                return Err(e);
+            }
+        }
+        for (claim, keys) in self.each_key() {
+            claim.released(true, keys, token);
+        }
+        crate::stats::note(crate::stats::Counter::Released);
+        Ok(())
+    }
+
+    /// Releases `token` after work that did not return normally, errors ignored: this
+    /// object's hold without waiting for the answers.
     pub fn release_unseen(&mut self, token: &[u8]) {
-        let _ = self.release(Some(token));
+        if self.claims[0].own_for(token).is_some() && !self.groups.iter().any(|g| g.route.lease_only()) {
+            let _ = self.release_unawaited(token);
+        } else {
+            let _ = self.release(Some(token));
+        }
     }
 }
 
