@@ -48,6 +48,18 @@ $t = $m->addLock();
 echo "the MultiLock's after the Lock's: ", json_encode($m->getFencingToken()[$a] > $fa), "\n";
 $m->releaseLock();
 
+// inspect(), with owner_info: each key as Lock::inspect() shows it, with who holds it.
+$mi = new MultiLock([$b, $a], 0, 5, $o + ['owner_info' => true]);
+$mi->addLock();
+$i = $mi->inspect();
+echo "inspect: mine ", json_encode($i['mine']), ", keys in order ", json_encode(array_keys($i['keys']) === [$a, $b]),
+    ", states ", implode(',', array_column($i['keys'], 'state')), ", each mine ", json_encode(array_column($i['keys'], 'mine')),
+    ", owner is this process ", json_encode(array_map(fn($k) => ($k['owner']['pid'] ?? null) === getmypid(), array_values($i['keys']))), "\n";
+$mi->releaseLock();
+$i = $mi->inspect();
+echo "after the release: mine ", json_encode($i['mine']), ", states ", implode(',', array_column($i['keys'], 'state')),
+    ", records left ", rl_cmd($dsn, 'EXISTS', "{{$a}}:owner") + rl_cmd($dsn, 'EXISTS', "{{$b}}:owner"), "\n";
+
 // A key lost behind its back: the release frees the rest and says false.
 $t = $m->addLock();
 rl_cmd($dsn, 'DEL', $b);
@@ -148,6 +160,8 @@ bool(false)
 NULL
 a Lock's number after: true
 the MultiLock's after the Lock's: true
+inspect: mine true, keys in order true, states write,write, each mine [true,true], owner is this process [true,true]
+after the release: mine false, states free,free, records left 0
 owned with b gone: false, extend: false
 bool(false)
 string(5) "0,0,0"

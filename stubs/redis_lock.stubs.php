@@ -327,6 +327,19 @@ namespace {
         public function getTtl(): ?float {}
 
         /**
+         * What Redis holds for each key now: 'keys' maps each key (in the order they are
+         * taken) to what Lock::inspect() shows for it (state, ttl, readers, waiters, fence,
+         * mine, owner), and 'mine' is whether this object's token holds every key. One
+         * read-only round trip per key; tokens are never shown.
+         *
+         * @return array{mine: bool, keys: array<string, array{state: string, ttl: ?float, readers: int, waiters: int, fence: ?int, mine: bool, owner: ?array}>}
+         * @throws LockConnectionException when Redis cannot be reached or answers too late
+         *
+         * @return array
+         */
+        public function inspect(): array {}
+
+        /**
          * Whether $token (default: this object's token) holds every key right now.
          *
          * @param string|null $token

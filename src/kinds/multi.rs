@@ -86,9 +86,10 @@ struct Group {
 }
 
 impl Group {
-    /// Every key's name, queue, fencing counter and readers, as the scripts take them.
+    /// Every key's name, queue, fencing counter, readers and owner records, as the
+    /// scripts take them.
     fn all_keys(&self) -> Vec<&[u8]> {
-        self.keys.iter().flat_map(|k| [&k.lock[..], &k.queue[..], &k.fence[..], &k.readers[..]]).collect()
+        self.keys.iter().flat_map(|k| [&k.lock[..], &k.queue[..], &k.fence[..], &k.readers[..], &k.owner[..]]).collect()
     }
 
     fn locks(&self) -> Vec<&[u8]> {
@@ -125,6 +126,10 @@ pub struct MultiLock {
     /// extended) on: its release goes unawaited only while they are all the same
     /// ones, unclosed (see `Lock::finish`).
     serials: Vec<Option<u64>>,
+    /// Record who holds each key (`owner_info`; never on a Redlock quorum).
+    owner_info: bool,
+    /// The record of the acquisition in progress (`owner::record`), empty when none is kept.
+    record: Vec<u8>,
 }
 
 /// What a try or a wait took of one group: its fencing tokens (when issued) and when
@@ -191,6 +196,8 @@ impl MultiLock {
             ever_held: false,
             lease_ends: None,
             serials: Vec::new(),
+            owner_info: settings.owner_info && !lease_only,
+            record: Vec::new(),
         })
     }
 
@@ -240,6 +247,9 @@ impl MultiLock {
             None => token::generate()?,
         };
         let fence = self.fencing && EAGER_FENCING.load(Ordering::Relaxed);
+        if self.owner_info {
+            self.record = crate::owner::record();
+        }
         let mut got: Vec<Option<Taken>> = self.groups.iter().map(|_| None).collect();
         loop {
             let mut busy = None;
@@ -467,6 +477,20 @@ impl MultiLock {
         Ok((mine, pttls))
     }
 
+    /// What Redis holds for each key now, as `Lock::inspect()` shows it (one read-only
+    /// script per key), in the keys' order; `mine` of each is whether this object's
+    /// token holds that key.
+    pub fn inspect(&self) -> Result<Vec<crate::kinds::lock::Inspection>> {
+        let token = self.token().unwrap_or_default().to_vec();
+        let mut out = Vec::with_capacity(self.names.len());
+        for group in &self.groups {
+            for keys in &group.keys {
+                out.push(crate::kinds::lock::inspect_key(&group.route, keys, &token)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Whether `token` (default: this object's) holds every key right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
         let Some(token) = self.claims[0].pick(token) else { return Ok(false) };
@@ -638,7 +662,8 @@ impl Waiter for GroupWait<'_> {
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
         let all = self.group.all_keys();
         self.group.route.run(Retry::ToSettle, |conn, settling| {
-            let args: [&[u8]; 7] = [self.token, m.terms.ttl_arg.as_bytes(), entry, life.as_bytes(), flag(m.terms.fair), flag(again || settling), flag(self.fence)];
+            let args: [&[u8]; 8] =
+                [self.token, m.terms.ttl_arg.as_bytes(), entry, life.as_bytes(), flag(m.terms.fair), flag(again || settling), flag(self.fence), &m.record];
             let reply = ACQUIRE.run(conn, &all, &args)?;
             self.read(&reply)
         })

@@ -162,6 +162,26 @@ impl MultiLock {
         Ok(Some(out))
     }
 
+    /// What Redis holds for each key now: 'keys' maps each key (in the order they are
+    /// taken) to what Lock::inspect() shows for it (state, ttl, readers, waiters, fence,
+    /// mine, owner), and 'mine' is whether this object's token holds every key. One
+    /// read-only round trip per key; tokens are never shown.
+    ///
+    /// @return array{mine: bool, keys: array<string, array{state: string, ttl: ?float, readers: int, waiters: int, fence: ?int, mine: bool, owner: ?array}>}
+    /// @throws LockConnectionException when Redis cannot be reached or answers too late
+    pub fn inspect(&self) -> PhpResult<ZBox<ZendHashTable>> {
+        let core = self.core()?;
+        let seen = core.inspect()?;
+        let mut keys = ZendHashTable::new();
+        for (name, one) in core.names().iter().zip(&seen) {
+            keys.insert(&*String::from_utf8_lossy(name), super::observe::lock_array(one)?)?;
+        }
+        let mut out = ZendHashTable::new();
+        out.insert("mine", !seen.is_empty() && seen.iter().all(|i| i.mine))?;
+        out.insert("keys", keys)?;
+        Ok(out)
+    }
+
     /// Takes every key (waiting up to $timeOut seconds), runs $fn, and releases them
     /// whatever happens, as Lock::synchronized() does.
     ///

@@ -52,22 +52,27 @@ impl Lock {
     /// majority says): no readers, waiters, fencing numbers or records there.
     pub fn inspect(&self) -> Result<Inspection> {
         let token = self.claim.token.clone().unwrap_or_default();
-        if self.route.lease_only() {
-            return self.inspect_quorum(&token);
-        }
-        let k = &self.keys;
-        let reply = self.run(Retry::IfStale, |conn, _| INSPECT.run(conn, &k.all(), &[&token]))?;
-        parse(&reply).ok_or_else(|| self.route.node().error(&unexpected("inspect", &reply)))
+        inspect_key(&self.route, &self.keys, &token)
     }
+}
 
-    fn inspect_quorum(&self, token: &[u8]) -> Result<Inspection> {
-        let Some(pttl) = self.route.pttl(&self.keys.lock)? else {
-            return Ok(Inspection { state: State::Free, ttl: None, readers: 0, waiters: 0, fence: None, mine: false, owners: Vec::new() });
-        };
-        let holder = self.route.ask(&Call::Command(&[b"GET", &self.keys.lock]))?;
-        let mine = !token.is_empty() && matches!(&holder, Value::BulkString(h) if h == token);
-        Ok(Inspection { state: State::Write, ttl: Some(seconds(pttl)), readers: 0, waiters: 0, fence: None, mine, owners: vec![None] })
+/// What Redis holds for the lock `keys` on `route` now, `mine` telling whether `token`
+/// holds it (`Lock::inspect`, and each key of a MultiLock).
+pub fn inspect_key(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspection> {
+    if route.lease_only() {
+        return inspect_quorum(route, keys, token);
     }
+    let reply = route.run(Retry::IfStale, |conn, _| INSPECT.run(conn, &keys.all(), &[token]))?;
+    parse(&reply).ok_or_else(|| route.node().error(&unexpected("inspect", &reply)))
+}
+
+fn inspect_quorum(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspection> {
+    let Some(pttl) = route.pttl(&keys.lock)? else {
+        return Ok(Inspection { state: State::Free, ttl: None, readers: 0, waiters: 0, fence: None, mine: false, owners: Vec::new() });
+    };
+    let holder = route.ask(&Call::Command(&[b"GET", &keys.lock]))?;
+    let mine = !token.is_empty() && matches!(&holder, Value::BulkString(h) if h == token);
+    Ok(Inspection { state: State::Write, ttl: Some(seconds(pttl)), readers: 0, waiters: 0, fence: None, mine, owners: vec![None] })
 }
 
 fn seconds(pttl: Option<u64>) -> f64 {

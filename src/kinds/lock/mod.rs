@@ -25,7 +25,7 @@ mod acquire;
 mod inspect;
 mod release;
 
-pub use inspect::{Inspection, State};
+pub use inspect::{inspect_key, Inspection, State};
 pub use release::{release_all_held, release_handled_request_held};
 use release::{fire_release, release_hold, release_token, Release, Released};
 

@@ -1,8 +1,9 @@
 -- multi/acquire: takes every key of a MultiLock for one token, or none of them, or
 -- queues for them.
 --
--- KEYS[4i-3] key i's lock   KEYS[4i-2] its queue   KEYS[4i-1] its fencing counter
--- KEYS[4i] its readers (unused here), for each key i in the MultiLock's order
+-- KEYS[5i-4] key i's lock   KEYS[5i-3] its queue   KEYS[5i-2] its fencing counter
+-- KEYS[5i-1] its readers (unused here)   KEYS[5i] who holds it (owner_info), for
+-- each key i in the MultiLock's order
 -- ARGV[1] the token   ARGV[2] the lease in ms ('0': no expiry)
 -- ARGV[3] this waiter's "m" entry ("+<ms>:..." until queued, see stamp), or '' for
 --         one try without queueing
@@ -13,6 +14,7 @@
 --         this token count as its own only then, and only once its entry has left
 --         every queue: a caller's token may be another holder's too
 -- ARGV[7] '1' to issue fencing tokens
+-- ARGV[8] the record of who takes it (owner::record), or '' for none
 --
 -- Returns {1, f1, ..., fn} when the token holds every key (fi: key i's fencing
 -- token, 0 when none was asked for), {0, pttl} busy and not queued, {2, pttl, entry
@@ -24,7 +26,7 @@
 -- (a release there hands over through grant_multi); found in a queue whose key is
 -- free now, it moves to the front of the first busy key's queue. The same in any
 -- order for every MultiLock, so that two never wait on each other in a circle.
-local n = #KEYS / 4
+local n = #KEYS / 5
 local token, lease, entry, again = ARGV[1], ARGV[2], ARGV[3], ARGV[6] == '1'
 local sent_queued = entry ~= '' and string.byte(entry, 1) ~= 43
 -- Where this waiter's entry is queued, if anywhere.
@@ -32,7 +34,7 @@ local at = nil
 if again and entry ~= '' then
     if sent_queued then
         for i = 1, n do
-            if redis.call('lpos', KEYS[4 * i - 2], entry) then
+            if redis.call('lpos', KEYS[5 * i - 3], entry) then
                 at = i
                 break
             end
@@ -41,7 +43,7 @@ if again and entry ~= '' then
         -- Sent with '+': an earlier try whose reply was lost may have queued it.
         local rest = string.sub(entry, string.find(entry, ':', 1, true))
         for i = 1, n do
-            for _, e in ipairs(redis.call('lrange', KEYS[4 * i - 2], 0, -1)) do
+            for _, e in ipairs(redis.call('lrange', KEYS[5 * i - 3], 0, -1)) do
                 local c = string.find(e, ':', 1, true)
                 if c and string.sub(e, c) == rest then
                     entry, at = e, i
@@ -54,23 +56,24 @@ if again and entry ~= '' then
 end
 local busy, held = nil, {}
 for i = 1, n do
-    local v = redis.call('get', KEYS[4 * i - 3])
+    local v = redis.call('get', KEYS[5 * i - 4])
     if v == token and again and not at then
         held[i] = true
     elseif v then
         -- Another holder (a writer, readers, or another holder with the same token).
         busy = busy or i
     elseif ARGV[5] == '1' and not busy then
-        local head = redis.call('lindex', KEYS[4 * i - 2], 0)
+        local head = redis.call('lindex', KEYS[5 * i - 3], 0)
         if head and head ~= entry then busy = i end
     end
 end
 if not busy then
-    if at then redis.call('lrem', KEYS[4 * at - 2], 0, entry) end
+    if at then redis.call('lrem', KEYS[5 * at - 3], 0, entry) end
     local out, t = {1}, nil
     --@include next_fence
+    --@include own
     for i = 1, n do
-        local lock = KEYS[4 * i - 3]
+        local lock = KEYS[5 * i - 4]
         if held[i] then
             -- Held already (granted): the lease starts again now, as the caller counts it.
             if lease ~= '0' then redis.call('pexpire', lock, lease) end
@@ -79,13 +82,14 @@ if not busy then
         else
             redis.call('set', lock, token, 'px', lease)
         end
+        own(KEYS[5 * i], token, ARGV[8], lease)
         out[i + 1] = 0
         if ARGV[7] == '1' then
             if held[i] then
-                out[i + 1] = tonumber(redis.call('get', KEYS[4 * i - 1])) or 0
+                out[i + 1] = tonumber(redis.call('get', KEYS[5 * i - 2])) or 0
             else
                 t = t or redis.call('time')
-                out[i + 1] = next_fence(KEYS[4 * i - 1], t)
+                out[i + 1] = next_fence(KEYS[5 * i - 2], t)
             end
         end
     end
@@ -94,15 +98,15 @@ end
 -- Some keys hold this token and others are taken: a grant whose lease ran out in
 -- part. What is left goes, so that no subset stays held.
 for i = 1, n do
-    if held[i] then redis.call('del', KEYS[4 * i - 3]) end
+    if held[i] then redis.call('del', KEYS[5 * i - 4]) end
 end
-local pttl = redis.call('pttl', KEYS[4 * busy - 3])
+local pttl = redis.call('pttl', KEYS[5 * busy - 4])
 if entry == '' then return {0, pttl} end
 if sent_queued and not at then return {3, pttl} end
-local queue, push = KEYS[4 * busy - 2], 'rpush'
+local queue, push = KEYS[5 * busy - 3], 'rpush'
 if at and at ~= busy then
     -- Queued behind a key that is free now: it waits where it is busy, first in line.
-    redis.call('lrem', KEYS[4 * at - 2], 0, entry)
+    redis.call('lrem', KEYS[5 * at - 3], 0, entry)
     at, push = nil, 'lpush'
 end
 if not at then

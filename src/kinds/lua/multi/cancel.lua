@@ -1,7 +1,7 @@
 -- multi/cancel: leaves the queue when a MultiLock's wait gives up.
 --
--- KEYS[4i-3] key i's lock   KEYS[4i-2] its queue   KEYS[4i-1] its fencing counter
--- KEYS[4i] its readers, for each key i
+-- KEYS[5i-4] key i's lock   KEYS[5i-3] its queue   KEYS[5i-2] its fencing counter
+-- KEYS[5i-1] its readers   KEYS[5i] who holds it, for each key i
 -- ARGV[1] the token   ARGV[2] its entry (as queued, or as sent)   ARGV[3] the lease
 -- in ms ('0': none)
 --
@@ -9,33 +9,33 @@
 -- the counter of key i; each lease starts again from now, as the waiter counts it
 -- from the cancel), {0} otherwise. Keys it holds only in part (a grant whose lease
 -- ran out in part) are let go: no subset outlives the wait.
-local n, token = #KEYS / 4, ARGV[1]
+local n, token = #KEYS / 5, ARGV[1]
 local rest = string.sub(ARGV[2], (string.find(ARGV[2], ':', 1, true) or 1))
 local queued = false
 for i = 1, n do
-    for _, e in ipairs(redis.call('lrange', KEYS[4 * i - 2], 0, -1)) do
+    for _, e in ipairs(redis.call('lrange', KEYS[5 * i - 3], 0, -1)) do
         local c = string.find(e, ':', 1, true)
         if e == ARGV[2] or (c and string.sub(e, c) == rest) then
-            redis.call('lrem', KEYS[4 * i - 2], 0, e)
+            redis.call('lrem', KEYS[5 * i - 3], 0, e)
             queued = true
         end
     end
 end
 local held = 0
 for i = 1, n do
-    if redis.call('get', KEYS[4 * i - 3]) == token then held = held + 1 end
+    if redis.call('get', KEYS[5 * i - 4]) == token then held = held + 1 end
 end
 if queued or held < n then
     if not queued then
         for i = 1, n do
-            if redis.call('get', KEYS[4 * i - 3]) == token then redis.call('del', KEYS[4 * i - 3]) end
+            if redis.call('get', KEYS[5 * i - 4]) == token then redis.call('del', KEYS[5 * i - 4]) end
         end
     end
     return {0}
 end
 local out = {1}
 for i = 1, n do
-    if ARGV[3] ~= '0' then redis.call('pexpire', KEYS[4 * i - 3], ARGV[3]) end
-    out[i + 1] = tonumber(redis.call('get', KEYS[4 * i - 1])) or 0
+    if ARGV[3] ~= '0' then redis.call('pexpire', KEYS[5 * i - 4], ARGV[3]) end
+    out[i + 1] = tonumber(redis.call('get', KEYS[5 * i - 2])) or 0
 end
 return out
