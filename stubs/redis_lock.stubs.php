@@ -239,7 +239,9 @@ namespace {
      * Several Redis keys locked together: all of them or none, under one token.
      *
      * `new MultiLock($keys, $timeOut, $lockOut, $options)`: `$keys` a non-empty list of
-     * key names (duplicates count once), and the rest as for Lock. Each key is the same
+     * key names (duplicates count once), and the rest as for Lock. `$options['read']`
+     * names the keys taken as read shares (beside other readers, Lock's and MultiLock's;
+     * not on Redlock); the others are taken alone. Each key is the same
      * key a `new Lock($key)` takes: a Lock holding one of them keeps the MultiLock
      * waiting, and the other way round; they share its fencing counter.
      *
@@ -259,7 +261,8 @@ namespace {
          * @param array<string> $keys
          * @throws ValueError for an empty $keys or an empty key in it, a negative or
          *         non-finite $timeOut, a $lockOut that is not a positive number (or INF
-         *         with Redlock), or an unknown option
+         *         with Redlock), an unknown option, or a 'read' key not in $keys (or any
+         *         with Redlock)
          * @throws TypeError for a key that is not a string, or an option of the wrong type
          *
          * @param array $keys
@@ -296,8 +299,8 @@ namespace {
 
         /**
          * The fencing tokens of this object's last acquisition, one per key (key =>
-         * number), each from that key's counter, the one Lock uses: null before the
-         * first acquisition, or with 'fencing' => false. Issued when first asked for
+         * number), each from that key's counter, the one Lock uses (null for a read key):
+         * null before the first acquisition, or with 'fencing' => false. Issued when first asked for
          * (one round trip, token-checked on every key); from then on this process's
          * acquisitions issue theirs as they take the keys.
          *

@@ -78,14 +78,26 @@ const QUEUE_SLACK: Duration = Duration::from_secs(5);
 struct Group {
     route: Route,
     keys: Vec<Arc<LockKeys>>,
+    /// Each key's mode, a letter a key as the scripts take them: `w` taken alone, `r`
+    /// a read share.
+    modes: String,
     /// Where its keys start in the MultiLock's order.
     first: usize,
-    /// The "m" entry's key list: `<length>:<name>` for each key's lock, queue and
-    /// fencing counter.
+    /// The "m" entry's key list: for each key its mode, then `<length>:<name>` for its
+    /// lock, queue, fencing counter and readers.
     blob: Vec<u8>,
 }
 
 impl Group {
+    fn is_read(&self, i: usize) -> bool {
+        self.modes.as_bytes().get(i) == Some(&b'r')
+    }
+
+    /// Each key's lock and readers, as `renew` and `state` take them.
+    fn locks_and_readers(&self) -> Vec<&[u8]> {
+        self.keys.iter().flat_map(|k| [&k.lock[..], &k.readers[..]]).collect()
+    }
+
     /// Every key's name, queue, fencing counter, readers and owner records, as the
     /// scripts take them.
     fn all_keys(&self) -> Vec<&[u8]> {
@@ -100,7 +112,7 @@ impl Group {
     /// answers how many it held.
     fn release(&self, token: &[u8]) -> Result<i64> {
         let all = self.all_keys();
-        let reply = self.route.ask(&Call::Script(&RELEASE, &all, &[token]))?;
+        let reply = self.route.ask(&Call::Script(&RELEASE, &all, &[token, self.modes.as_bytes()]))?;
         resp::int(&reply).ok_or_else(|| bad_reply(&self.route, "release", &reply))
     }
 }
@@ -138,8 +150,9 @@ type Taken = (Option<Vec<i64>>, waiting::Until);
 
 impl MultiLock {
     /// Validates everything up front, so that a bad argument never reaches Redis.
-    /// `names` are the keys as given (without the prefix).
-    pub fn new(names: Vec<Vec<u8>>, time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
+    /// `names` are the keys as given (without the prefix); `read` those of them taken
+    /// as read shares.
+    pub fn new(names: Vec<Vec<u8>>, read: Vec<Vec<u8>>, time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
         if names.is_empty() {
             return Err(LockError::InvalidValue("MultiLock::__construct(): Argument #1 ($keys) must not be empty".to_string()));
         }
@@ -156,6 +169,17 @@ impl MultiLock {
         }
         if settings.fair && !settings.servers.is_empty() {
             return Err(LockError::InvalidValue("option \"fair\" needs a queue, which Redlock (\"servers\") does not keep".to_string()));
+        }
+        if let Some(stray) = read.iter().find(|r| !names.contains(r)) {
+            return Err(LockError::InvalidValue(format!(
+                "MultiLock::__construct(): option \"read\" must name keys of Argument #1 ($keys); {:?} is not one",
+                String::from_utf8_lossy(stray)
+            )));
+        }
+        if !read.is_empty() && !settings.servers.is_empty() {
+            return Err(LockError::InvalidValue(
+                "MultiLock::__construct(): option \"read\": shared locks need one server, Sentinel or Cluster; Redlock (\"servers\") keeps no readers' leases on a majority".to_string(),
+            ));
         }
         let cluster = !settings.cluster.is_empty();
         // (slot, key, name as given): one order for every MultiLock, so that none
@@ -175,10 +199,13 @@ impl MultiLock {
             let lock_keys = Arc::new(LockKeys::new(key.clone()));
             let same = i > 0 && order[i - 1].0 == *slot;
             if !same {
-                groups.push(Group { route: Route::for_key(settings, key)?, keys: Vec::new(), first: i, blob: Vec::new() });
+                groups.push(Group { route: Route::for_key(settings, key)?, keys: Vec::new(), modes: String::new(), first: i, blob: Vec::new() });
             }
             let Some(group) = groups.last_mut() else { continue };
-            for name in [&lock_keys.lock, &lock_keys.queue, &lock_keys.fence] {
+            let mode = if read.contains(&order[i].2) { 'r' } else { 'w' };
+            group.modes.push(mode);
+            group.blob.push(mode as u8);
+            for name in [&lock_keys.lock, &lock_keys.queue, &lock_keys.fence, &lock_keys.readers] {
                 group.blob.extend_from_slice(format!("{}:", name.len()).as_bytes());
                 group.blob.extend_from_slice(name);
             }
@@ -327,23 +354,30 @@ impl MultiLock {
             _ => now,
         };
         self.hold_token(&token, |terms| Renewal::for_terms(terms, began));
-        self.fences = if self.fencing { fences.filter(|f| f.len() == self.names.len() && f.iter().all(|&n| n > 0)) } else { None };
+        let reads = self.reads();
+        self.fences = if self.fencing { fences.filter(|f| f.len() == self.names.len() && f.iter().zip(&reads).all(|(&n, &r)| r || n > 0)) } else { None };
         self.ever_held = true;
         self.lease_ends = until;
         token
+    }
+
+    /// Whether each key, in order, is taken as a read share.
+    fn reads(&self) -> Vec<bool> {
+        self.groups.iter().flat_map(|g| (0..g.keys.len()).map(move |i| g.is_read(i))).collect()
     }
 
     fn hold_token(&mut self, token: &Token, renew: impl Fn(&Terms) -> Option<Box<Renewal>>) {
         let owner = Owner::current();
         for group in &self.groups {
             for (i, keys) in group.keys.iter().enumerate() {
+                let read = group.is_read(i);
                 self.claims[group.first + i].record(Hold {
-                    kind: Kind::Write,
+                    kind: if read { Kind::Read } else { Kind::Write },
                     owner,
                     route: group.route.clone(),
                     keys: keys.clone(),
                     token: token.clone(),
-                    renew_by: &crate::kinds::lock::WRITE_RENEWAL,
+                    renew_by: if read { &crate::kinds::lock::READ_RENEWAL } else { &crate::kinds::lock::WRITE_RENEWAL },
                     renew: renew(&self.terms),
                     lost: None,
                     auto_release: self.terms.auto_release,
@@ -425,8 +459,8 @@ impl MultiLock {
         let sent = Instant::now();
         let mut done = true;
         for group in &self.groups {
-            let locks = group.locks();
-            match group.route.renew(&Call::Script(&RENEW, &locks, &[&token, ms_arg.as_bytes()]), Duration::from_millis(ms))? {
+            let keys = group.locks_and_readers();
+            match group.route.renew(&Call::Script(&RENEW, &keys, &[&token, ms_arg.as_bytes(), group.modes.as_bytes()]), Duration::from_millis(ms))? {
                 Extended::Yes => {}
                 Extended::Lost => done = false,
                 // Not confirmed (a quorum's renewal ran out of time): not known to be lost either.
@@ -451,10 +485,12 @@ impl MultiLock {
         let mut pttls = Vec::with_capacity(self.names.len());
         for group in &self.groups {
             let locks = group.locks();
+            let keys = group.locks_and_readers();
+            let modes = group.modes.as_bytes();
             if group.route.lease_only() {
                 // The nodes' leases differ, and a quorum's answer is the one a majority
                 // gave: whether the token holds every key, alone; each lease by `Route::pttl`.
-                let reply = group.route.ask(&Call::Script(&STATE, &locks, &[token, b"1"]))?;
+                let reply = group.route.ask(&Call::Script(&STATE, &keys, &[token, b"1", modes]))?;
                 mine &= matches!(&reply, Value::Array(items) if items.len() == 1 && resp::int(&items[0]) == Some(1));
                 for key in &locks {
                     pttls.push(match group.route.pttl(key)? {
@@ -465,7 +501,7 @@ impl MultiLock {
                 }
                 continue;
             }
-            let reply = group.route.ask(&Call::Script(&STATE, &locks, &[token, b"0"]))?;
+            let reply = group.route.ask(&Call::Script(&STATE, &keys, &[token, b"0", modes]))?;
             let parts = match &reply {
                 Value::Array(items) if items.len() == locks.len() + 1 => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
                 _ => None,
@@ -529,14 +565,21 @@ impl MultiLock {
         }
         let mut all = Vec::with_capacity(self.names.len());
         for group in &self.groups {
-            let keys: Vec<&[u8]> = group.keys.iter().flat_map(|k| [&k.lock[..], &k.fence[..]]).collect();
+            // Read shares have no number: 0 in their place.
+            let writers: Vec<usize> = (0..group.keys.len()).filter(|&i| !group.is_read(i)).collect();
+            if writers.is_empty() {
+                all.extend(std::iter::repeat(0).take(group.keys.len()));
+                continue;
+            }
+            let keys: Vec<&[u8]> = writers.iter().flat_map(|&i| [&group.keys[i].lock[..], &group.keys[i].fence[..]]).collect();
             let reply = group.route.ask(&Call::Script(&FENCE, &keys, &[&token]))?;
             let numbers = match &reply {
                 Value::Array(items) if items.is_empty() => return Err(lost()),
-                Value::Array(items) if items.len() == group.keys.len() => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+                Value::Array(items) if items.len() == writers.len() => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
                 _ => None,
             };
-            all.extend(numbers.ok_or_else(|| bad_reply(&group.route, "fence", &reply))?);
+            let mut numbers = numbers.ok_or_else(|| bad_reply(&group.route, "fence", &reply))?.into_iter();
+            all.extend((0..group.keys.len()).map(|i| if group.is_read(i) { 0 } else { numbers.next().unwrap_or(0) }));
         }
         self.fences = Some(all.clone());
         Ok(Some(all))
@@ -569,7 +612,7 @@ impl MultiLock {
         let holds: Vec<_> = self.claims.iter_mut().map(|c| c.take_for_release(token).1).collect();
         for group in &self.groups {
             let all = group.all_keys();
-            if let Err(e) = group.route.fire(&Call::Script(&RELEASE, &all, &[token])) {
+            if let Err(e) = group.route.fire(&Call::Script(&RELEASE, &all, &[token, group.modes.as_bytes()])) {
                 for (claim, hold) in self.claims.iter_mut().zip(holds) {
                     claim.put_back(hold);
                 }
@@ -603,7 +646,7 @@ impl Drop for MultiLock {
         if let Some(first) = ended.first() {
             for group in &self.groups {
                 let all = group.all_keys();
-                let _ = group.route.fire(&Call::Script(&RELEASE, &all, &[&first.token]));
+                let _ = group.route.fire(&Call::Script(&RELEASE, &all, &[&first.token, group.modes.as_bytes()]));
             }
         }
     }
@@ -662,8 +705,17 @@ impl Waiter for GroupWait<'_> {
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
         let all = self.group.all_keys();
         self.group.route.run(Retry::ToSettle, |conn, settling| {
-            let args: [&[u8]; 8] =
-                [self.token, m.terms.ttl_arg.as_bytes(), entry, life.as_bytes(), flag(m.terms.fair), flag(again || settling), flag(self.fence), &m.record];
+            let args: [&[u8]; 9] = [
+                self.token,
+                m.terms.ttl_arg.as_bytes(),
+                entry,
+                life.as_bytes(),
+                flag(m.terms.fair),
+                flag(again || settling),
+                flag(self.fence),
+                &m.record,
+                self.group.modes.as_bytes(),
+            ];
             let reply = ACQUIRE.run(conn, &all, &args)?;
             self.read(&reply)
         })
@@ -672,7 +724,7 @@ impl Waiter for GroupWait<'_> {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
         let g = self.group;
         let all = g.all_keys();
-        let reply = g.route.run(Retry::IfStale, |conn, _| CANCEL.run(conn, &all, &[self.token, entry, self.multi.terms.ttl_arg.as_bytes()]))?;
+        let reply = g.route.run(Retry::IfStale, |conn, _| CANCEL.run(conn, &all, &[self.token, entry, self.multi.terms.ttl_arg.as_bytes(), g.modes.as_bytes()]))?;
         match &reply {
             Value::Array(items) if items.len() == g.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
@@ -694,7 +746,7 @@ impl Waiter for GroupWait<'_> {
 
     fn abandon(&self) {
         let all = self.group.all_keys();
-        let _ = self.group.route.fire(&Call::Script(&RELEASE, &all, &[self.token]));
+        let _ = self.group.route.fire(&Call::Script(&RELEASE, &all, &[self.token, self.group.modes.as_bytes()]));
     }
 
     /// One try that queues nothing: on a Redlock quorum, `TAKE` on every node, held
@@ -707,7 +759,7 @@ impl Waiter for GroupWait<'_> {
         }
         let locks = g.locks();
         let all = g.all_keys();
-        let undo = Call::Script(&RELEASE, &all, &[self.token]);
+        let undo = Call::Script(&RELEASE, &all, &[self.token, g.modes.as_bytes()]);
         let take = Call::Script(&TAKE, &locks, &[self.token, self.multi.terms.ttl_arg.as_bytes()]);
         let busy = || Try::Busy { pttl: None, queued: None };
         g.route.take_by(&take, &Value::Int(1), locks[0], self.token, self.multi.terms.lease, &undo, |_, _| Ok(busy()), |took| if took { Try::Acquired(None) } else { busy() })

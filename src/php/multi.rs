@@ -18,7 +18,9 @@ use std::cell::{RefCell, RefMut};
 /// Several Redis keys locked together: all of them or none, under one token.
 ///
 /// `new MultiLock($keys, $timeOut, $lockOut, $options)`: `$keys` a non-empty list of
-/// key names (duplicates count once), and the rest as for Lock. Each key is the same
+/// key names (duplicates count once), and the rest as for Lock. `$options['read']`
+/// names the keys taken as read shares (beside other readers, Lock's and MultiLock's;
+/// not on Redlock); the others are taken alone. Each key is the same
 /// key a `new Lock($key)` takes: a Lock holding one of them keeps the MultiLock
 /// waiting, and the other way round; they share its fencing counter.
 ///
@@ -47,7 +49,7 @@ impl MultiLock {
 }
 
 /// The key names of `$keys`: strings, or integers as their decimal text.
-fn key_names(keys: &ZendHashTable) -> Result<Vec<Vec<u8>>, LockError> {
+fn key_names(keys: &ZendHashTable, label: &str) -> Result<Vec<Vec<u8>>, LockError> {
     keys.iter()
         .map(|(_, v)| {
             if let Some(s) = v.zend_str() {
@@ -55,10 +57,7 @@ fn key_names(keys: &ZendHashTable) -> Result<Vec<Vec<u8>>, LockError> {
             } else if let Some(i) = v.long() {
                 Ok(i.to_string().into_bytes())
             } else {
-                Err(LockError::InvalidType(format!(
-                    "MultiLock::__construct(): Argument #1 ($keys) must contain only strings, {} given",
-                    v.get_type()
-                )))
+                Err(LockError::InvalidType(format!("{label} must contain only strings, {} given", v.get_type())))
             }
         })
         .collect()
@@ -71,13 +70,34 @@ impl MultiLock {
     /// @param array<string> $keys
     /// @throws ValueError for an empty $keys or an empty key in it, a negative or
     ///         non-finite $timeOut, a $lockOut that is not a positive number (or INF
-    ///         with Redlock), or an unknown option
+    ///         with Redlock), an unknown option, or a 'read' key not in $keys (or any
+    ///         with Redlock)
     /// @throws TypeError for a key that is not a string, or an option of the wrong type
     #[php(defaults(timeOut = 0.0, lockOut = 10.0))]
     pub fn __construct(keys: &ZendHashTable, timeOut: Seconds, lockOut: Seconds, options: Option<&ZendHashTable>) -> PhpResult<Self> {
-        let settings = settings(options, "MultiLock::__construct(): Argument #4 ($options)")?;
-        let names = key_names(keys)?;
-        Ok(MultiLock { inner: RefCell::new(multi::MultiLock::new(names, timeOut.0, lockOut.0, &settings)?) })
+        // "read" is the MultiLock's own option; the rest are the settings Lock takes.
+        let mut read = Vec::new();
+        let rest = match options {
+            Some(o) if o.get("read").is_some() => {
+                let mut rest = o.to_owned();
+                if let Some(list) = rest.get("read") {
+                    let Some(list) = list.array() else {
+                        return Err(LockError::InvalidType(format!(
+                            "MultiLock::__construct(): option \"read\" must be a list of keys, {} given",
+                            list.get_type()
+                        ))
+                        .into());
+                    };
+                    read = key_names(list, "MultiLock::__construct(): option \"read\"")?;
+                }
+                let _ = rest.remove("read");
+                Some(rest)
+            }
+            _ => None,
+        };
+        let settings = settings(rest.as_deref().or(options), "MultiLock::__construct(): Argument #4 ($options)")?;
+        let names = key_names(keys, "MultiLock::__construct(): Argument #1 ($keys)")?;
+        Ok(MultiLock { inner: RefCell::new(multi::MultiLock::new(names, read, timeOut.0, lockOut.0, &settings)?) })
     }
 
     /// Takes every key, waiting up to $timeOut seconds, queued and asleep until a
@@ -144,8 +164,8 @@ impl MultiLock {
     }
 
     /// The fencing tokens of this object's last acquisition, one per key (key =>
-    /// number), each from that key's counter, the one Lock uses: null before the
-    /// first acquisition, or with 'fencing' => false. Issued when first asked for
+    /// number), each from that key's counter, the one Lock uses (null for a read key):
+    /// null before the first acquisition, or with 'fencing' => false. Issued when first asked for
     /// (one round trip, token-checked on every key); from then on this process's
     /// acquisitions issue theirs as they take the keys.
     ///
@@ -157,7 +177,8 @@ impl MultiLock {
         let Some(numbers) = core.fencing_tokens()? else { return Ok(None) };
         let mut out = ZendHashTable::new();
         for (name, n) in core.names().iter().zip(numbers) {
-            out.insert(&*String::from_utf8_lossy(name), n)?;
+            // A read share has no number.
+            out.insert(&*String::from_utf8_lossy(name), (n > 0).then_some(n))?;
         }
         Ok(Some(out))
     }

@@ -452,7 +452,7 @@ impl Drop for Lock {
 /// How the watchdog renews a writer's hold: the token-checked `RENEW` on the key.
 pub(crate) static WRITE_RENEWAL: RenewBy = RenewBy { script: &RENEW, keys: write_keys };
 /// How it renews a reader's share: its own lease in the readers' set (`READ_RENEW`).
-static READ_RENEWAL: RenewBy = RenewBy { script: &READ_RENEW, keys: read_keys };
+pub(crate) static READ_RENEWAL: RenewBy = RenewBy { script: &READ_RENEW, keys: read_keys };
 
 fn write_keys(k: &LockKeys) -> Vec<&[u8]> {
     vec![&k.lock, &k.owner]

@@ -14,12 +14,14 @@
 -- fast path), which is put back if it cannot be told (put_back).
 --
 -- grant_multi(lock, entry) is for a MultiLock's entry at the head ("m" entries,
--- see kinds::multi): it names every key the MultiLock wants, with each one's queue
--- and fencing counter. When every other key is free too, all of them are taken for
--- it in this one step (the MultiLock is told "n0:<token>", look now, and its next
--- try finds them its own); otherwise the entry moves to the front of the queue of
--- the first key still busy, having waited its turn here, and the lock goes on down
--- this queue. Answers 'yes', 'moved', or tell's 'no' and 'denied'.
+-- see kinds::multi): it names every key the MultiLock wants, each as
+-- "<w|r><length>:<lock><length>:<queue><length>:<fencing counter><length>:<readers>"
+-- (w: taken alone, r: a read share). When every other key is free too (for a read
+-- share: free, or held by readers), all of them are taken for it in this one step
+-- (the MultiLock is told "n0:<token>", look now, and its next try finds them its
+-- own); otherwise the entry moves to the front of the queue of the first key still
+-- busy, having waited its turn here, and the lock goes on down this queue. Answers
+-- 'yes', 'moved', or tell's 'no' and 'denied'.
 --@include parse
 --@include readers
 --@include next_fence
@@ -51,31 +53,46 @@ local function grant_multi(lock, entry)
     bl, n = tonumber(bl), tonumber(n)
     if tonumber(u) < clock or #rest <= n + bl then return 'no' end
     local ch, blob, t = string.sub(rest, 1, n), string.sub(rest, n + 1, n + bl), string.sub(rest, n + bl + 1)
-    -- The names: "<length>:<name>" each, three a key (lock, queue, fencing counter).
-    local names, i, here = {}, 1, false
+    -- Per key: its mode, then four "<length>:<name>".
+    local keys, i, here = {}, 1, false
     while i <= #blob do
-        local c = string.find(blob, ':', i, true)
-        local len = c and tonumber(string.sub(blob, i, c - 1))
-        if not len then return 'no' end
-        names[#names + 1] = string.sub(blob, c + 1, c + len)
-        i = c + 1 + len
+        local k = {mode = string.sub(blob, i, i)}
+        i = i + 1
+        for _, field in ipairs({'lock', 'queue', 'fence', 'readers'}) do
+            local c = string.find(blob, ':', i, true)
+            local len = c and tonumber(string.sub(blob, i, c - 1))
+            if not len then return 'no' end
+            k[field] = string.sub(blob, c + 1, c + len)
+            i = c + 1 + len
+        end
+        if k.mode ~= 'w' and k.mode ~= 'r' then return 'no' end
+        keys[#keys + 1] = k
     end
-    if #names == 0 or #names % 3 ~= 0 then return 'no' end
-    for j = 1, #names, 3 do
-        if names[j] == lock then
+    for _, k in ipairs(keys) do
+        if k.lock == lock then
             here = true
-        elseif redis.call('exists', names[j]) == 1 then
-            put_back(names[j + 1], entry)
-            return 'moved'
+        else
+            local v = redis.call('get', k.lock)
+            if v and not (k.mode == 'r' and v == '') then
+                put_back(k.queue, entry)
+                return 'moved'
+            end
         end
     end
     -- An entry that does not name this lock is not this queue's: dropped.
     if not here then return 'no' end
     local answer = tell(ch, 'n0:' .. t)
     if answer == 'yes' then
-        for j = 1, #names, 3 do
-            if lease == '0' then redis.call('set', names[j], t) else redis.call('set', names[j], t, 'px', lease) end
-            if f == '1' then next_fence(names[j + 2]) end
+        local now = nil
+        for _, k in ipairs(keys) do
+            if k.mode == 'r' then
+                now = now or now_ms()
+                add_reader(k.readers, t, lease, now)
+                read_mode(k.lock, k.readers, now)
+            else
+                if lease == '0' then redis.call('set', k.lock, t) else redis.call('set', k.lock, t, 'px', lease) end
+                if f == '1' then next_fence(k.fence) end
+            end
         end
     end
     return answer

@@ -15,9 +15,11 @@
 --         every queue: a caller's token may be another holder's too
 -- ARGV[7] '1' to issue fencing tokens
 -- ARGV[8] the record of who takes it (owner::record), or '' for none
+-- ARGV[9] each key's mode, one letter a key: 'w' taken alone, 'r' a read share
+--         (beside other readers, and behind any waiter queued for the key)
 --
 -- Returns {1, f1, ..., fn} when the token holds every key (fi: key i's fencing
--- token, 0 when none was asked for), {0, pttl} busy and not queued, {2, pttl, entry
+-- token, 0 when none was asked for, and for a read share), {0, pttl} busy and not queued, {2, pttl, entry
 -- as queued} busy and queued, {3, pttl} busy and the entry, sent as queued, has left
 -- every queue (it is not queued again). pttl is that of the first busy key.
 --
@@ -54,16 +56,34 @@ if again and entry ~= '' then
         end
     end
 end
+local modes = ARGV[9]
+--@include readers
+local now = nil
 local busy, held = nil, {}
 for i = 1, n do
-    local v = redis.call('get', KEYS[5 * i - 4])
-    if v == token and again and not at then
+    local lock, queue, readers = KEYS[5 * i - 4], KEYS[5 * i - 3], KEYS[5 * i - 1]
+    local v = redis.call('get', lock)
+    if string.sub(modes, i, i) == 'r' then
+        if v == '' then
+            now = now or now_ms()
+            redis.call('zremrangebyscore', readers, '-inf', now)
+        end
+        if (v == '' or not v) and again and not at and redis.call('zscore', readers, token) then
+            held[i] = true
+        elseif v and v ~= '' then
+            busy = busy or i
+        elseif not busy then
+            -- A reader goes behind anyone queued for the key (a writer is not starved).
+            local head = redis.call('lindex', queue, 0)
+            if head and head ~= entry then busy = i end
+        end
+    elseif v == token and again and not at then
         held[i] = true
     elseif v then
         -- Another holder (a writer, readers, or another holder with the same token).
         busy = busy or i
     elseif ARGV[5] == '1' and not busy then
-        local head = redis.call('lindex', KEYS[5 * i - 3], 0)
+        local head = redis.call('lindex', queue, 0)
         if head and head ~= entry then busy = i end
     end
 end
@@ -74,31 +94,43 @@ if not busy then
     --@include own
     for i = 1, n do
         local lock = KEYS[5 * i - 4]
-        if held[i] then
-            -- Held already (granted): the lease starts again now, as the caller counts it.
-            if lease ~= '0' then redis.call('pexpire', lock, lease) end
-        elseif lease == '0' then
-            redis.call('set', lock, token)
-        else
-            redis.call('set', lock, token, 'px', lease)
-        end
-        own(KEYS[5 * i], token, ARGV[8], lease)
         out[i + 1] = 0
-        if ARGV[7] == '1' then
+        if string.sub(modes, i, i) == 'r' then
+            -- A share, new or held already: its lease starts now.
+            now = now or now_ms()
+            add_reader(KEYS[5 * i - 1], token, lease, now)
+            read_mode(lock, KEYS[5 * i - 1], now)
+        else
             if held[i] then
-                out[i + 1] = tonumber(redis.call('get', KEYS[5 * i - 2])) or 0
+                -- Held already (granted): the lease starts again now, as the caller counts it.
+                if lease ~= '0' then redis.call('pexpire', lock, lease) end
+            elseif lease == '0' then
+                redis.call('set', lock, token)
             else
-                t = t or redis.call('time')
-                out[i + 1] = next_fence(KEYS[5 * i - 2], t)
+                redis.call('set', lock, token, 'px', lease)
+            end
+            if ARGV[7] == '1' then
+                if held[i] then
+                    out[i + 1] = tonumber(redis.call('get', KEYS[5 * i - 2])) or 0
+                else
+                    t = t or redis.call('time')
+                    out[i + 1] = next_fence(KEYS[5 * i - 2], t)
+                end
             end
         end
+        own(KEYS[5 * i], token, ARGV[8], lease)
     end
     return out
 end
 -- Some keys hold this token and others are taken: a grant whose lease ran out in
 -- part. What is left goes, so that no subset stays held.
 for i = 1, n do
-    if held[i] then redis.call('del', KEYS[5 * i - 4]) end
+    if held[i] and string.sub(modes, i, i) == 'r' then
+        redis.call('zrem', KEYS[5 * i - 1], token)
+        read_mode(KEYS[5 * i - 4], KEYS[5 * i - 1], now or now_ms())
+    elseif held[i] then
+        redis.call('del', KEYS[5 * i - 4])
+    end
 end
 local pttl = redis.call('pttl', KEYS[5 * busy - 4])
 if entry == '' then return {0, pttl} end
