@@ -60,6 +60,15 @@ $i = $mi->inspect();
 echo "after the release: mine ", json_encode($i['mine']), ", states ", implode(',', array_column($i['keys'], 'state')),
     ", records left ", rl_cmd($dsn, 'EXISTS', "{{$a}}:owner") + rl_cmd($dsn, 'EXISTS', "{{$b}}:owner"), "\n";
 
+// The redis-lock tool lists a MultiLock's keys as the locks they are.
+require_once __DIR__ . '/_cli.inc';
+$mt = new MultiLock([$a, $b], 0, 5, $o + ['owner_info' => true]);
+$mt->addLock();
+$listed = rl_cli(["--dsn=$dsn", '--json', 'list', "$base:*"]);
+$rows = json_decode($listed['out'], true)['items'] ?? null;
+echo "redis-lock list: rc {$listed['rc']}, ", is_array($rows) ? json_encode(array_values(array_intersect([$a, $b], array_column($rows, 'key'))) === [$a, $b]) : $listed['out'] . $listed['err'], "\n";
+$mt->releaseLock();
+
 // A key lost behind its back: the release frees the rest and says false.
 $t = $m->addLock();
 rl_cmd($dsn, 'DEL', $b);
@@ -162,6 +171,7 @@ a Lock's number after: true
 the MultiLock's after the Lock's: true
 inspect: mine true, keys in order true, states write,write, each mine [true,true], owner is this process [true,true]
 after the release: mine false, states free,free, records left 0
+redis-lock list: rc 0, true
 owned with b gone: false, extend: false
 bool(false)
 string(5) "0,0,0"
