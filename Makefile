@@ -107,7 +107,9 @@ demo: build
 ## the same cycles through the fault proxy at +4 ms a round trip, with the connections
 ## after a wait and the cluster bus messages per hand-over (bench/results/network.md), then
 ## contention (writes bench/results/contention.{md,svg}); then what locks cost one Redis
-## (bench/results/capacity.md: many keys, 500 waiters, 100,000 locks held); then Redlock against one server;
+## (bench/results/capacity.md: many keys, 500 waiters, 100,000 locks held); then MultiLocks over random
+## key subsets against Locks taken one after another, and a MultiLock's wait in a stream of Lock holders;
+## then Redlock against one server;
 ## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
 ## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg});
 ## then Laravel's funnels, Redis::funnel() against the bridge's Cache::funnel() (bench/results/funnel.{md,svg}).
@@ -118,6 +120,7 @@ bench: build
 	$(PHP) $(PHP_BENCH_ARGS) bench/network.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/capacity.php
+	$(PHP) $(PHP_EXT_ARGS) bench/multilock.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	@if [ -z "$(PHPREDIS)" ]; then \
 	    echo "bench: no phpredis for this PHP (Debian ships none for PHP 8.5 and 8.6): the article's class and the frameworks' Redis stores are written on it, so the comparisons with them (peers.php, bridges.php, funnel.php) are skipped"; \
