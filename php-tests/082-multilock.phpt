@@ -120,6 +120,38 @@ $lkB->releaseLock();
 pcntl_waitpid($pid, $st);
 echo "b released: the waiter took all and released: exit ", pcntl_wexitstatus($st), ", held {$held()}\n";
 
+// A MultiLock's release lets every key go before it hands any over: a MultiLock waiting
+// for the same keys gets them together, ahead of a Lock queued behind it.
+$x = new MultiLock([$a, $b], 0, 5, $o);
+$x->addLock();
+$pid = pcntl_fork();
+if ($pid === 0) {
+    $y = new MultiLock([$a, $b], 5, 5, ['dsn' => $dsn]);
+    $t = $y->addLock();
+    file_put_contents(sys_get_temp_dir() . '/082-y-' . getmypid(), json_encode([is_string($t), rl_cmd($dsn, 'GET', $a) === $t, rl_cmd($dsn, 'GET', $b) === $t, microtime(true)]));
+    usleep(200000);
+    exit($y->releaseLock() ? 0 : 1);
+}
+for ($i = 0; $i < 100 && rl_cmd($dsn, 'LLEN', $qa) < 1; $i++) { usleep(20000); }
+$pid2 = pcntl_fork();
+if ($pid2 === 0) {
+    $wl = new Lock($a, 5, 5, ['dsn' => $dsn]);
+    $ok = $wl->addLock() !== false;
+    file_put_contents(sys_get_temp_dir() . '/082-w-' . getmypid(), (string) microtime(true));
+    exit($ok && $wl->releaseLock() ? 0 : 1);
+}
+for ($i = 0; $i < 100 && rl_cmd($dsn, 'LLEN', $qa) < 2; $i++) { usleep(20000); }
+echo "queued on a: ", rl_cmd($dsn, 'LLEN', $qa), "; ";
+$x->releaseLock();
+pcntl_waitpid($pid, $st);
+pcntl_waitpid($pid2, $st2);
+[$yFile, $wFile] = [sys_get_temp_dir() . "/082-y-$pid", sys_get_temp_dir() . "/082-w-$pid2"];
+$y = json_decode(file_get_contents($yFile), true);
+echo "the waiting MultiLock got both at once: ", json_encode(array_slice($y, 0, 3)), ", before the Lock behind it: ",
+    json_encode($y[3] < (float) file_get_contents($wFile)), ", exits ", pcntl_wexitstatus($st), ",", pcntl_wexitstatus($st2), "\n";
+unlink($yFile);
+unlink($wFile);
+
 // A wait that times out leaves nothing queued and nothing held.
 $lkB->addLock();
 $w = new MultiLock([$a, $b, $c], 0.3, 5, $o);
@@ -180,6 +212,7 @@ woken by the release: true, after 0.3 s, child 0
 queued on a: 1, on b: 0, entry is an m entry: true
 a released: a held 0, c held 0, queued on a: 0, on b: 1
 b released: the waiter took all and released: exit 0, held 0,0,0
+queued on a: 2; the waiting MultiLock got both at once: [true,true,true], before the Lock behind it: true, exits 0,0
 bool(false)
 after the timeout (b held by the Lock): held 0,1,0, queues 0
 synchronized: ran with all held, after: 0,0,0

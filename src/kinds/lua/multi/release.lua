@@ -9,22 +9,30 @@
 -- Returns how many of the keys the token held (and no longer does).
 --@include grant
 local token, modes, n, released = ARGV[1], ARGV[2], #KEYS / 5, 0
+-- First every key is let go, then each is handed over: a MultiLock waiting for
+-- several of these keys finds them all free at its turn, and gets them at once.
+local freed = {}
 for i = 1, n do
-    local lock, queue, fence, readers = KEYS[5 * i - 4], KEYS[5 * i - 3], KEYS[5 * i - 2], KEYS[5 * i - 1]
+    local lock, readers = KEYS[5 * i - 4], KEYS[5 * i - 1]
     local v = redis.call('get', lock)
     if string.sub(modes, i, i) == 'r' then
         if v == '' and redis.call('zrem', readers, token) == 1 then
             released = released + 1
             redis.call('hdel', KEYS[5 * i], token)
-            if not read_mode(lock, readers, now_ms()) then hand_over(lock, queue, readers, fence, nil, nil) end
+            -- The last reader out frees the lock.
+            freed[i] = not read_mode(lock, readers, now_ms())
         end
     elseif v == token then
         released = released + 1
         redis.call('hdel', KEYS[5 * i], token)
-        local head = redis.call('lpop', queue)
-        if not head or not hand_over(lock, queue, readers, fence, nil, head) then
-            redis.call('del', lock)
-        end
+        redis.call('del', lock)
+        freed[i] = true
+    end
+end
+for i = 1, n do
+    -- A hand-over of an earlier key may have taken this one too (grant_multi).
+    if freed[i] and redis.call('exists', KEYS[5 * i - 4]) == 0 then
+        hand_over(KEYS[5 * i - 4], KEYS[5 * i - 3], KEYS[5 * i - 1], KEYS[5 * i - 2], nil, nil)
     end
 end
 return released
