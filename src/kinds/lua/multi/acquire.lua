@@ -2,8 +2,8 @@
 -- queues for them.
 --
 -- KEYS[5i-4] key i's lock   KEYS[5i-3] its queue   KEYS[5i-2] its fencing counter
--- KEYS[5i-1] its readers (unused here)   KEYS[5i] who holds it (owner_info), for
--- each key i in the MultiLock's order
+-- KEYS[5i-1] its readers (a read key's shares)   KEYS[5i] who holds it (owner_info),
+-- for each key i in the MultiLock's order
 -- ARGV[1] the token   ARGV[2] the lease in ms ('0': no expiry)
 -- ARGV[3] this waiter's "m" entry ("+<ms>:..." until queued, see stamp), or '' for
 --         one try without queueing
@@ -19,15 +19,16 @@
 --         (beside other readers, and behind any waiter queued for the key)
 --
 -- Returns {1, f1, ..., fn} when the token holds every key (fi: key i's fencing
--- token, 0 when none was asked for, and for a read share), {0, pttl} busy and not queued, {2, pttl, entry
--- as queued} busy and queued, {3, pttl} busy and the entry, sent as queued, has left
--- every queue (it is not queued again). pttl is that of the first busy key.
+-- token; 0 when none was asked for, and for a read share), {0, pttl} busy and not
+-- queued, {2, pttl, entry as queued} busy and queued, {3, pttl} busy and the entry,
+-- sent as queued, has left every queue (it is not queued again). pttl is that of
+-- the first busy key.
 --
 -- All or none: no other client ever sees some of the keys taken by this script and
 -- not the others. The entry waits in one queue at a time, the first busy key's
 -- (a release there hands over through grant_multi); found in a queue whose key is
--- free now, it moves to the front of the first busy key's queue. The same in any
--- order for every MultiLock, so that two never wait on each other in a circle.
+-- free now, it moves to the front of the first busy key's queue. Every MultiLock
+-- orders its keys the same way, so that two never wait on each other in a circle.
 local n = #KEYS / 5
 local token, lease, entry, again = ARGV[1], ARGV[2], ARGV[3], ARGV[6] == '1'
 local sent_queued = entry ~= '' and string.byte(entry, 1) ~= 43
