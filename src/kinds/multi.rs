@@ -6,7 +6,8 @@
 //! same queue and fencing counter as a `Lock` of that name: a `Lock` holding a key
 //! keeps a MultiLock that wants it waiting, and the other way round.
 //!
-//! A waiter queues one entry ("m", naming every key with its queue and counter) in
+//! A waiter queues one entry ("m", naming every key with its mode, queue, counter
+//! and readers) in
 //! the queue of the first key, in its order, that is busy. The release of that key
 //! (a `Lock`'s or a MultiLock's, through `grant_multi`) takes every key for it when
 //! the others are free too, or moves the entry to the front of the queue of the next
@@ -25,6 +26,12 @@
 //! none, with no queue: held when a majority took every key within the lease's
 //! validity, undone everywhere otherwise, and waiters poll with back-off, as a
 //! `Lock`'s do there.
+//!
+//! Keys named in the `read` option are taken as read shares, as `Lock`'s readers
+//! are: beside other readers, behind any waiter queued for the key.
+//!
+//! A MultiLock's release lets every key go before it hands any over, so that a
+//! MultiLock waiting for the same keys finds them all free at its turn.
 //!
 //! Once held, each key is a hold in the process's table (`hold::table`), like a
 //! `Lock`'s: the watchdog renews each one, the object's end and request end release
