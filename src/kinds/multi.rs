@@ -7,10 +7,10 @@
 //! keeps a MultiLock that wants it waiting, and the other way round.
 //!
 //! A waiter queues one entry ("m", naming every key with its mode, queue, counter
-//! and readers) in the queue of the first key, in its order, that is busy. The release of that key
-//! (a `Lock`'s or a MultiLock's, through `grant_multi`) takes every key for it when
-//! the others are free too, or moves the entry to the front of the queue of the next
-//! busy one. Its place is kept in each queue in turn, and it is woken by those
+//! and readers) in the queue of the first key, in its order, that is busy. The
+//! release of that key (a `Lock`'s or a MultiLock's, through `grant_multi`) takes
+//! every key for it when the others are free too, or moves the entry to the front
+//! of the queue of the next busy one. Its place is kept in each queue in turn, and it is woken by those
 //! releases only: no polling, and no herd. Every MultiLock orders its keys the same
 //! way (by name), so two never wait on each other in a circle.
 //!
