@@ -60,6 +60,16 @@ $i = $mi->inspect();
 echo "after the release: mine ", json_encode($i['mine']), ", states ", implode(',', array_column($i['keys'], 'state')),
     ", records left ", rl_cmd($dsn, 'EXISTS', "{{$a}}:owner") + rl_cmd($dsn, 'EXISTS', "{{$b}}:owner"), "\n";
 
+// Keys of any bytes, and numeric ones, keep their own places in the arrays it returns.
+$kb = ["$base:\xff\x01", "$base:\xfe\x01", (string) random_int(100000, 999999)];
+$mb = new MultiLock($kb, 0, 5, $o);
+$mb->addLock();
+$fb = $mb->getFencingToken();
+$ib = $mb->inspect()['keys'];
+echo "binary and numeric keys: ", count($fb), " numbers, ", count($ib), " inspected, each found: ",
+    json_encode(array_map(fn($k) => isset($fb[$k], $ib[$k]), $kb)), "\n";
+$mb->releaseLock();
+
 // The redis-lock tool lists a MultiLock's keys as the locks they are.
 require_once __DIR__ . '/_cli.inc';
 $mt = new MultiLock([$a, $b], 0, 5, $o + ['owner_info' => true]);
@@ -203,6 +213,7 @@ a Lock's number after: true
 the MultiLock's after the Lock's: true
 inspect: mine true, keys in order true, states write,write, each mine [true,true], owner is this process [true,true]
 after the release: mine false, states free,free, records left 0
+binary and numeric keys: 3 numbers, 3 inspected, each found: [true,true,true]
 redis-lock list: rc 0, true
 owned with b gone: false, extend: false
 bool(false)

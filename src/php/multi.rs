@@ -12,7 +12,7 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
+use ext_php_rs::types::{ArrayKey, ZendCallable, ZendHashTable, ZendStr, Zval};
 use std::cell::{RefCell, RefMut};
 
 /// Several Redis keys locked together: all of them or none, under one token.
@@ -45,6 +45,18 @@ impl MultiLock {
         self.inner
             .try_borrow_mut()
             .map_err(|_| PhpException::from_message("redis-lock: the MultiLock is busy".to_string()))
+    }
+}
+
+/// Puts `value` in `table` under the key name `name`, byte for byte (a key may be any
+/// bytes), and as an integer when it is one in PHP's canonical form ("42", "-7"), as
+/// PHP itself stores such keys: `$a["42"]` finds it then.
+fn insert_key(table: &mut ZendHashTable, name: &[u8], value: impl ext_php_rs::convert::IntoZval) -> ext_php_rs::error::Result<()> {
+    let text = std::str::from_utf8(name).ok();
+    let canonical = text.and_then(|t| t.parse::<i64>().ok().filter(|n| n.to_string() == t));
+    match canonical {
+        Some(n) => table.insert(ArrayKey::Long(n), value),
+        None => table.insert(ArrayKey::ZendString(&ZendStr::new(name, false)), value),
     }
 }
 
@@ -178,7 +190,7 @@ impl MultiLock {
         let mut out = ZendHashTable::new();
         for (name, n) in core.names().iter().zip(numbers) {
             // A read share has no number.
-            out.insert(&*String::from_utf8_lossy(name), (n > 0).then_some(n))?;
+            insert_key(&mut out, name, (n > 0).then_some(n))?;
         }
         Ok(Some(out))
     }
@@ -195,7 +207,7 @@ impl MultiLock {
         let seen = core.inspect()?;
         let mut keys = ZendHashTable::new();
         for (name, one) in core.names().iter().zip(&seen) {
-            keys.insert(&*String::from_utf8_lossy(name), super::observe::lock_array(one)?)?;
+            insert_key(&mut keys, name, super::observe::lock_array(one)?)?;
         }
         let mut out = ZendHashTable::new();
         out.insert("mine", !seen.is_empty() && seen.iter().all(|i| i.mine))?;
