@@ -234,6 +234,11 @@ impl MultiLock {
         })
     }
 
+    /// Whether the keys live on a Redlock quorum (every group does, or none).
+    fn lease_only(&self) -> bool {
+        self.groups[0].route.lease_only()
+    }
+
     /// The keys as given (without the prefix), deduplicated, in the order they are taken.
     pub fn names(&self) -> &[Vec<u8>] {
         &self.names
@@ -600,7 +605,8 @@ impl MultiLock {
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
         let (margin, ends) = (self.terms.read_timeout, self.lease_ends);
         let sure = self.serials.len() == self.groups.len()
-            && self.groups.iter().zip(&self.serials).all(|(g, s)| !g.route.lease_only() && g.route.intact(*s))
+            && !self.lease_only()
+            && self.groups.iter().zip(&self.serials).all(|(g, s)| g.route.intact(*s))
             && self.claims.iter().all(|c| c.surely_held(token, margin, ends));
         if sure {
             return self.release_unawaited(token);
@@ -635,7 +641,7 @@ impl MultiLock {
     /// Releases `token` after work that did not return normally, errors ignored: this
     /// object's hold without waiting for the answers.
     pub fn release_unseen(&mut self, token: &[u8]) {
-        if self.claims[0].own_for(token).is_some() && !self.groups.iter().any(|g| g.route.lease_only()) {
+        if self.claims[0].own_for(token).is_some() && !self.lease_only() {
             let _ = self.release_unawaited(token);
         } else {
             let _ = self.release(Some(token));
@@ -760,15 +766,14 @@ impl Waiter for GroupWait<'_> {
     /// everywhere); elsewhere a try of the acquire script without an entry.
     fn poll(&self, deadline: Instant) -> Result<Try> {
         let g = self.group;
-        if !g.route.lease_only() {
-            return self.attempt(&[], true, deadline);
-        }
-        let locks = g.locks();
-        let all = g.all_keys();
+        let (locks, all) = (g.locks(), g.all_keys());
         let undo = Call::Script(&RELEASE, &all, &[self.token, g.modes.as_bytes()]);
         let take = Call::Script(&TAKE, &locks, &[self.token, self.multi.terms.ttl_arg.as_bytes()]);
-        let busy = || Try::Busy { pttl: None, queued: None };
-        g.route.take_by(&take, &Value::Int(1), locks[0], self.token, self.multi.terms.lease, &undo, |_, _| Ok(busy()), |took| if took { Try::Acquired(None) } else { busy() })
+        match g.route.take_on_quorum(&take, &Value::Int(1), locks[0], self.token, self.multi.terms.lease, &undo)? {
+            Some(true) => Ok(Try::Acquired(None)),
+            Some(false) => Ok(Try::Busy { pttl: None, queued: None }),
+            None => self.attempt(&[], true, deadline),
+        }
     }
 }
 

@@ -119,29 +119,14 @@ impl Route {
         }
     }
 
-    /// `take` for a kind whose taking is its own `call` everywhere (a MultiLock's
-    /// keys, all or none), answering `took` on a node where it took them: on one
-    /// server `call` runs once (`Retry::ToSettle`: `one` reads the reply, and settles a
-    /// lost one); on a quorum, as `take`, with `key` (the first) for a late reply's cleanup.
-    #[allow(clippy::too_many_arguments)]
-    pub fn take_by<T>(
-        &self,
-        call: &Call<'_>,
-        took: &Value,
-        key: &[u8],
-        token: &[u8],
-        lease: Option<Duration>,
-        undo: &Call<'_>,
-        one: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
-        majority: impl FnOnce(bool) -> T,
-    ) -> Result<T> {
-        match self {
-            Route::Quorum(q) => {
-                let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
-                Ok(majority(q.try_take(call, took, key, token, lease, undo)?.is_some()))
-            }
-            _ => self.run(Retry::ToSettle, one),
-        }
+    /// On a quorum, `take` by the kind's own `call` on every node (a MultiLock's keys,
+    /// all or none), answering `took` on a node where it took them, with `key` (the
+    /// first) for a late reply's cleanup: `Some(true)` when a majority took them within
+    /// the lease's validity. `None` on one server, where the kind runs its own script.
+    pub fn take_on_quorum(&self, call: &Call<'_>, took: &Value, key: &[u8], token: &[u8], lease: Option<Duration>, undo: &Call<'_>) -> Result<Option<bool>> {
+        let Route::Quorum(q) = self else { return Ok(None) };
+        let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
+        Ok(Some(q.try_take(call, took, key, token, lease, undo)?.is_some()))
     }
 
     /// Runs the token-checked renewal `call` (answering 1 when renewed, 0 when the

@@ -143,12 +143,10 @@ if at and at ~= busy then
     at, push = nil, 'lpush'
 end
 if not at then
-    if string.byte(entry, 1) == 43 then
-        local colon = string.find(entry, ':', 1, true)
-        local t = redis.call('time')
-        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        entry = string.format('%d', now + tonumber(string.sub(entry, 2, colon - 1))) .. string.sub(entry, colon)
-    end
+    -- Sent with '+': queued with its time on the server's clock (an entry sent as
+    -- queued keeps its own).
+    --@include stamp
+    entry = stamp(queue, entry, false)
     local len
     if push == 'lpush' then
         len = redis.call('lpush', queue, entry)
