@@ -9,11 +9,12 @@
 //! - `wait`: the one waiting mechanism and its back-off;
 //! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
 //! - `net`: RESP, the connections, scripts on the wire, TLS, the wake subscriber;
-//! - the ground floor, here: `config` (with `dsn` and `terms`), `keys`, `token`,
+//! - the ground floor, here: `clock` (the boot clock lease bounds are kept on), `config` (with `dsn` and `terms`), `keys`, `token`,
 //!   `fork_wiped`, `error`, `owner` (who holds what) and `stats` (the process's counters).
 //!
 //! `docs/architecture.md` walks through them.
 
+pub mod clock;
 pub mod config;
 pub mod dsn;
 pub mod error;

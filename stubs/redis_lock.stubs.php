@@ -123,6 +123,19 @@ namespace {
         public function getKey(): string {}
 
         /**
+         * How long this object's hold surely lasts, in seconds, as this process counts it
+         * without asking Redis: from when the acquiring command was sent (or from the
+         * server's time in a hand-over), each confirmed renewal or extension moving it
+         * on, less the clock drift allowed for (1% of the lease, plus 2 ms). 0.0 when the
+         * object holds nothing, its hold was found lost, or that time has passed; INF for
+         * a lease that never ends. Work that must not outlive the lock checks it before
+         * each step it cannot undo; it is the bound the lock promises exclusion for.
+         *
+         * @return float
+         */
+        public function getRemainingLifetime(): float {}
+
+        /**
          * The key's remaining lease in seconds, whoever holds it: null when the lock is
          * free, INF when the key has no expiry.
          *
@@ -322,6 +335,19 @@ namespace {
         public function getKeys(): array {}
 
         /**
+         * How long this object's hold of every key surely lasts, in seconds, as this process counts it
+         * without asking Redis: from when the acquiring command was sent (or from the
+         * server's time in a hand-over), each confirmed renewal or extension moving it
+         * on, less the clock drift allowed for (1% of the lease, plus 2 ms). 0.0 when the
+         * object holds nothing, its hold was found lost, or that time has passed; INF for
+         * a lease that never ends. Work that must not outlive the lock checks it before
+         * each step it cannot undo; it is the bound the lock promises exclusion for.
+         *
+         * @return float
+         */
+        public function getRemainingLifetime(): float {}
+
+        /**
          * The shortest remaining lease of the keys in seconds, whoever holds them: null
          * when some key is free, INF when none has an expiry.
          *
@@ -454,6 +480,19 @@ namespace {
          * @return bool
          */
         public function extend(?string $token = null, ?float $lockOut = null): bool {}
+
+        /**
+         * How long this object's permits surely last, in seconds, as this process counts it
+         * without asking Redis: from when the acquiring command was sent (or from the
+         * server's time in a hand-over), each confirmed renewal or extension moving it
+         * on, less the clock drift allowed for (1% of the lease, plus 2 ms). 0.0 when the
+         * object holds nothing, its hold was found lost, or that time has passed; INF for
+         * a lease that never ends. Work that must not outlive the lock checks it before
+         * each step it cannot undo; it is the bound the lock promises exclusion for.
+         *
+         * @return float
+         */
+        public function getRemainingLifetime(): float {}
 
         /**
          * What Redis holds for this semaphore now, in one read-only round trip: permits

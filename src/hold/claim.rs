@@ -8,7 +8,8 @@ use crate::hold::watchdog;
 use crate::keys::LockKeys;
 use crate::token::Token;
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use crate::clock::Boot;
+use std::time::Duration;
 
 /// An object's claim on its last hold: the token it took, and the hold's entry in
 /// the table when this process made it (a forked child's copy of the object has the
@@ -66,19 +67,28 @@ impl Claim {
     }
 
     /// Whether `token` is this object's hold and surely still held for more than
-    /// `margin`, as far as this process knows: the watchdog's last confirmed renewal,
-    /// or else `lease_ends` (when its lease ends as the object counts, from just after
-    /// the acquisition or the last extension; `None`: no expiry). Then a release need
+    /// `margin`, as far as this process knows (`Hold::until`: from the acquisition, the
+    /// watchdog's last confirmed renewal, or the last extension). Then a release need
     /// not wait for Redis's answer to learn whether the hold lasted
     /// (`synchronized()`'s unawaited release).
-    pub fn surely_held(&self, token: &[u8], margin: Duration, lease_ends: Option<Instant>) -> bool {
+    pub fn surely_held(&self, token: &[u8], margin: Duration) -> bool {
         let Some(id) = self.own_for(token) else { return false };
-        let until = match crate::hold::table::held_until(id) {
-            Some(Some(renewed)) => Some(renewed),
-            Some(None) => lease_ends,
-            None => return false,
-        };
-        until.is_none_or(|until| until > Instant::now() + margin)
+        match crate::hold::table::held_until(id) {
+            Some(until) => until.is_none_or(|until| until > Boot::now().add(margin)),
+            None => false,
+        }
+    }
+
+    /// How long this object's hold surely lasts from now, as this process counts it
+    /// (see `surely_held`): `None` when its lease never ends; zero when it holds
+    /// nothing, its hold was found lost, or the bound has passed.
+    pub fn remaining(&self) -> Option<Duration> {
+        let Some(id) = self.own() else { return Some(Duration::ZERO) };
+        match crate::hold::table::held_until(id) {
+            Some(Some(until)) => Some(until.left()),
+            Some(None) => None,
+            None => Some(Duration::ZERO),
+        }
     }
 
     /// `token` (default: this object's), unless the watchdog found it taken from this
@@ -185,8 +195,9 @@ impl Claim {
     }
 
     /// After a renewal of `own` (see `own_for`) sent at `sent` with `lease` (None: no
-    /// expiry): the watchdog goes on with the new lease, or knows the hold lost.
-    pub fn renewed(own: Option<HoldId>, done: bool, lease: Option<Duration>, sent: Instant) {
+    /// expiry): the hold lasts until the new lease ends, and the watchdog goes on with
+    /// it; or the hold is known lost.
+    pub fn renewed(own: Option<HoldId>, done: bool, lease: Option<Duration>, sent: Boot) {
         if done {
             crate::stats::note(crate::stats::Counter::Renewals);
         }

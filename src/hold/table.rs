@@ -17,6 +17,7 @@
 //! have been held by the parent's watchdog thread at the instant of the fork, and
 //! that thread does not exist in the child.
 
+use crate::clock::Boot;
 use crate::keys::LockKeys;
 use crate::terms::Terms;
 use crate::net::script::Script;
@@ -120,6 +121,10 @@ pub struct Hold {
     pub renew_by: &'static RenewBy,
     /// Present while the watchdog renews this hold.
     pub renew: Option<Box<Renewal>>,
+    /// Until when its lease surely lasts, on this host's boot clock (less the drift):
+    /// from the acquisition, then from each confirmed renewal or extension. `None`:
+    /// the lease never ends. This is what the hold promises (`getRemainingLifetime()`).
+    pub until: Option<Boot>,
     /// When renewal found the key gone or held by another token, if it did.
     pub lost: Option<Instant>,
     /// Released when its object goes away or the request ends (`auto_release`).
@@ -138,10 +143,6 @@ pub struct Renewal {
     pub due: Instant,
     /// When renewal stops for good (`max_hold`), if ever.
     pub until: Option<Instant>,
-    /// Until when the lease is known to hold: the send time of the last lease that
-    /// Redis confirmed, plus that lease. Redis counts from a later instant, so this
-    /// errs on the safe side. Renewal that keeps failing past it means the lock is lost.
-    pub valid_until: Instant,
 }
 
 impl Renewal {
@@ -152,17 +153,20 @@ impl Renewal {
             lease,
             due: now + interval(lease),
             until: max_hold.and_then(|m| now.checked_add(m)),
-            valid_until: now + lease,
         }
     }
 }
 
 impl Renewal {
-    /// The schedule of a hold taken at `now` on these terms: none without
-    /// `auto_renew`, or for a lease that never ends.
+    /// The schedule of a hold on these terms whose lease surely lasts `until`, found
+    /// fresh at `now`: none without `auto_renew`, or for a lease that never ends. It
+    /// counts from when the lease began (a lease before `until`), not from now.
     /// Boxed: most holds have none, and a small `Hold` moves cheaply.
-    pub fn for_terms(terms: &Terms, now: Instant) -> Option<Box<Self>> {
-        terms.lease.filter(|_| terms.auto_renew).map(|lease| Box::new(Renewal::new(lease, now, terms.max_hold)))
+    pub fn for_terms(terms: &Terms, until: Option<Boot>, now: Instant) -> Option<Box<Self>> {
+        let lease = terms.lease.filter(|_| terms.auto_renew)?;
+        let gone = until.map_or(Duration::ZERO, |u| lease.saturating_sub(u.left()));
+        let began = now.checked_sub(gone).unwrap_or(now);
+        Some(Box::new(Renewal::new(lease, began, terms.max_hold)))
     }
 }
 
@@ -309,17 +313,16 @@ pub fn mark_lost(id: HoldId) {
     }
 }
 
-/// When the hold `id` was found lost, if it was.
-/// Until when the hold `id` is known to last, if it is in the table and not lost:
-/// `Some(Some(t))` while the watchdog renews it (its last confirmed lease),
-/// `Some(None)` when it does not.
-pub fn held_until(id: HoldId) -> Option<Option<Instant>> {
+/// Until when the hold `id` surely lasts (`Hold::until`), if it is in the table and
+/// not lost: `Some(None)` when its lease never ends.
+pub fn held_until(id: HoldId) -> Option<Option<Boot>> {
     let s = existing()?;
     let t = s.lock();
     let hold = t.holds.get(&id).filter(|h| h.lost.is_none())?;
-    Some(hold.renew.as_ref().map(|r| r.valid_until))
+    Some(hold.until)
 }
 
+/// When the hold `id` was found lost, if it was.
 pub fn lost_at(id: HoldId) -> Option<Instant> {
     existing()?.lock().holds.get(&id).and_then(|h| h.lost)
 }
@@ -335,20 +338,22 @@ impl Hold {
     }
 }
 
-/// After `extendLock()`, sent at `sent`: the watchdog renews with the new lease from
-/// now on. A lease of `None` (no expiry) leaves nothing to renew.
-pub fn set_lease(id: HoldId, lease: Option<Duration>, sent: Instant) {
+/// After `extendLock()`, sent at `sent`: the hold lasts until its new lease ends, and
+/// the watchdog renews with that lease from now on. A lease of `None` (no expiry)
+/// leaves nothing to renew.
+pub fn set_lease(id: HoldId, lease: Option<Duration>, sent: Boot) {
     if let Some(s) = existing() {
         let mut t = s.lock();
         let Some(hold) = t.holds.get_mut(&id) else { return };
         let Some(lease) = lease else {
             hold.renew = None;
+            hold.until = None;
             return;
         };
+        hold.until = Some(crate::clock::lease_end(sent, lease));
         if let Some(r) = hold.renew.as_mut() {
             r.lease = lease;
             r.due = Instant::now() + interval(lease);
-            r.valid_until = sent + lease;
             // A shorter lease may need an earlier renewal than the watchdog plans.
             if t.asleep.is_some() {
                 s.wake.notify_one();

@@ -13,6 +13,7 @@
 //! request's thread: pcntl handlers, SIGALRM timeouts), is started on the first
 //! auto-renewed acquisition, and is stopped and joined at module shutdown.
 
+use crate::clock::{lease_end, Boot};
 use crate::hold::table::{self, HoldId, RenewBy, Shared};
 use crate::stats::{self, Counter};
 use crate::keys::LockKeys;
@@ -92,6 +93,9 @@ fn run(shared: &'static Shared) {
             return;
         }
         let now = Instant::now();
+        // The renewals of this round are sent after this instant: their leases count
+        // from it, on the clock bounds are kept on.
+        let sent = Boot::now();
         let mut batch = Vec::new();
         let mut next: Option<Instant> = None;
         for (&id, hold) in table.holds.iter_mut() {
@@ -160,20 +164,22 @@ fn run(shared: &'static Shared) {
                 Outcome::Lost => hold.mark_lost(done),
                 Outcome::Renewed if due.last => {
                     stats::note(Counter::Renewals);
+                    hold.until = Some(lease_end(sent, due.sets));
                     hold.renew = None
                 }
                 Outcome::Renewed if r.lease != due.lease => {
                     // extendLock() ran meanwhile, on another connection: this renewal
                     // may have landed after it with the old lease. Set the new one now.
-                    r.valid_until = r.valid_until.min(now + due.lease);
+                    let renewed = lease_end(sent, due.sets);
+                    hold.until = hold.until.map(|u| u.min(renewed));
                     r.due = done;
                 }
                 Outcome::Renewed => {
                     stats::note(Counter::Renewals);
-                    r.valid_until = now + due.lease;
+                    hold.until = Some(lease_end(sent, due.sets));
                     r.due = done + table::interval(r.lease);
                 }
-                Outcome::Failed if done >= r.valid_until => {
+                Outcome::Failed if hold.until.is_some_and(|u| Boot::now() >= u) => {
                     // Unconfirmed for a whole lease: Redis has let the key go by now.
                     hold.mark_lost(done);
                 }

@@ -36,6 +36,7 @@
 //! `Lock`'s: the watchdog renews each one, the object's end and request end release
 //! them, and a key found taken marks the whole MultiLock lost.
 
+use crate::clock::Boot;
 use crate::config::Settings;
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
@@ -137,9 +138,6 @@ pub struct MultiLock {
     /// The fencing tokens of the last acquisition, in the keys' order, once issued.
     fences: Option<Vec<i64>>,
     ever_held: bool,
-    /// When the last acquisition's lease ends, as this object counts (`None`: no
-    /// expiry); set again by `extend`.
-    lease_ends: Option<Instant>,
     /// The connection of each group that `synchronized()`'s hold was taken (or last
     /// extended) on: its release goes unawaited only while they are all the same
     /// ones, unclosed (see `Lock::finish`).
@@ -227,7 +225,6 @@ impl MultiLock {
             fencing: settings.fencing && !lease_only,
             fences: None,
             ever_held: false,
-            lease_ends: None,
             serials: Vec::new(),
             owner_info: settings.owner_info && !lease_only,
             record: Vec::new(),
@@ -297,7 +294,7 @@ impl MultiLock {
                 }
                 let fences = RefCell::new(None);
                 let w = GroupWait { multi: self, group: &self.groups[g], token: &token, fence, fences: &fences };
-                let sent = Instant::now();
+                let sent = Boot::now();
                 let first = if w.group.route.lease_only() { w.poll(deadline) } else { w.attempt(b"", false, deadline) };
                 match first {
                     Ok(Try::Acquired(_)) => got[g] = Some((fences.into_inner(), waiting::lease_bound(sent, self.terms.lease))),
@@ -360,15 +357,10 @@ impl MultiLock {
     fn took(&mut self, token: Token, fences: Option<Vec<i64>>, until: waiting::Until) -> Token {
         crate::stats::note(crate::stats::Counter::Acquired);
         let now = Instant::now();
-        let began = match (until, self.terms.lease) {
-            (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
-            _ => now,
-        };
-        self.hold_token(&token, |terms| Renewal::for_terms(terms, began));
+        self.hold_token(&token, |terms| Renewal::for_terms(terms, until, now), until);
         let reads = self.reads();
         self.fences = if self.fencing { fences.filter(|f| f.len() == self.names.len() && f.iter().zip(&reads).all(|(&n, &r)| r || n > 0)) } else { None };
         self.ever_held = true;
-        self.lease_ends = until;
         token
     }
 
@@ -377,7 +369,7 @@ impl MultiLock {
         self.groups.iter().flat_map(|g| (0..g.keys.len()).map(move |i| g.is_read(i))).collect()
     }
 
-    fn hold_token(&mut self, token: &Token, renew: impl Fn(&Terms) -> Option<Box<Renewal>>) {
+    fn hold_token(&mut self, token: &Token, renew: impl Fn(&Terms) -> Option<Box<Renewal>>, until: waiting::Until) {
         let owner = Owner::current();
         for group in &self.groups {
             for (i, keys) in group.keys.iter().enumerate() {
@@ -390,6 +382,7 @@ impl MultiLock {
                     token: token.clone(),
                     renew_by: if read { &crate::kinds::lock::READ_RENEWAL } else { &crate::kinds::lock::WRITE_RENEWAL },
                     renew: renew(&self.terms),
+                    until,
                     lost: None,
                     auto_release: self.terms.auto_release,
                     orphan: false,
@@ -402,7 +395,8 @@ impl MultiLock {
     /// kept, unrenewed, so that a release or the object's end clears them.
     fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
         if self.token().is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
-            self.hold_token(&token, |_| None);
+            // Not known to be held: it promises nothing (a bound already past).
+            self.hold_token(&token, |_| None, Some(Boot::now()));
             self.fences = None;
             self.ever_held = true;
         }
@@ -457,6 +451,16 @@ impl MultiLock {
         Ok(!lost && held == self.names.len() as i64)
     }
 
+    /// How long this object's hold of every key surely lasts from now: the shortest of
+    /// its keys' (`Claim::remaining`), `None` when no lease ends.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.claims.iter().map(Claim::remaining).fold(None, |least, r| match (least, r) {
+            (None, r) => r,
+            (l, None) => l,
+            (Some(a), Some(b)) => Some(a.min(b)),
+        })
+    }
+
     /// Sets every key's lease to `lock_out` seconds (default: the object's `$lockOut`)
     /// if `token` (default: this object's) still holds them all (per group: a group
     /// whose keys it no longer holds is left as it is).
@@ -467,7 +471,7 @@ impl MultiLock {
             return Ok(false);
         }
         let ms_arg = ms.to_string();
-        let sent = Instant::now();
+        let sent = Boot::now();
         let mut done = true;
         for group in &self.groups {
             let keys = group.locks_and_readers();
@@ -483,7 +487,6 @@ impl MultiLock {
             Claim::renewed(claim.own_for(&token), done, lease, sent);
         }
         if done && self.claims[0].own_for(&token).is_some() {
-            self.lease_ends = lease.map(|l| sent + l);
             self.serials = self.groups.iter().map(|g| g.route.serial()).collect();
         }
         Ok(done)
@@ -603,11 +606,11 @@ impl MultiLock {
     /// process counts) and no server closed the connection the hold was taken on, the
     /// release is sent unawaited, one script per group: it cannot find the hold lost.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        let (margin, ends) = (self.terms.read_timeout, self.lease_ends);
+        let margin = self.terms.read_timeout;
         let sure = self.serials.len() == self.groups.len()
             && !self.lease_only()
             && self.groups.iter().zip(&self.serials).all(|(g, s)| g.route.intact(*s))
-            && self.claims.iter().all(|c| c.surely_held(token, margin, ends));
+            && self.claims.iter().all(|c| c.surely_held(token, margin));
         if sure {
             return self.release_unawaited(token);
         }
@@ -686,7 +689,7 @@ impl GroupWait<'_> {
             }
         }
         match waiting::reply_parts(reply) {
-            Some((0 | 2 | 3, pttl, queued)) => Ok(Try::busy(pttl, queued)),
+            Some((0 | 2 | 3, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
             _ => Err(unexpected("acquire", reply)),
         }
     }
@@ -771,7 +774,7 @@ impl Waiter for GroupWait<'_> {
         let take = Call::Script(&TAKE, &locks, &[self.token, self.multi.terms.ttl_arg.as_bytes()]);
         match g.route.take_on_quorum(&take, &Value::Int(1), locks[0], self.token, self.multi.terms.lease, &undo)? {
             Some(true) => Ok(Try::Acquired(None)),
-            Some(false) => Ok(Try::Busy { pttl: None, queued: None }),
+            Some(false) => Ok(Try::busy_unqueued()),
             None => self.attempt(&[], true, deadline),
         }
     }

@@ -15,6 +15,7 @@
 //! forked child sees another pid and forgets the inherited sockets without
 //! closing them, which could disturb the parent, then connects afresh.
 
+use crate::clock::Boot;
 use crate::config::{Settings, TlsFiles};
 use crate::dsn::{display_addr, info_at, parse_dsn};
 use crate::error::{LockError, Result};
@@ -41,9 +42,38 @@ pub struct Endpoint {
     addr: String,
     connect_timeout: Duration,
     read_timeout: Duration,
+    /// The latest reading of the server's clock this thread saw: (here, when the
+    /// reply that carried it came; the server's clock then, in ms, no later than
+    /// that). It bounds the server's clock from below (`server_clock_floor`).
+    clock: std::sync::Mutex<Option<(Boot, i64)>>,
 }
 
+/// A reading of a server's clock older than this is not used to bound it: the
+/// drift allowed for grows with the age, and a cap that early would cut waits short.
+const CLOCK_READING_LIFE: Duration = Duration::from_secs(60);
+
 impl Endpoint {
+    /// Notes that the server's clock read `server_ms` before `at` (here): a reply
+    /// that carried it came at `at`, or a message stamped with it was read then.
+    pub(crate) fn note_server_clock(&self, at: Boot, server_ms: i64) {
+        let mut clock = self.clock.lock().unwrap_or_else(|p| p.into_inner());
+        let better = match *clock {
+            None => true,
+            Some((was_at, was_ms)) => floor(at, server_ms, Boot::now()) >= floor(was_at, was_ms, Boot::now()),
+        };
+        if better {
+            *clock = Some((at, server_ms));
+        }
+    }
+
+    /// A lower bound of the server's clock (ms) at `now` (here), from the latest
+    /// reading (`note_server_clock`), allowing 0.1% drift since it and 1 ms for the
+    /// whole milliseconds; `None` without a reading of the last minute.
+    pub(crate) fn server_clock_floor(&self, now: Boot) -> Option<i64> {
+        let (at, ms) = (*self.clock.lock().unwrap_or_else(|p| p.into_inner()))?;
+        (now.since(at) <= CLOCK_READING_LIFE).then(|| floor(at, ms, now))
+    }
+
     /// What identifies these settings: equal for every `Lock` that shares them.
     pub(crate) fn id(&self) -> &Arc<str> {
         &self.key
@@ -91,6 +121,14 @@ impl Endpoint {
             LockError::Server { addr: self.addr.clone(), cause: e.to_string() }
         }
     }
+}
+
+/// The server's clock (ms) at `now`, at the least, from a reading of `server_ms` that
+/// was no later than `at` (here): the time since, less 0.1% of it for the two
+/// clocks' drift (NTP slews at most 0.05%), less 1 ms for whole milliseconds.
+fn floor(at: Boot, server_ms: i64, now: Boot) -> i64 {
+    let since = i64::try_from(now.since(at).as_millis()).unwrap_or(i64::MAX / 2);
+    server_ms.saturating_add(since - since / 1000 - 1)
 }
 
 /// When to run an operation a second time, on a new connection.
@@ -251,6 +289,7 @@ fn register(
         tls: settings.tls.clone(),
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
+        clock: std::sync::Mutex::new(None),
     });
     with_registry(|reg| {
         if reg.endpoints.len() >= MAX_ENDPOINTS {
@@ -510,39 +549,37 @@ pub(crate) enum Inline {
     Failed,
 }
 
-/// How `wake` names a connection's channel: from the connection's random id, and
-/// the cluster slot whose shard it is in, if any.
-pub(crate) type Naming = fn(&str, Option<u16>) -> String;
+/// How `wake` names a wait's channel: from the connection's random id, the cluster
+/// slot whose shard it is in (if any), and the wait's number.
+pub(crate) type Naming = fn(&str, Option<u16>, u64) -> String;
 
-/// The wake channel of `wire`'s connection (`naming` its random id, made on first use).
-fn wake_channel(p: &mut Plain, slot: Option<u16>, naming: Naming) -> Option<String> {
+/// The wake channel of wait `wait` on `wire`'s connection (`naming` its random id,
+/// made on first use).
+fn wake_channel(p: &mut Plain, slot: Option<u16>, wait: u64, naming: Naming) -> Option<String> {
     if p.wake_id.is_none() {
         p.wake_id = Some(String::from_utf8_lossy(&crate::token::generate().ok()?).into_owned());
     }
-    Some(naming(p.wake_id.as_deref()?, slot))
+    Some(naming(p.wake_id.as_deref()?, slot, wait))
 }
 
-/// The channel this thread's command connection for `ep` listens on for a wait in
-/// `slot` (sharded) or on the server, if it does; its kept messages are dropped then
-/// (they were for earlier waits).
-pub(crate) fn listening(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Option<(String, bool)> {
+/// Unsubscribes this thread's command connection for `ep` from `channel` (a wait's,
+/// which has ended), without waiting for the confirmation. Nothing to do when the
+/// connection is gone: its subscriptions went with it.
+pub(crate) fn unsubscribe(ep: &Endpoint, channel: &str) {
     with_registry(|reg| {
-        let at = reg.conns.position(&ep.key)?;
-        let p = reg.conns.used(at).plain()?;
-        let channel = wake_channel(p, slot, naming)?;
-        if !p.listens(&channel) {
-            return None;
+        let Some(at) = reg.conns.position(&ep.key) else { return };
+        let Some(p) = reg.conns.used(at).plain() else { return };
+        if p.listens(channel) && p.unsubscribe(channel).is_err() {
+            reg.conns.take(&ep.key);
         }
-        p.forget_pushes();
-        Some((channel, slot.is_some()))
-    })
+    });
 }
 
 /// Subscribes this thread's command connection for `ep` (connecting it if needed)
-/// to its wake channel: in RESP3, `HELLO 3` first, once in the connection's life.
-/// For a wait in a cluster `slot`, the channel is sharded, unless the server has no
-/// sharded pub/sub (Redis 6) or refuses it.
-pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Inline {
+/// to the wake channel of wait `wait`: in RESP3, `HELLO 3` first, once in the
+/// connection's life. For a wait in a cluster `slot`, the channel is sharded, unless
+/// the server has no sharded pub/sub (Redis 6) or refuses it.
+pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, wait: u64, naming: Naming) -> Inline {
     with_registry(|reg| {
         let at = match reg.conns.position(&ep.key) {
             Some(at) => at,
@@ -552,7 +589,7 @@ pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Inl
             },
         };
         let Some(p) = reg.conns.used(at).plain() else { return Inline::Unsupported };
-        let outcome = subscribe_plain(p, slot, naming);
+        let outcome = subscribe_plain(p, slot, wait, naming);
         if matches!(outcome, Inline::Failed) {
             reg.conns.take(&ep.key);
         }
@@ -560,21 +597,21 @@ pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Inl
     })
 }
 
-fn subscribe_plain(p: &mut Plain, slot: Option<u16>, naming: Naming) -> Inline {
+fn subscribe_plain(p: &mut Plain, slot: Option<u16>, wait: u64, naming: Naming) -> Inline {
     match p.resp3() {
         Ok(true) => {}
         Ok(false) => return Inline::Unsupported,
         Err(_) => return Inline::Failed,
     }
     if slot.is_some() {
-        let Some(channel) = wake_channel(p, slot, naming) else { return Inline::Failed };
+        let Some(channel) = wake_channel(p, slot, wait, naming) else { return Inline::Failed };
         match p.subscribe(&channel, true) {
             Ok(true) => return Inline::Listening(channel, true),
             Ok(false) => {}
             Err(_) => return Inline::Failed,
         }
     }
-    let Some(channel) = wake_channel(p, None, naming) else { return Inline::Failed };
+    let Some(channel) = wake_channel(p, None, wait, naming) else { return Inline::Failed };
     match p.subscribe(&channel, false) {
         Ok(true) => Inline::Listening(channel, false),
         Ok(false) => Inline::Denied,

@@ -1,24 +1,31 @@
 //! The wake-up signal for blocked waiters.
 //!
-//! A waiter listens on a channel of its own (`redis_lock:wake:<random>`) and queues
-//! an entry naming it; the releaser's script hands the lock over and publishes the
-//! new holder's token there. Nothing is sent while waiting: a grant is one message
-//! read from a socket the waiter was already blocked on.
+//! Each wait listens on a channel of its own (`redis_lock:wake:<random>:<wait>`)
+//! and queues an entry naming it; the releaser's script hands the lock over and
+//! publishes the new holder's token there. Nothing is sent while waiting: a grant is
+//! one message read from a socket the waiter was already blocked on. When the wait
+//! ends, however it ends, its channel is given up.
 //!
 //! Where it listens: on its command connection, when the server speaks RESP3 (Redis
 //! 6 and later, Valkey), so that a process that waited keeps one connection per
-//! server (`Subscriber::Inline`: the channel is the connection's, subscribed once in
-//! its life, `HELLO 3` first), TLS included. On a server or proxy without RESP3, on
-//! a subscriber connection of its own, one per endpoint, kept across waits
-//! (`Subscriber::Separate`). On a cluster the inline channel is sharded
-//! (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a hash tag of the
-//! lock's slot, the scripts `SPUBLISH` to it, and a grant stays in the slot's shard
-//! instead of crossing the cluster bus to every node.
+//! server (`Subscriber::Inline`: `HELLO 3` once in the connection's life, then a
+//! `SUBSCRIBE` per wait, and an `UNSUBSCRIBE` sent unawaited at its end), TLS
+//! included. On a server or proxy without RESP3, on a subscriber connection of its
+//! own, one per endpoint, kept across waits (`Subscriber::Separate`), whose
+//! unsubscription is confirmed before the wait returns. On a cluster the inline
+//! channel is sharded (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a
+//! hash tag of the lock's slot, the scripts `SPUBLISH` to it, and a grant stays in the
+//! slot's shard instead of crossing the cluster bus to every node.
 //!
-//! Why a private channel and not one per lock: PUBLISH reports how many connections
+//! Why a private channel, and one per wait: PUBLISH reports how many connections
 //! heard the message, so the releaser learns in the same script whether the waiter
 //! is still alive (a killed process's connection is closed by the kernel, and Redis
-//! drops its subscription), and exactly one process wakes per release.
+//! drops its subscription), and exactly one process wakes per release. A channel of
+//! the wait's own makes that answer the wait's, not the connection's: an entry left
+//! queued by a wait that has ended (a cancel that was lost, a try that arrived after
+//! its retry, a wait that failed) is passed over instead of being handed a lock that
+//! nobody will use, and a message meant for an earlier wait is never read as a grant
+//! for this one, even with the same token.
 
 use crate::fork_wiped;
 use crate::net::idle::Idle;
@@ -33,13 +40,20 @@ use std::time::{Duration, Instant};
 /// channel goes on with `{` (the scripts tell them apart by it).
 pub const CHANNEL_PREFIX: &str = "redis_lock:wake:";
 
-/// The channel of a command connection whose random id is `id`: sharded, with a hash
-/// tag of `slot`, for a wait in a cluster slot.
-fn inline_channel(id: &str, slot: Option<u16>) -> String {
+/// The channel of wait `wait` on a command connection whose random id is `id`:
+/// sharded, with a hash tag of `slot`, for a wait in a cluster slot.
+fn inline_channel(id: &str, slot: Option<u16>, wait: u64) -> String {
     match slot {
-        Some(slot) => format!("{CHANNEL_PREFIX}{{{}}}{id}", crate::keys::slot_tag(slot)),
-        None => format!("{CHANNEL_PREFIX}{id}"),
+        Some(slot) => format!("{CHANNEL_PREFIX}{{{}}}{id}:{wait}", crate::keys::slot_tag(slot)),
+        None => format!("{CHANNEL_PREFIX}{id}:{wait}"),
     }
+}
+
+/// The number of this process's next wait: with a connection's random id it names
+/// the wait's channel, which no other wait ever listens on.
+fn next_wait() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// How long a refused subscription is not asked for again: waits poll meanwhile.
@@ -112,8 +126,9 @@ pub fn close_all() {
 pub enum Subscriber {
     /// On the endpoint's command connection (RESP3), subscribed to `channel`.
     Inline { ep: Arc<Endpoint>, channel: String, sharded: bool },
-    /// A connection in subscribed mode of its own.
-    Separate { conn: Connection, channel: String },
+    /// A connection in subscribed mode of its own, kept across waits; `base` is its
+    /// random name, and `channel` the wait's it listens on now, if any.
+    Separate { conn: Connection, base: String, channel: Option<String> },
 }
 
 /// Why a subscriber could not be had.
@@ -125,28 +140,73 @@ pub enum Refusal {
 }
 
 impl Subscriber {
-    /// Connects a subscriber of its own and subscribes it to a fresh random channel.
+    /// Connects a subscriber of its own, listening on no channel yet.
     pub fn connect(ep: &Endpoint) -> std::result::Result<Subscriber, Refusal> {
-        let mut conn = pool::connect_subscriber(ep).map_err(|_| Refusal::Failed)?;
-        let channel = format!("{CHANNEL_PREFIX}{}", String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?));
+        let conn = pool::connect_subscriber(ep).map_err(|_| Refusal::Failed)?;
+        let base = format!("{CHANNEL_PREFIX}{}", String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?));
+        Ok(Subscriber::Separate { conn, base, channel: None })
+    }
+
+    /// A subscriber of its own listens on wait `wait`'s channel from now on. Messages
+    /// that came before the confirmation were for earlier waits, and are dropped.
+    fn listen_for(&mut self, wait: u64) -> std::result::Result<(), Refusal> {
+        let Subscriber::Separate { conn, base, channel } = self else { return Ok(()) };
+        let name = format!("{base}:{wait}");
+        if channel.as_deref() == Some(name.as_str()) {
+            return Ok(());
+        }
         // Sent by hand: redis-rs's PubSub::subscribe does not look at the reply, and
         // an ACL refusal (NOPERM) would pass for a subscription.
-        let packed = redis::cmd("SUBSCRIBE").arg(&channel).get_packed_command();
+        let packed = redis::cmd("SUBSCRIBE").arg(&name).get_packed_command();
         conn.send_packed_command(&packed).map_err(|_| Refusal::Failed)?;
-        match conn.recv_response() {
-            Ok(Value::Array(items)) if matches!(items.first(), Some(Value::BulkString(k)) if k == b"subscribe") => {
-                Ok(Subscriber::Separate { conn, channel })
+        loop {
+            match conn.recv_response() {
+                Ok(Value::Array(items)) | Ok(Value::Push { data: items, .. }) => {
+                    let kind = match items.first() {
+                        Some(Value::BulkString(k)) => k.as_slice(),
+                        _ => b"",
+                    };
+                    let names = matches!(items.get(1), Some(Value::BulkString(n)) if n == name.as_bytes());
+                    if kind == b"subscribe" && names {
+                        *channel = Some(name);
+                        return Ok(());
+                    }
+                    // A message of an earlier wait, or an unsubscription's confirmation.
+                }
+                Ok(Value::ServerError(_)) => return Err(Refusal::Denied),
+                Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => return Err(Refusal::Denied),
+                _ => return Err(Refusal::Failed),
             }
-            Ok(Value::ServerError(_)) => Err(Refusal::Denied),
-            Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => Err(Refusal::Denied),
-            _ => Err(Refusal::Failed),
+        }
+    }
+
+    /// A subscriber of its own stops listening on its wait's channel, and reads up to
+    /// the confirmation: once this returns, no release can hand a lock to that wait's
+    /// entries (its channel has no listener), even one run on another connection.
+    fn stop_listening(&mut self) -> std::result::Result<(), ()> {
+        let Subscriber::Separate { conn, channel, .. } = self else { return Ok(()) };
+        let Some(name) = channel.take() else { return Ok(()) };
+        let packed = redis::cmd("UNSUBSCRIBE").arg(&name).get_packed_command();
+        conn.send_packed_command(&packed).map_err(|_| ())?;
+        loop {
+            match conn.recv_response() {
+                Ok(Value::Array(items)) | Ok(Value::Push { data: items, .. }) => {
+                    let done = matches!(items.first(), Some(Value::BulkString(k)) if k == b"unsubscribe")
+                        && matches!(items.get(1), Some(Value::BulkString(n)) if n == name.as_bytes());
+                    if done {
+                        return Ok(());
+                    }
+                }
+                _ => return Err(()),
+            }
         }
     }
 
     /// The channel a waiter names in its queue entry.
     pub fn channel(&self) -> &str {
         match self {
-            Subscriber::Inline { channel, .. } | Subscriber::Separate { channel, .. } => channel,
+            Subscriber::Inline { channel, .. } => channel,
+            Subscriber::Separate { channel, .. } => channel.as_deref().unwrap_or(""),
         }
     }
 
@@ -157,49 +217,65 @@ impl Subscriber {
         matches!(self, Subscriber::Inline { sharded: true, .. })
     }
 
-    /// Waits up to `timeout` for the next message and returns it; `Ok(None)` when
-    /// nothing came in time. An error means the connection broke, or no longer
-    /// listens (a restarted server, a slot that moved): drop this subscriber.
+    /// Waits up to `timeout` for the next message on this wait's channel and returns
+    /// it; `Ok(None)` when nothing came in time. An error means the connection broke,
+    /// or no longer listens (a restarted server, a slot that moved): drop this
+    /// subscriber.
     pub fn next_grant(&mut self, timeout: Duration) -> std::result::Result<Option<Vec<u8>>, RedisError> {
         // A zero timeout would mean "block forever" to the socket.
         let timeout = timeout.max(Duration::from_millis(1));
         match self {
             Subscriber::Inline { ep, channel, .. } => pool::listen(ep, channel, timeout),
-            Subscriber::Separate { conn, .. } => {
-                conn.set_read_timeout(Some(timeout))?;
-                let mut ps = conn.as_pubsub();
-                let got = ps.get_message();
-                std::mem::forget(ps);
-                match got {
-                    Ok(msg) => Ok(Some(msg.get_payload_bytes().to_vec())),
-                    Err(e) if e.is_timeout() => Ok(None),
-                    Err(e) => Err(e),
+            Subscriber::Separate { conn, channel, .. } => {
+                let Some(channel) = channel.as_deref() else {
+                    return Err(RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the subscriber listens on no channel")));
+                };
+                let until = Instant::now() + timeout;
+                loop {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok(None);
+                    }
+                    conn.set_read_timeout(Some(left))?;
+                    let mut ps = conn.as_pubsub();
+                    let got = ps.get_message();
+                    std::mem::forget(ps);
+                    match got {
+                        // Only this wait's: the channel names it.
+                        Ok(msg) if msg.get_channel_name().as_bytes() == channel.as_bytes() => {
+                            return Ok(Some(msg.get_payload_bytes().to_vec()))
+                        }
+                        Ok(_) => {}
+                        Err(e) if e.is_timeout() => return Ok(None),
+                        Err(e) => return Err(e),
+                    }
                 }
             }
         }
     }
 }
 
-/// The process's subscriber for an endpoint, lent out for one wait and given back
-/// to the registry when dropped, so that it survives errors and early returns.
+/// Where one wait listens: the process's subscriber for an endpoint, lent out for the
+/// wait, on a channel of the wait's own. When the wait ends (the lease is dropped),
+/// the channel is given up, so that an entry of this wait still queued (its
+/// cancel was lost, or a try arrived late) is never handed the lock: the releaser's
+/// script finds no listener and passes it over. A subscriber of its own goes back to
+/// the registry, so that it survives errors and early returns.
 pub struct Lease {
     ep: Arc<Endpoint>,
     /// The cluster slot whose shard the wait's grants come from, if any.
     slot: Option<u16>,
+    /// The wait's number (`next_wait`): its channel's name ends with it.
+    wait: u64,
     sub: Option<Subscriber>,
 }
 
 impl Lease {
-    /// Borrows the endpoint's subscriber if the process already has one (its command
-    /// connection listening already, or a subscriber of its own); does not connect.
-    /// Messages its command connection kept from earlier waits are dropped: a grant
-    /// for this wait can only come after it queues.
+    /// Borrows the process's subscriber of its own for the endpoint, if it has one;
+    /// does not connect or subscribe (`ensure` does).
     pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
-        let sub = match pool::listening(&ep, slot, inline_channel) {
-            Some((channel, sharded)) => Some(Subscriber::Inline { ep: ep.clone(), channel, sharded }),
-            None => take_subscriber(&ep),
-        };
-        Lease { ep, slot, sub }
+        let sub = take_subscriber(&ep);
+        Lease { ep, slot, wait: next_wait(), sub }
     }
 
     /// The server this subscriber listens on.
@@ -207,17 +283,24 @@ impl Lease {
         &self.ep
     }
 
-    /// The subscriber, if there is one.
+    /// The subscriber, once it listens on this wait's channel.
     pub fn get(&mut self) -> Option<&mut Subscriber> {
-        self.sub.as_mut()
+        self.sub.as_mut().filter(|s| !s.channel().is_empty())
     }
 
-    /// Connects a subscriber unless there is one already, or the server refused one
-    /// recently. Returns whether there is one now; failures are not errors, because
+    /// Listens on this wait's channel, unless it does already or the server refused a
+    /// subscription recently: on the command connection (RESP3), or on a subscriber
+    /// of its own. Returns whether it listens now; failures are not errors, because
     /// waiting can always fall back to polling.
     pub fn ensure(&mut self) -> bool {
-        if self.sub.is_none() && !subscribe_refused(&self.ep) {
-            match pool::subscribe(&self.ep, self.slot, inline_channel) {
+        if self.get().is_some() {
+            return true;
+        }
+        if subscribe_refused(&self.ep) {
+            return false;
+        }
+        if self.sub.is_none() {
+            match pool::subscribe(&self.ep, self.slot, self.wait, inline_channel) {
                 pool::Inline::Listening(channel, sharded) => {
                     self.sub = Some(Subscriber::Inline { ep: self.ep.clone(), channel, sharded });
                     return true;
@@ -231,11 +314,22 @@ impl Lease {
             }
             match Subscriber::connect(&self.ep) {
                 Ok(sub) => self.sub = Some(sub),
-                Err(Refusal::Denied) => note_subscribe_refused(&self.ep),
-                Err(Refusal::Failed) => {}
+                Err(_) => return false,
             }
         }
-        self.sub.is_some()
+        let Some(sub) = self.sub.as_mut() else { return false };
+        match sub.listen_for(self.wait) {
+            Ok(()) => true,
+            Err(Refusal::Denied) => {
+                note_subscribe_refused(&self.ep);
+                self.sub = None;
+                false
+            }
+            Err(Refusal::Failed) => {
+                self.sub = None;
+                false
+            }
+        }
     }
 
     /// Forgets a subscriber whose connection broke.
@@ -246,8 +340,15 @@ impl Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
-        if let Some(sub) = self.sub.take() {
-            put_subscriber(&self.ep, sub);
+        match self.sub.take() {
+            Some(Subscriber::Inline { ep, channel, .. }) => pool::unsubscribe(&ep, &channel),
+            Some(mut sub) => {
+                // A subscriber that cannot confirm it stopped listening is not kept.
+                if sub.stop_listening().is_ok() {
+                    put_subscriber(&self.ep, sub);
+                }
+            }
+            None => {}
         }
     }
 }

@@ -282,8 +282,9 @@ pub struct Plain {
     resp3: Option<bool>,
     /// The channels it is subscribed to, and whether each is sharded (`SSUBSCRIBE`).
     channels: Vec<(String, bool)>,
-    /// Messages on those channels, read while reading replies, oldest first.
-    pushes: VecDeque<Vec<u8>>,
+    /// Messages on those channels (channel, payload), read while reading replies,
+    /// oldest first.
+    pushes: VecDeque<(Vec<u8>, Vec<u8>)>,
     /// The random part of its channels' names, once it has one (`wake`'s to choose).
     pub wake_id: Option<String>,
     /// This connection among every one the process made (`serial`).
@@ -805,11 +806,11 @@ impl Plain {
         let kind = text(push.first()).unwrap_or_default();
         match &kind[..] {
             b"message" | b"smessage" => {
-                if let Some(payload) = text(push.get(2)) {
+                if let (Some(channel), Some(payload)) = (text(push.get(1)), text(push.get(2))) {
                     if self.pushes.len() >= MAX_PUSHES {
                         self.pushes.pop_front();
                     }
-                    self.pushes.push_back(payload);
+                    self.pushes.push_back((channel, payload));
                 }
             }
             b"unsubscribe" | b"sunsubscribe" => {
@@ -946,10 +947,25 @@ impl Plain {
         Ok(yes)
     }
 
-    /// Waits up to `timeout` for a message on the connection's channels. An error
-    /// means the connection broke.
+    /// Unsubscribes the connection from `channel` without waiting: in RESP3 the
+    /// confirmation is a push message, read and dropped whenever it comes. Commands
+    /// sent after it run after it, so no message on `channel` is published to this
+    /// connection once they have run.
+    pub fn unsubscribe(&mut self, channel: &str) -> RedisResult<()> {
+        let Some(at) = self.channels.iter().position(|(c, _)| c == channel) else { return Ok(()) };
+        let (_, sharded) = self.channels.remove(at);
+        self.pushes.retain(|(c, _)| c != channel.as_bytes());
+        let verb: &[u8] = if sharded { b"SUNSUBSCRIBE" } else { b"UNSUBSCRIBE" };
+        let mut buf = Vec::new();
+        resp::encode(&mut buf, 2, [verb, channel.as_bytes()]);
+        self.send(&buf)
+    }
+
+    /// Waits up to `timeout` for a message on `channel`; messages on other channels
+    /// are dropped (they were for waits that have ended). An error means the
+    /// connection broke.
     pub fn next_push(&mut self, channel: &str, timeout: Duration) -> RedisResult<Heard> {
-        if let Some(msg) = self.pushes.pop_front() {
+        if let Some(msg) = self.kept_for(channel) {
             return Ok(Heard::Message(msg));
         }
         let until = Instant::now() + timeout;
@@ -961,7 +977,7 @@ impl Plain {
             let read = match self.parse_next(&mut scan)? {
                 Some(Frame::Push(push)) => {
                     self.keep(push);
-                    if let Some(msg) = self.pushes.pop_front() {
+                    if let Some(msg) = self.kept_for(channel) {
                         return Ok(Heard::Message(msg));
                     }
                     true
@@ -994,11 +1010,14 @@ impl Plain {
         }
     }
 
-    /// Forgets the messages that have come so far, read or not (a new wait starts:
-    /// they were for earlier ones).
-    pub fn forget_pushes(&mut self) {
-        self.read_arrived();
-        self.pushes.clear();
+    /// The oldest kept message on `channel`, dropping those before it on other channels.
+    fn kept_for(&mut self, channel: &str) -> Option<Vec<u8>> {
+        while let Some((c, msg)) = self.pushes.pop_front() {
+            if c == channel.as_bytes() {
+                return Some(msg);
+            }
+        }
+        None
     }
 }
 

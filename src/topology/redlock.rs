@@ -478,10 +478,9 @@ fn owe(owed: &mut VecDeque<Expect>, call: &Call<'_>) {
     }
 }
 
-/// Extra safety taken off the validity of a lease: clock drift between the nodes.
-pub fn drift(lease: Duration) -> Duration {
-    lease / 100 + Duration::from_millis(2)
-}
+// Extra safety taken off the validity of a lease: clock drift between the nodes, the
+// same rule as every bound on a lease (`clock::drift`).
+use crate::clock::drift;
 
 impl Quorum {
     /// The nodes, in the order the settings list them.

@@ -21,12 +21,10 @@
 //! Redlock quorum, which keeps no queue. Each kind supplies its
 //! scripts through `Waiter`; none of them knows how waiting works.
 
+use crate::clock::{drift, Boot};
 use crate::error::LockError;
 use crate::error::Result;
 use crate::topology::route::Route;
-// Extra safety taken off a lease, for clock drift between this host and the server:
-// Redlock's rule (1% of the lease, plus 2 ms), the same on every topology.
-use crate::topology::redlock::drift;
 use crate::wait::backoff::Backoff;
 use crate::net::wake;
 use crate::stats::{self, Counter};
@@ -34,57 +32,52 @@ use crate::net::resp;
 use redis::Value;
 use std::time::{Duration, Instant};
 
-/// When a hold's lease ends at the earliest, on this process's clock; `None`: it never
-/// ends (no expiry).
-pub(crate) type Until = Option<Instant>;
+/// When a hold's lease ends at the earliest, on this host's boot clock (`clock::Boot`,
+/// which counts a suspended machine's sleep); `None`: it never ends (no expiry).
+pub(crate) type Until = Option<Boot>;
 
 /// The end of the lease of a hold that a try `sent` at that instant found taken (or
 /// held already, when the script started the lease again).
-pub(crate) fn lease_bound(sent: Instant, lease: Option<Duration>) -> Until {
-    let lease = lease?;
-    // A lease shorter than the drift is over at once.
-    Some(sent + lease.checked_sub(drift(lease)).unwrap_or_default())
+pub(crate) fn lease_bound(sent: Boot, lease: Option<Duration>) -> Until {
+    Some(crate::clock::lease_end(sent, lease?))
 }
 
 /// Whether a hold is past its bound: then it is no acquisition.
 pub(crate) fn is_stale(until: Until) -> bool {
-    stale_at(until, Instant::now())
+    stale_at(until, Boot::now())
 }
 
 /// Whether a hold is past its bound at `now`.
 #[inline]
-pub(crate) fn stale_at(until: Until, now: Instant) -> bool {
+pub(crate) fn stale_at(until: Until, now: Boot) -> bool {
     until.is_some_and(|u| now >= u)
 }
 
-/// The end of the lease of a hold granted at `granted` (ms, the server's clock) to a
-/// waiter whose entry was queued with `queued_until` (ms, the server's clock: its
-/// deadline, as the server counts it) and whose wait ends at `deadline`, having begun
-/// `wait` before it.
-///
-/// The entry's time was stamped on the server after the waiter measured it (`+<ms>`,
-/// at most `deadline` less the time of sending, rounded down), so the server's
-/// `queued_until` is no earlier than `deadline`, less 1 ms: the server's instant `x` was,
-/// here, no earlier than `deadline - 1 ms + (x - queued_until)`. Drift is taken off for
-/// the lease and for the wait (1% each).
-pub(crate) fn grant_bound(deadline: Instant, wait: Duration, queued_until: i64, granted: i64, lease: Option<Duration>) -> Until {
-    let Some(lease) = lease else { return None };
-    let margin = drift(lease) + wait / 100 + Duration::from_millis(1);
-    let ends_ms = i128::from(granted) + lease.as_millis() as i128 - i128::from(queued_until);
-    let ms = |n: i128| Duration::from_millis(u64::try_from(n).unwrap_or(u64::MAX));
-    let ends = if ends_ms >= 0 { deadline.checked_add(ms(ends_ms)) } else { deadline.checked_sub(ms(-ends_ms)) };
-    // Out of the clock's range: far in the past (now is past by the time it is checked).
-    Some(ends.and_then(|e| e.checked_sub(margin)).unwrap_or_else(Instant::now))
+/// One exchange with a server that read its clock while it ran our command: the
+/// command was sent at `sent` (here), and the server's clock read `server_ms` (ms)
+/// while it ran, which was after `sent`. So the server's clock read no more than
+/// `server_ms` at `sent`: the pair bounds, from below, when (here) any later
+/// instant of the server's comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Exchange {
+    pub sent: Boot,
+    pub server_ms: i64,
 }
 
-/// The server's time (ms) at which an entry as queued stops being waited for: its head.
-fn entry_until(entry: &[u8]) -> Option<i64> {
-    let colon = entry.iter().position(|&b| b == b':')?;
-    let digits = &entry[..colon];
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(digits).ok()?.parse().ok()
+/// The end of the lease of a hold granted at `granted` (ms, the server's clock) to a
+/// waiter, from an exchange of the same wait with the server (`Exchange`): the
+/// server's instant `x` came here no earlier than `sent + (x - server_ms)`, and the
+/// key set at `granted` with `lease` expires there no earlier than `granted + lease`.
+/// Drift is taken off for the lease and for the time between the exchange and the
+/// grant (1% each), and 1 ms for the server's clock being read in whole ms.
+pub(crate) fn grant_bound(seen: Exchange, granted: i64, lease: Option<Duration>) -> Until {
+    let lease = lease?;
+    let gap = u64::try_from(granted.saturating_sub(seen.server_ms)).unwrap_or(0);
+    let margin = drift(lease) + Duration::from_millis(gap / 100) + Duration::from_millis(1);
+    let ends_ms = i128::from(granted) + lease.as_millis() as i128 - i128::from(seen.server_ms);
+    let ms = |n: i128| Duration::from_millis(u64::try_from(n).unwrap_or(u64::MAX));
+    let ends = if ends_ms >= 0 { seen.sent.add(ms(ends_ms)) } else { seen.sent.sub(ms(-ends_ms)) };
+    Some(ends.sub(margin))
 }
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
@@ -100,22 +93,30 @@ pub(crate) enum Try {
     /// With the fencing token, when one was asked for.
     Acquired(Option<i64>),
     /// Someone else holds the lock for `pttl` more (None: no expiry); `queued` is
-    /// this waiter's entry as it is in the queue now, if it is.
-    Busy { pttl: Option<Duration>, queued: Option<Vec<u8>> },
+    /// this waiter's entry as it is in the queue now, if it is; `clock`, the server's
+    /// clock (ms) when the try stamped the entry, if it did.
+    Busy { pttl: Option<Duration>, queued: Option<Vec<u8>>, clock: Option<i64> },
 }
 
 impl Try {
-    /// Busy, for `ms` more (negative: no expiry), queued as `entry` if given.
-    pub(crate) fn busy(ms: i64, entry: Option<Vec<u8>>) -> Try {
-        Try::Busy { pttl: u64::try_from(ms).ok().map(Duration::from_millis), queued: entry }
+    /// Busy, for `ms` more (negative: no expiry), queued as `entry` if given, stamped
+    /// at the server's `clock` if given.
+    pub(crate) fn busy(ms: i64, entry: Option<Vec<u8>>, clock: Option<i64>) -> Try {
+        Try::Busy { pttl: u64::try_from(ms).ok().map(Duration::from_millis), queued: entry, clock }
+    }
+
+    /// Busy, and nothing known of a queue entry.
+    pub(crate) fn busy_unqueued() -> Try {
+        Try::Busy { pttl: None, queued: None, clock: None }
     }
 }
 
-/// An acquire script's reply, `{status, n}` or `{2, n, entry as queued}` (`{3, n}`: the
-/// entry sent as queued has left the queue; busy, and queued no more).
-pub(crate) fn reply_parts(reply: &Value) -> Option<(i64, i64, Option<Vec<u8>>)> {
+/// An acquire script's reply: `{status, n}`, or `{2, n, entry as queued, clock}`
+/// (the clock absent for an entry sent as queued); `{3, n}`: the entry sent as queued
+/// has left the queue (busy, and queued no more).
+pub(crate) fn reply_parts(reply: &Value) -> Option<(i64, i64, Option<Vec<u8>>, Option<i64>)> {
     let Value::Array(items) = reply else { return None };
-    if items.len() > 3 {
+    if items.len() > 4 {
         return None;
     }
     let (status, n) = (resp::int(items.first()?)?, resp::int(items.get(1)?)?);
@@ -124,7 +125,12 @@ pub(crate) fn reply_parts(reply: &Value) -> Option<(i64, i64, Option<Vec<u8>>)> 
         Some(_) => return None,
         None => None,
     };
-    Some((status, n, (status == 2).then_some(entry).flatten()))
+    let clock = match items.get(3) {
+        Some(v) => Some(resp::int(v)?),
+        None => None,
+    };
+    let queued = status == 2;
+    Some((status, n, queued.then_some(entry).flatten(), clock.filter(|_| queued)))
 }
 
 /// One kind of hold's side of a wait.
@@ -213,7 +219,6 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
         }
         return poll(w, deadline);
     }
-    let begun = Instant::now();
     // In a cluster, the first try found the slot's master: grants are published there.
     let mut lease = wake::Lease::take(route.node(), route.slot());
     // Listening before the first try of the wait, that try queues at once.
@@ -224,6 +229,9 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
     let mut queued_as: Option<(String, Vec<u8>)> = None;
     // A grant heard on a cluster, which the next try confirms.
     let mut heard = false;
+    // This wait's latest exchange with the server that read its clock (a try that
+    // stamped the entry): a grant's lease is bounded from it (`grant_bound`).
+    let mut seen: Option<Exchange> = None;
     // The last try's error, while tries keep failing: what the wait ends with.
     let mut failing: Option<LockError> = None;
     loop {
@@ -252,8 +260,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
         let entry = match (&channel, &queued_as) {
             (Some(ch), Some((was, entry))) if ch == was => entry.clone(),
             (Some(ch), _) => {
-                let ms = deadline.saturating_duration_since(Instant::now()).as_millis();
-                let mut entry = format!("+{ms}:").into_bytes();
+                let mut entry = entry_head(lease.endpoint(), deadline);
                 entry.extend_from_slice(&w.entry(ch));
                 entry
             }
@@ -265,7 +272,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
             // cancel at the deadline must know.
             queued_as = Some((ch, entry.clone()));
         }
-        let sent = Instant::now();
+        let sent = Boot::now();
         let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
             Ok(Try::Acquired(fence)) => {
                 let until = lease_bound(sent, w.lease());
@@ -281,8 +288,12 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
                 }
                 return Waited::Got(fence, until);
             }
-            Ok(Try::Busy { pttl, queued }) => {
+            Ok(Try::Busy { pttl, queued, clock }) => {
                 may_hold = false;
+                if let Some(server_ms) = clock {
+                    seen = Some(Exchange { sent, server_ms });
+                    lease.endpoint().note_server_clock(Boot::now(), server_ms);
+                }
                 if !std::mem::replace(busy, true) {
                     stats::note(Counter::Contended);
                 }
@@ -311,8 +322,6 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
             let Some((_, entry)) = queued_as else { return Waited::TimedOut };
             return give_up(w, &entry);
         }
-        // A grant's lease is counted from the server's clock, through the entry's time.
-        let queued_until = queued_as.as_ref().filter(|_| queued).and_then(|(_, e)| entry_until(e));
         // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
         let timer = Instant::now()
             + match pttl {
@@ -325,12 +334,15 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
             let exact = !route.moves() || lease.get().is_some_and(|s| s.sharded());
             match listen(&mut lease, w.token(), &mut wake_at) {
                 Heard::Granted(fence, at) if exact => {
-                    let until = match (queued_until, at) {
-                        (Some(q), Some(g)) => grant_bound(deadline, deadline.saturating_duration_since(begun), q, g, w.lease()),
-                        // A grant that does not say when (an older releaser), or an
-                        // entry whose time is not known: the next try confirms it.
+                    if let Some(granted) = at {
+                        lease.endpoint().note_server_clock(Boot::now(), granted);
+                    }
+                    let until = match (seen, at) {
+                        (Some(seen), Some(granted)) => grant_bound(seen, granted, w.lease()),
+                        // A grant that does not say when (an older releaser), or a
+                        // wait that saw no clock: the next try confirms it.
                         _ if w.lease().is_none() => None,
-                        _ => Some(Instant::now()),
+                        _ => Some(Boot::now()),
                     };
                     if !is_stale(until) {
                         stats::note(Counter::HandedOver);
@@ -357,11 +369,26 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
     }
 }
 
+/// The head of a new queue entry: `+<ms>:`, how long the waiter still waits, or
+/// `+<ms>~<cap>:` when this thread knows a lower bound of the server's clock
+/// (`Endpoint::server_clock_floor`): the cap, on the server's clock, is no later than
+/// the deadline, so that a try that reaches the server late (held up on a slow or
+/// partitioned link) still has the entry's time end by the deadline (`stamp`).
+fn entry_head(ep: &crate::net::pool::Endpoint, deadline: Instant) -> Vec<u8> {
+    let now = Boot::now();
+    let left = deadline.saturating_duration_since(Instant::now());
+    let ms = left.as_millis();
+    match ep.server_clock_floor(now) {
+        Some(floor) => format!("+{ms}~{}:", floor.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX / 2))).into_bytes(),
+        None => format!("+{ms}:").into_bytes(),
+    }
+}
+
 /// Leaves the queue at the deadline (`entry`, as queued or as sent). Cut off from
 /// the server, the wait ends after one `read_timeout` more: the entry's time is up
 /// on the server too, so no release hands it the hold after that.
 fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
-    let sent = Instant::now();
+    let sent = Boot::now();
     match w.cancel(entry) {
         Ok(Some(fence)) => {
             // Handed over just before the cancel, which started its lease again.
@@ -388,7 +415,7 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
         if !backoff.sleep_before(deadline) {
             return Waited::TimedOut;
         }
-        let sent = Instant::now();
+        let sent = Boot::now();
         match w.poll(deadline) {
             Ok(Try::Acquired(fence)) => {
                 let until = lease_bound(sent, w.lease());
@@ -516,27 +543,40 @@ mod tests {
     }
 
     #[test]
-    fn a_grant_is_bounded_from_the_entry_time() {
-        let now = Instant::now();
-        let deadline = now + Duration::from_millis(1000);
+    fn a_grant_is_bounded_from_an_exchange_of_the_wait() {
+        let now = Boot::now();
         let lease = Some(Duration::from_millis(500));
-        // Queued until 10_000 on the server (this waiter's deadline there), granted at
-        // 9_200: 800 ms before the deadline, so the lease ends 300 ms before it, less
-        // the drift (7 ms for the lease, 10 for a 1 s wait, 1 for rounding).
-        let until = grant_bound(deadline, Duration::from_secs(1), 10_000, 9_200, lease).unwrap();
-        assert_eq!(deadline - until, Duration::from_millis(300 + 7 + 10 + 1));
-        // Granted long before (a paused waiter reads it late): the bound is in the past.
-        let old = grant_bound(deadline, Duration::from_secs(1), 10_000, 8_000, lease).unwrap();
-        assert!(old <= now, "a grant 2 s before the deadline, with a 0.5 s lease, has ended");
+        // A try sent at `now` found the server's clock at 9_000 ms (it ran after it was
+        // sent). Granted at 9_200: the lease ends 700 ms after `now` at the earliest,
+        // less the drift (7 ms for the lease, 2 for the 200 ms between, 1 for rounding).
+        let seen = Exchange { sent: now, server_ms: 9_000 };
+        let until = grant_bound(seen, 9_200, lease).unwrap();
+        assert_eq!(until.since(now), Duration::from_millis(700 - 7 - 2 - 1));
+        // Granted long before the exchange (a paused waiter reads it late): past.
+        let old = grant_bound(Exchange { sent: now, server_ms: 9_000 }, 8_000, lease).unwrap();
+        assert!(old <= now, "a grant 1 s before the exchange, with a 0.5 s lease, has ended");
         assert!(is_stale(Some(old)));
         // No expiry: never stale.
-        assert_eq!(grant_bound(deadline, Duration::from_secs(1), 10_000, 1, None), None);
+        assert_eq!(grant_bound(seen, 1, None), None);
         assert!(!is_stale(None));
         // A try: from when it was sent.
-        let sent = now - Duration::from_millis(600);
+        let sent = now.sub(Duration::from_millis(600));
         assert!(is_stale(lease_bound(sent, lease)), "sent 600 ms ago with a 500 ms lease");
         assert!(!is_stale(lease_bound(now, lease)));
-        assert_eq!(entry_until(b"10000:500:0:3:abcTOKEN"), Some(10_000));
-        assert_eq!(entry_until(b"+10:500:0:3:abcTOKEN"), None);
+    }
+
+    #[test]
+    fn acquire_replies_carry_the_stamping_clock() {
+        let entry = Value::BulkString(b"10000:500:0:3:abcTOKEN".to_vec());
+        let queued = Value::Array(vec![Value::Int(2), Value::Int(40), entry.clone(), Value::Int(9_000)]);
+        assert_eq!(reply_parts(&queued), Some((2, 40, Some(b"10000:500:0:3:abcTOKEN".to_vec()), Some(9_000))));
+        // Sent as queued: no clock.
+        let kept = Value::Array(vec![Value::Int(2), Value::Int(40), entry]);
+        assert_eq!(reply_parts(&kept).map(|p| p.3), Some(None));
+        // A clock on anything but a queued reply is not one.
+        let taken = Value::Array(vec![Value::Int(1), Value::Int(7)]);
+        assert_eq!(reply_parts(&taken), Some((1, 7, None, None)));
+        let bad = Value::Array(vec![Value::Int(2), Value::Int(40), Value::Nil, Value::BulkString(b"x".to_vec())]);
+        assert_eq!(reply_parts(&bad), None);
     }
 }

@@ -49,7 +49,7 @@ impl Lock {
         // Redis trouble on the first try is reported at once, as without a wait,
         // but for a passing state (a server loading its data, a failover), waited out.
         // The lease is counted from before the try was sent: from `start`.
-        let sent = start;
+        let sent = Boot::now();
         let first = match mode {
             Mode::Write => self.first_try(&token, fence),
             _ => self.attempt(&token, b"", false, None, fence, mode),
@@ -59,9 +59,8 @@ impl Lock {
             Ok(Try::Acquired(number)) => {
                 retake::note_contended(self.keys.id, false, start);
                 let until = waiting::lease_bound(sent, self.terms.lease);
-                let now = Instant::now();
-                if !waiting::stale_at(until, now) {
-                    return Ok(Some(self.took(token, number, want, until, now)));
+                if !waiting::is_stale(until) {
+                    return Ok(Some(self.took(token, number, want, until, Instant::now())));
                 }
                 // Its reply came after the lease may have ended: no acquisition.
                 crate::stats::note(crate::stats::Counter::Stale);
@@ -89,7 +88,7 @@ impl Lock {
     pub(super) fn downgrade(&mut self) -> Result<Option<Token>> {
         let Some(token) = self.claim.token.clone() else { return Ok(None) };
         let k = &self.keys;
-        let sent = Instant::now();
+        let sent = Boot::now();
         let done = self.run(Retry::IfStale, |conn, _| {
             let reply = DOWNGRADE.run(conn, &k.all(), &[&token, self.terms.ttl_arg.as_bytes()])?;
             resp::int(&reply).ok_or_else(|| unexpected("downgrade", &reply))
@@ -127,7 +126,7 @@ impl Lock {
                 let (keys, args) = if self.owner_info { (&keys[..], &args[..]) } else { (&keys[..2], &args[..3]) };
                 let reply = TAKE.run(conn, keys, args)?;
                 match resp::int(&reply) {
-                    Some(0) => Ok(Try::Busy { pttl: None, queued: None }),
+                    Some(0) => Ok(Try::busy_unqueued()),
                     Some(n) => Ok(Try::Acquired(fence.then_some(n))),
                     None => Err(unexpected("take", &reply)),
                 }
@@ -136,7 +135,7 @@ impl Lock {
         // On a Redlock quorum this is `SET NX PX` on every node, undone by the release.
         let all = k.all();
         let undo = Call::Script(&RELEASE, &all, &[token, b"0", PATIENCE_MS.as_bytes()]);
-        let taken = |took| if took { Try::Acquired(None) } else { Try::Busy { pttl: None, queued: None } };
+        let taken = |took| if took { Try::Acquired(None) } else { Try::busy_unqueued() };
         self.route.take(&k.lock, token, self.terms.lease, &undo, |conn, settling| {
             if settling {
                 // The SET's reply was lost: the script finds out whether it landed. It
@@ -151,7 +150,7 @@ impl Lock {
             match reply {
                 Value::Okay => Ok(Try::Acquired(None)),
                 // The holder's lease is not known; the waiting loop asks the script.
-                Value::Nil => Ok(Try::Busy { pttl: None, queued: None }),
+                Value::Nil => Ok(Try::busy_unqueued()),
                 // A broken or hostile server: an error, never `false`.
                 other => Err(RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("to SET NX: {other:?}")))),
             }
@@ -181,14 +180,9 @@ impl Lock {
             self.wait_for_replicas(&token);
         }
         crate::stats::note(crate::stats::Counter::Acquired);
-        let began = match (until, self.terms.lease) {
-            (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
-            _ => now,
-        };
-        let renew = Renewal::for_terms(&self.terms, began);
-        self.hold_token(token.clone(), renew, kind);
+        let renew = Renewal::for_terms(&self.terms, until, now);
+        self.hold_token(token.clone(), renew, kind, until);
         self.acquired_at = Some(now);
-        self.lease_ends = until;
         // A read share has no fencing token.
         self.fence = if self.fencing { fence } else { None };
         self.ever_held = kind == Kind::Write;
@@ -210,7 +204,7 @@ impl Lock {
 
     /// Makes `token` this object's, in the table of holds too. A hold the object had
     /// before is over: the key was free for this one to be taken.
-    pub(super) fn hold_token(&mut self, token: Token, renew: Option<Box<Renewal>>, kind: Kind) {
+    pub(super) fn hold_token(&mut self, token: Token, renew: Option<Box<Renewal>>, kind: Kind, until: waiting::Until) {
         self.kind = kind;
         self.claim.record(Hold {
             kind,
@@ -220,6 +214,7 @@ impl Lock {
             token,
             renew_by: if kind == Kind::Read { &READ_RENEWAL } else { &WRITE_RENEWAL },
             renew,
+            until,
             lost: None,
             auto_release: self.terms.auto_release,
             orphan: false,
@@ -233,7 +228,8 @@ impl Lock {
     /// when the object goes away).
     pub(super) fn maybe_taken(&mut self, token: Token, e: LockError, kind: Kind) -> LockError {
         if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
-            self.hold_token(token, None, kind);
+            // Not known to be held: it promises nothing (a bound already past).
+            self.hold_token(token, None, kind, Some(Boot::now()));
             // Not known to be held: a fencing token, if asked for, is taken then, checked.
             self.fence = None;
             self.ever_held = kind == Kind::Write;
@@ -296,8 +292,8 @@ impl Lock {
             )?,
         };
         match waiting::reply_parts(&reply) {
-            Some((1, number, _)) => Ok(Try::Acquired(fence.then_some(number))),
-            Some((_, pttl, queued)) => Ok(Try::busy(pttl, queued)),
+            Some((1, number, _, _)) => Ok(Try::Acquired(fence.then_some(number))),
+            Some((_, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
             None => Err(unexpected("acquire", &reply)),
         }
     }

@@ -29,6 +29,7 @@ pub use inspect::{inspect_key, Inspection, State};
 pub use release::{release_all_held, release_handled_request_held};
 use release::{fire_release, release_hold, release_token, Release, Released};
 
+use crate::clock::Boot;
 use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
@@ -85,9 +86,6 @@ pub struct Lock {
     claim: Claim,
     /// When this object acquired its token.
     acquired_at: Option<Instant>,
-    /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
-    /// no expiry.
-    lease_ends: Option<Instant>,
     /// The connection `synchronized()`'s hold was taken (or last extended) on
     /// (`Route::serial`, set by `acquire_or_fail` and `extend`): the
     /// release that ends `synchronized()` goes unawaited only while it is the same
@@ -179,7 +177,6 @@ impl Lock {
             route,
             claim: Claim::default(),
             acquired_at: None,
-            lease_ends: None,
             serial: None,
             fence: None,
             ever_held: false,
@@ -320,7 +317,7 @@ impl Lock {
         let own_hold = self.claim.own_for(&token);
         let key = &self.keys.lock[..];
         let ms_arg = ms.to_string();
-        let sent = Instant::now();
+        let sent = Boot::now();
         let lease = Duration::from_millis(ms);
         let renew = |script, keys: &[&[u8]]| self.route.renew(&Call::Script(script, keys, &[&token, ms_arg.as_bytes()]), lease);
         let reading = own_hold.is_some() && self.kind == Kind::Read;
@@ -338,10 +335,15 @@ impl Lock {
         };
         Claim::renewed(own_hold, extended, (ms != terms::NO_EXPIRY).then_some(lease), sent);
         if extended && own_hold.is_some() {
-            self.lease_ends = (ms != terms::NO_EXPIRY).then(|| sent + lease);
             self.serial = self.route.serial();
         }
         Ok(extended)
+    }
+
+    /// How long this object's hold surely lasts from now (`Claim::remaining`): `None`
+    /// when its lease never ends.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.claim.remaining()
     }
 
     /// Whether the key holds `token` (default: this object's token) right now.
@@ -383,7 +385,7 @@ impl Lock {
     /// counts) and the server has not closed the connection the hold was taken on,
     /// the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) && self.route.intact(self.serial) {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) && self.route.intact(self.serial) {
             return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
@@ -460,6 +462,11 @@ fn write_keys(k: &LockKeys) -> Vec<&[u8]> {
 
 fn read_keys(k: &LockKeys) -> Vec<&[u8]> {
     vec![&k.lock, &k.readers, &k.owner]
+}
+
+/// `remaining()` in seconds, as PHP shows it: INF for a lease that never ends.
+pub fn seconds(remaining: Option<Duration>) -> f64 {
+    remaining.map_or(f64::INFINITY, |d| d.as_secs_f64())
 }
 
 /// Redlock keeps no queue and no readers: shared holds need one server, Sentinel or Cluster.

@@ -19,6 +19,7 @@ pub(crate) mod scripts;
 
 use scripts::{ACQUIRE, CANCEL, INSPECT, RELEASE, RENEW, STATE};
 use crate::net::call::Call;
+use crate::clock::Boot;
 use crate::config::Settings;
 use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
@@ -85,9 +86,6 @@ pub struct Semaphore {
     route: Route,
     /// This object's last hold.
     claim: Claim,
-    /// When its hold's lease ends, as this object counts (`Claim::surely_held`); `None`:
-    /// no expiry.
-    lease_ends: Option<Instant>,
     /// The connection `synchronized()`'s hold was taken (or last extended) on
     /// (`Route::serial`, set by `acquire_or_fail` and `extend`): the
     /// release that ends `synchronized()` goes unawaited only while it is the same
@@ -129,7 +127,6 @@ impl Semaphore {
             permits_arg: permits.to_string(),
             terms: Terms::new(settings, wait, ttl_ms),
             claim: Claim::default(),
-            lease_ends: None,
             serial: None,
             owner_info: settings.owner_info,
         })
@@ -167,7 +164,7 @@ impl Semaphore {
             return self.waited(token, weight, &record, deadline, false, false);
         }
         // The lease is counted from before the try was sent.
-        let sent = start;
+        let sent = Boot::now();
         let mut may_hold = false;
         match w.attempt(b"", false, deadline) {
             Ok(Try::Acquired(_)) => {
@@ -225,16 +222,21 @@ impl Semaphore {
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
         let ms = terms::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
         let Some(token) = self.claim.live(token) else { return Ok(false) };
-        let (sent, ms_arg, k) = (Instant::now(), ms.to_string(), &self.keys);
+        let (sent, ms_arg, k) = (Boot::now(), ms.to_string(), &self.keys);
         let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
         let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
         let own = self.claim.own_for(&token);
         Claim::renewed(own, renewed == 1, lease, sent);
         if renewed == 1 && own.is_some() {
-            self.lease_ends = lease.map(|l| sent + l);
             self.serial = self.route.serial();
         }
         Ok(renewed == 1)
+    }
+
+    /// How long this object's permits surely last from now (`Claim::remaining`):
+    /// `None` when their lease never ends.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.claim.remaining()
     }
 
     /// Whether `token` (default: this object's) holds permits right now.
@@ -312,7 +314,7 @@ impl Semaphore {
     /// counts) and the server has not closed the connection the hold was taken on,
     /// the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout, self.lease_ends) && self.route.intact(self.serial) {
+        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) && self.route.intact(self.serial) {
             return self.release_unawaited(token);
         }
         let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
@@ -341,18 +343,13 @@ impl Semaphore {
     /// schedule counted from when the lease began).
     fn took(&mut self, token: Token, until: waiting::Until) -> Token {
         crate::stats::note(crate::stats::Counter::Acquired);
-        let now = Instant::now();
-        let began = match (until, self.terms.lease) {
-            (Some(u), Some(l)) => u.checked_sub(l).unwrap_or(now).min(now),
-            _ => now,
-        };
-        self.lease_ends = until;
-        self.record(token.clone(), Renewal::for_terms(&self.terms, began));
+        let renew = Renewal::for_terms(&self.terms, until, Instant::now());
+        self.record(token.clone(), renew, until);
         token
     }
 
     /// Makes `token` this object's hold, in the table of holds too.
-    fn record(&mut self, token: Token, renew: Option<Box<Renewal>>) {
+    fn record(&mut self, token: Token, renew: Option<Box<Renewal>>, until: waiting::Until) {
         self.claim.record(Hold {
             kind: Kind::Permits,
             owner: Owner::current(),
@@ -361,6 +358,7 @@ impl Semaphore {
             renew_by: &RENEWAL,
             token,
             renew,
+            until,
             lost: None,
             auto_release: self.terms.auto_release,
             orphan: false,
@@ -371,8 +369,9 @@ impl Semaphore {
     /// the token, so that a release (or the object's end) clears them.
     fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
         if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
-            // Not known to be held: nothing to renew (and no watchdog started for it).
-            self.record(token, None);
+            // Not known to be held: nothing to renew (and no watchdog started for it),
+            // and it promises nothing (a bound already past).
+            self.record(token, None, Some(Boot::now()));
         }
         e
     }
@@ -469,9 +468,9 @@ impl Waiter for PermitWait<'_> {
             )
         })?;
         match waiting::reply_parts(&reply) {
-            Some((1, _, _)) => Ok(Try::Acquired(None)),
-            Some((-1, stored, _)) => Err(s.mismatch(stored)),
-            Some((_, ms, queued)) => Ok(Try::busy(ms, queued)),
+            Some((1, _, _, _)) => Ok(Try::Acquired(None)),
+            Some((-1, stored, _, _)) => Err(s.mismatch(stored)),
+            Some((_, ms, queued, clock)) => Ok(Try::busy(ms, queued, clock)),
             None => Err(s.unexpected(&reply)),
         }
     }

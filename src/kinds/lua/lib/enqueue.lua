@@ -1,10 +1,10 @@
 -- The end of an acquire script that found the lock busy, not a function: returns
 -- {0, pttl} for one try (`entry` is ''), or queues `entry` (unless `queued`
 -- already) with `push`, keeps the queue `life` ms, records the waiter's `info`
--- (KEYS[6], for its wait and its lease) and returns {2, pttl, entry} (the entry as
--- queued: see stamp), or {3, pttl} when the entry ARGV[3] was sent as queued and
+-- (KEYS[6], for its wait and its lease) and returns {2, pttl, entry, clock} (the entry as
+-- queued, and the server's clock when it was stamped: see stamp), or {3, pttl} when the entry ARGV[3] was sent as queued and
 -- has left the queue. Expects the locals lock, queue, entry, queued, again, push,
--- life, token, lease and info.
+-- life, token, lease, info and stamped.
 local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
 -- Sent as queued, and gone: granted or passed over. Never queued twice.
@@ -29,4 +29,4 @@ if not queued then
         own(KEYS[6], token, info, ms)
     end
 end
-return {2, pttl, entry}
+return {2, pttl, entry, stamped}

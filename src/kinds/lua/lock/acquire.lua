@@ -20,9 +20,11 @@
 --
 -- Returns {1, fencing token} when the token holds the lock (now, or handed over
 -- earlier; 0 when none was asked for), {0, pttl} busy and not queued,
--- {2, pttl, entry as queued} busy and queued, {3, pttl} busy and the entry, sent as
+-- {2, pttl, entry as queued, clock} busy and queued, {3, pttl} busy and the entry, sent as
 -- queued, has left the queue (granted or passed over: it is not queued again).
--- pttl is the holder's remaining lease in ms (negative: no expiry). A hold found
+-- pttl is the holder's remaining lease in ms (negative: no expiry); clock is the
+-- server's clock in ms when the entry was stamped (absent for an entry sent as
+-- queued: see stamp). A hold found
 -- held already gets its lease again, from now. Running it twice with the same
 -- arguments is harmless, which is what settles a lost reply: the caller asks for a
 -- fencing token only when every earlier run for this token asked for one too (the
@@ -34,7 +36,8 @@
 local lock, queue, fence = KEYS[1], KEYS[2], KEYS[4]
 local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[10]
 local again = ARGV[6] == '1'
-if entry ~= '' then entry = stamp(queue, entry, again) end
+local stamped = nil
+if entry ~= '' then entry, stamped = stamp(queue, entry, again) end
 if ARGV[5] == '1' and redis.call('exists', lock) == 0 and redis.call('lindex', queue, 0) ~= entry then
     -- Fair: hand a free lock to the first live waiter ahead of this one.
     --@include grant

@@ -11,7 +11,7 @@
 -- the cancel. A grant takes the entry out of the queue: a key that holds the token
 -- while the entry is still queued is another holder's with the same chosen token.
 --@include stamp
-if redis.call('lrem', KEYS[2], 0, stamp(KEYS[2], ARGV[2], true)) ~= 0 then
+if redis.call('lrem', KEYS[2], 0, (stamp(KEYS[2], ARGV[2], true))) ~= 0 then
     redis.call('hdel', KEYS[5], ARGV[1])
     return {0, 0}
 end

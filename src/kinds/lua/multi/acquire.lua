@@ -20,9 +20,10 @@
 --
 -- Returns {1, f1, ..., fn} when the token holds every key (fi: key i's fencing
 -- token; 0 when none was asked for, and for a read share), {0, pttl} busy and not
--- queued, {2, pttl, entry as queued} busy and queued, {3, pttl} busy and the entry,
--- sent as queued, has left every queue (it is not queued again). pttl is that of
--- the first busy key.
+-- queued, {2, pttl, entry as queued, clock} busy and queued, {3, pttl} busy and
+-- the entry, sent as queued, has left every queue (it is not queued again). pttl is
+-- that of the first busy key; clock the server's clock in ms when the entry was
+-- stamped (absent for an entry sent as queued: see stamp).
 --
 -- All or none: no other client ever sees some of the keys taken by this script and
 -- not the others. The entry waits in one queue at a time, the first busy key's
@@ -142,11 +143,14 @@ if at and at ~= busy then
     redis.call('lrem', KEYS[5 * at - 3], 0, entry)
     at, push = nil, 'lpush'
 end
+local stamped = nil
 if not at then
     -- Sent with '+': queued with its time on the server's clock (an entry sent as
     -- queued keeps its own).
     --@include stamp
-    entry = stamp(queue, entry, false)
+    entry, stamped = stamp(queue, entry, false)
+    -- Its cap has passed: its waiter's deadline has too.
+    if entry == '' then return {0, pttl} end
     local len
     if push == 'lpush' then
         len = redis.call('lpush', queue, entry)
@@ -159,4 +163,4 @@ if not at then
         redis.call('pexpire', queue, ARGV[4], 'gt')
     end
 end
-return {2, pttl, entry}
+return {2, pttl, entry, stamped}

@@ -11,14 +11,16 @@
 --
 -- Returns {1, 0} when the token holds its permits (found held already: with its
 -- lease again from now), {0, ms} busy and not queued, {3, ms} busy and the entry,
--- sent as queued, gone from the queue (see stamp), {2, ms, entry as queued} queued
--- (ms: until the earliest lease ends, -1 if none does), {-1, stored} when the
+-- sent as queued, gone from the queue (see stamp), {2, ms, entry as queued, clock} queued
+-- (ms: until the earliest lease ends, -1 if none does; clock: the server's clock in
+-- ms when the entry was stamped, see stamp), {-1, stored} when the
 -- holders agreed on another number of permits.
 --@include permits
 --@include stamp
 local token, lease, entry = ARGV[1], ARGV[2], ARGV[3]
 local again = ARGV[5] == '1'
-if entry ~= '' then entry = stamp(queue, entry, again, t0) end
+local stamped = nil
+if entry ~= '' then entry, stamped = stamp(queue, entry, again, t0) end
 local permits, weight = tonumber(ARGV[6]), tonumber(ARGV[7])
 local stored, held = unpack(redis.call('hmget', sem, 'permits', 'used'))
 if stored and tonumber(stored) ~= permits and redis.call('zcard', holders) > 0 then return {-1, tonumber(stored)} end
@@ -57,4 +59,4 @@ if not queued then
         redis.call('pexpire', queue, ARGV[4], 'gt')
     end
 end
-return {2, ms, entry}
+return {2, ms, entry, stamped}

@@ -8,7 +8,7 @@
 -- again from now, as the waiter counts it), 0 otherwise.
 --@include permits
 --@include stamp
-if redis.call('lrem', queue, 0, stamp(queue, ARGV[2], true)) ~= 0 then
+if redis.call('lrem', queue, 0, (stamp(queue, ARGV[2], true))) ~= 0 then
     redis.call('hdel', sem, 'o:' .. ARGV[1])
     return 0
 end

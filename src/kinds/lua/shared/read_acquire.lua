@@ -10,15 +10,17 @@
 --
 -- Returns {1, 0} when the token holds a share (one found held already gets its
 -- lease again, from now), {0, pttl} when not and not queued, {2, pttl, entry as
--- queued} when queued, {3, pttl} when the entry, sent as queued, has left the
--- queue (see stamp); pttl is the key's remaining lease in ms.
+-- queued, clock} when queued, {3, pttl} when the entry, sent as queued, has left
+-- the queue (see stamp); pttl is the key's remaining lease in ms, clock the
+-- server's clock in ms when the entry was stamped.
 --@include readers
 --@include own
 --@include stamp
 local lock, queue, readers = KEYS[1], KEYS[2], KEYS[5]
 local token, lease, entry, info = ARGV[1], ARGV[2], ARGV[3], ARGV[7]
 local again = ARGV[5] == '1'
-if entry ~= '' then entry = stamp(queue, entry, again) end
+local stamped = nil
+if entry ~= '' then entry, stamped = stamp(queue, entry, again) end
 local now = now_ms()
 local holder = redis.call('get', lock)
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
