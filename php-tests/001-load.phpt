@@ -14,7 +14,7 @@ $methods = array_map(fn($m) => $m->getName(), $r->getMethods());
 sort($methods);
 echo implode(',', $methods), "\n";
 echo $r->getConstructor()->getNumberOfRequiredParameters(), "\n";
-foreach (['extendLock', 'isOwned', 'getTtl', 'getFencingToken', 'synchronized'] as $name) {
+foreach (['extendLock', 'isOwned', 'getTtl', 'getRemainingLifetime', 'getFencingToken', 'synchronized'] as $name) {
     $m = $r->getMethod($name);
     $params = array_map(fn($p) => $p->getType() . ' $' . $p->getName() . ($p->isOptional() ? ' = ' . var_export($p->getDefaultValue(), true) : ''), $m->getParameters());
     echo $name, '(', implode(', ', $params), '): ', $m->getReturnType(), "\n";
@@ -35,11 +35,12 @@ bool(true)
 LockLostException extends LockException
 bool(true)
 bool(true)
-__construct,addLock,addReadLock,extendLock,forceReleaseLock,getFencingToken,getKey,getTtl,inspect,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock,tryReadLock
+__construct,addLock,addReadLock,extendLock,forceReleaseLock,getFencingToken,getKey,getRemainingLifetime,getTtl,inspect,isLocked,isOwned,releaseLock,releaseLock1,releaseLock2,synchronized,tryLock,tryReadLock
 1
 extendLock(?string $token = NULL, ?float $lockOut = NULL): bool
 isOwned(?string $token = NULL): bool
 getTtl(): ?float
+getRemainingLifetime(): float
 getFencingToken(): ?int
 synchronized(callable $fn): mixed
 bool(true)

@@ -1034,3 +1034,44 @@ fn every_script_loads_on_the_server() {
         }
     }
 }
+
+/// Lead 3 of issue 47: a settle after a lost reply must not take another holder's
+/// hold of the same chosen token for this call's own. Before, each of these found the
+/// key holding "shared" (set by another holder) and answered that it had taken it.
+#[test]
+fn a_settle_never_takes_another_holders_hold_of_a_chosen_token_for_its_own() {
+    let server = RedisServer::start();
+    let relay = Relay::start(server.port);
+    // The first try's three shapes: SET NX PX, the take script (fencing), the acquire
+    // script (fair mode).
+    for (name, option) in [("plain", None), ("fenced", Some("fencing")), ("fair", Some("fair"))] {
+        let key = format!("core:settle-chosen:{name}");
+        let mut s = settings(&relay.dsn());
+        s.set("read_timeout", &OptValue::Float(0.2), Source::Option).unwrap();
+        if let Some(o) = option {
+            s.set(o, &OptValue::Bool(true), Source::Option).unwrap();
+        }
+        let mut other = Lock::new(key.as_bytes(), 0.0, 5.0, &settings(&server.dsn())).unwrap();
+        let mut mine = Lock::new(key.as_bytes(), 0.0, 5.0, &s).unwrap();
+        if option == Some("fencing") {
+            // Eager fencing: the first try is the take script.
+            let _ = other.fencing_token();
+        }
+        assert!(!mine.is_locked().unwrap(), "{name}: connected through the relay first");
+        assert_eq!(other.try_acquire(Some(b"shared".to_vec())).unwrap().as_deref(), Some(&b"shared"[..]));
+        relay.lose_replies(1);
+        // The try finds the key held, its reply is lost, the settle finds the key holding
+        // "shared": not known to be this call's.
+        match mine.try_acquire(Some(b"shared".to_vec())) {
+            Err(LockError::Connection { cause, .. }) => assert!(cause.contains("may have taken it, or another holder"), "{name}: {cause}"),
+            other => panic!("{name}: a settle took another holder's hold for its own: {other:?}"),
+        }
+        assert_eq!(get(&server, &key).as_deref(), Some(&b"shared"[..]), "{name}: the other holder's hold is untouched");
+        // A token of its own is settled as before: the lost reply's SET landed, and is ours.
+        assert!(other.release(None).unwrap());
+        relay.lose_replies(1);
+        let token = mine.try_acquire(None).unwrap().expect("the try did land");
+        assert_eq!(get(&server, &key), Some(token), "{name}");
+        assert!(mine.release(None).unwrap());
+    }
+}

@@ -302,6 +302,11 @@ impl MultiLock {
                         busy = Some(g);
                         break;
                     }
+                    Ok(Try::Unsure) => {
+                        let e = waiting::unsure(self.groups[g].route.node().addr());
+                        self.give_back(&token, &mut got);
+                        return Err(self.maybe_taken(token, e));
+                    }
                     // A passing state (a failover, a loading server) is waited out.
                     Err(e) if wait && e.is_passing() && Instant::now() < deadline => {
                         busy = Some(g);

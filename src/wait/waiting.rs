@@ -96,6 +96,11 @@ pub(crate) enum Try {
     /// this waiter's entry as it is in the queue now, if it is; `clock`, the server's
     /// clock (ms) when the try stamped the entry, if it did.
     Busy { pttl: Option<Duration>, queued: Option<Vec<u8>>, clock: Option<i64> },
+    /// The key holds this waiter's token, but nothing shows that this waiter took it:
+    /// a token the caller chose, found after a lost reply or without the queue entry
+    /// that a grant would have taken out. Another holder of the same token may have
+    /// it (taking a lock is never re-entry), so it is not an acquisition.
+    Unsure,
 }
 
 impl Try {
@@ -108,6 +113,17 @@ impl Try {
     /// Busy, and nothing known of a queue entry.
     pub(crate) fn busy_unqueued() -> Try {
         Try::Busy { pttl: None, queued: None, clock: None }
+    }
+}
+
+/// What an acquisition says when a try was `Try::Unsure` (`addr` names the server):
+/// Redis trouble (a lost reply) that left the key holding this token, as far as can
+/// be known by this call or by another holder of the same token.
+pub(crate) fn unsure(addr: &str) -> LockError {
+    LockError::Connection {
+        addr: addr.to_string(),
+        cause: "a reply was lost, and the key now holds this token: this call may have taken it, or another holder of the same token holds it (taking a lock is never re-entry)".to_string(),
+        sent: true,
     }
 }
 
@@ -306,6 +322,16 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
                 }
                 (pttl, queued.is_some())
             }
+            // Held by this token, not known to be this wait's: waited out like Redis
+            // trouble (the other holder may release it), then reported as such.
+            Ok(Try::Unsure) => {
+                let e = unsure(route.node().addr());
+                if !backoff.sleep_before(deadline) {
+                    return Waited::Failed(e);
+                }
+                failing = Some(e);
+                continue;
+            }
             // A refusal that waiting cannot change (an ACL) ends the wait at once.
             Err(e) if !e.may_pass() => return Waited::Failed(e),
             // Mid-wait, a restart or a dropped connection is waited out until the deadline.
@@ -427,6 +453,8 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
                 w.abandon();
             }
             Ok(Try::Busy { .. }) => {}
+            Ok(Try::Unsure) if Instant::now() >= deadline => return Waited::Failed(unsure(w.route().node().addr())),
+            Ok(Try::Unsure) => {}
             Err(e) if Instant::now() >= deadline => return Waited::Failed(e),
             Err(_) => {}
         }

@@ -1,29 +1,59 @@
 <?php
-// The nemesis's checker: reads the histories run.php wrote and judges them.
+// The nemesis's checker: reads the histories run.php wrote and judges the lock by what
+// it promises (its lease bounds), then by what its holders were told.
 //
 // Usage: php -n tools/nemesis/check.php [--md FILE] [--verbose] HISTORY.jsonl...
+// Its self-test: php -n tools/nemesis/check-test.php (synthetic histories, one per rule).
 //
-// For each run, and then for each topology × fault mix over all its seeds, it counts:
-// - sections (the interval from the return of the acquire to the call of the release,
-//   as the worker lived it) of one key that overlapped in real time (hrtime, one
-//   clock for the host), except read holds with read holds, and for the semaphore
-//   more holders than its permits;
-//   - learned: one of the holders was told (a release that returned false or threw,
-//     an extend that did, a LockLostException, a fence refused);
-//   - silent: every holder's release returned true and nothing threw;
-// - stale entries (where fences exist: one server, Sentinel): a section entered with a fence number no higher than one already
-//   known to a holder of that key before (the hold was handed to PHP after it was
-//   superseded, or the counter went back);
+// Times are ms from the run's origin (hrtime: one clock for the host). A section is an
+// attempt (worker w, attempt n; a MultiLock's attempt is one per key, n*10+j) whose
+// acquire returned a hold; its real-time interval runs from its section-begin to its
+// section-end (else its release's call, else its worker's exit). For each run, and then
+// for each topology × fault mix (× resp3) over all its seeds, it counts:
+// - promises: a `bound` sample {t0, until} says that at t0 the holder's client promised
+//   its lease lasts until `until` (null: a lease that never ends). A section's promise
+//   is the union of [t0, min(until, r)] over its samples, r the release's call (its
+//   `release` event's t0; for synchronized() the callable's return); with no release,
+//   no clip. Intervals meet when they share more than an instant.
+// - lease violations (fail the run): two sections of one key from different attempts
+//   (a read hold with a read hold excepted) whose promises meet; for the semaphore (key
+//   `sem`, `permits` from its acquire, default 2), a promise that starts while `permits`
+//   others are in force.
+// - promise sanity (fails the run): a sample whose until − t0 exceeds the lease (the
+//   acquire's `lease`, else the header's, × 1000) by more than 1 ms, or whose until is
+//   null under a lease (the client's bound is wrong); a sample taken before its
+//   acquisition returned (t0 < the acquire's t1 − 0.5 ms); and, when the header says
+//   `bounds: true`, a section with no sample at all.
+// - overlaps: two sections of one key whose real-time intervals meet (read with read
+//   excepted, and one worker's own), for the semaphore a section that begins while
+//   `permits` others are in theirs. One whose promises exceed the permits (1 for a lock
+//   key) is a lease violation; any other is
+//   - learned when every holder unprotected at the overlap's start was told its hold
+//     was lost. The start is the latest section's begin, or its first sample when that
+//     came later (the bound is read just after the acquire returns); unprotected: its
+//     promise does not cover that instant. Told: its release returned false; its
+//     release or an extend threw LockLostException; an extend returned false; a fence
+//     call threw "no fencing token". A connection error, no release, or a release that
+//     returned true is not being told.
+//   - silent otherwise (fails the run).
+//   A history without `bounds` in its header (an older worker) is judged as before the
+//   bounds: learned when any holder's release returned false or threw, or it had none,
+//   or an extend returned false or threw; silent when none did. Any samples it holds are
+//   still checked (violations, sanity); with none, its violations read "no bounds".
+// - stale entries (where fences exist: one server, Sentinel, Cluster): a section entered
+//   with a fence number no higher than one already known to a holder of that key before
+//   (the hold was handed to PHP after it was superseded, or the counter went back);
 // - the fenced store's writes, accepted and refused;
 // - liveness after the last fault: each key taken again (seconds after it), each
 //   worker doing something, and exiting;
 // - acquire latency (p50, p99, max) under faults, timeouts;
 // - errors by exception class and message (addresses and numbers folded).
-// It exits 1 when a run has a silent overlap, a stale entry on one server with
-// persistence on (without it, or after a failover to a replica, the counter can go
-// back, as docs/long-work.md says), a worker crash (non-zero exit, a signal, a fatal
-// error, an error outside the LockException family), or a key or worker stuck after
-// the faults ended; it prints the seed and the replay command of each failed run.
+// It exits 1 when a run has a lease violation, a promise that fails the sanity checks,
+// a silent overlap, a stale entry on one server with persistence on (without it, or
+// after a failover to a replica, the counter can go back, as docs/long-work.md says), a
+// worker crash (non-zero exit, a signal, a fatal error, an error outside the
+// LockException family), or a key or worker stuck after the faults ended; it prints the
+// seed and the replay command of each failed run.
 declare(strict_types=1);
 
 $args = array_slice($argv, 1);
@@ -39,6 +69,11 @@ if (!$files) {
     fwrite(STDERR, "usage: check.php [--md FILE] [--verbose] HISTORY.jsonl...\n");
     exit(2);
 }
+
+/** How much before its acquire's return a bound sample may be read (clock rounding), in ms. */
+const EARLY_MS = 0.5;
+/** How much a promise may exceed the lease (ms): the drift allowance and rounding. */
+const LONGER_MS = 1.0;
 
 /** The p-th percentile (0–100) of a list of numbers, by nearest rank; null for none. */
 function pct(array $xs, float $p): ?float {
@@ -59,22 +94,104 @@ function fold(string $exc): string {
     return cut($s, 240);
 }
 
+/** The class of a history's "Class: message" exception, without its namespace. */
+function exc_class(?string $exc): string {
+    $cls = trim(explode(':', (string) $exc, 2)[0]);
+    $at = strrpos($cls, '\\');
+    return $at === false ? $cls : substr($cls, $at + 1);
+}
+
+/** Intervals [s, e] (e may be INF) sorted and merged where they meet or touch; empty ones dropped. */
+function merge_intervals(array $iv): array {
+    $iv = array_values(array_filter($iv, fn($x) => $x[1] > $x[0]));
+    usort($iv, fn($a, $b) => $a[0] <=> $b[0]);
+    $out = [];
+    foreach ($iv as $x) {
+        $last = count($out) - 1;
+        if ($last >= 0 && $x[0] <= $out[$last][1]) { $out[$last][1] = max($out[$last][1], $x[1]); continue; }
+        $out[] = $x;
+    }
+    return $out;
+}
+
+/** Where two merged promises share more than an instant: [from, to], or null. */
+function promises_meet(array $a, array $b): ?array {
+    foreach ($a as $x) {
+        foreach ($b as $y) {
+            $from = max($x[0], $y[0]);
+            $to = min($x[1], $y[1]);
+            if ($from < $to) { return [$from, $to]; }
+        }
+    }
+    return null;
+}
+
+/** Whether a merged promise covers the instant $t (its intervals are [s, e)). */
+function covers(array $promise, float $t): bool {
+    foreach ($promise as [$s, $e]) { if ($s <= $t && $t < $e) { return true; } }
+    return false;
+}
+
+/**
+ * The instants where more than $permits of the sections' promises are in force: each
+ * promise that starts while $permits others are, as [the sections in force, from, to]
+ * (to: when the count falls back to $permits).
+ */
+function over_permits(array $sections, int $permits): array {
+    $ev = [];
+    foreach ($sections as $i => $s) {
+        foreach ($s['promise'] as [$a, $b]) { $ev[] = [$a, 1, $i]; $ev[] = [$b, -1, $i]; }
+    }
+    // Ends before starts at one instant: promises that touch do not meet.
+    usort($ev, fn($x, $y) => [$x[0], $x[1]] <=> [$y[0], $y[1]]);
+    $active = [];
+    $found = [];
+    $open = [];   // indexes into $found still over the permits
+    foreach ($ev as [$t, $d, $i]) {
+        if ($d < 0) {
+            unset($active[$i]);
+            if (count($active) <= $permits) {
+                foreach ($open as $k) { $found[$k][2] = $t; }
+                $open = [];
+            }
+            continue;
+        }
+        $active[$i] = true;
+        if (count($active) > $permits) {
+            $found[] = [array_map(fn($k) => $sections[$k], array_keys($active)), $t, INF];
+            $open[] = count($found) - 1;
+        }
+    }
+    return $found;
+}
+
+/** A promise as text: "120.0–620.0, 640.0–∞ ms", or "none". */
+function promise_text(array $promise): string {
+    if (!$promise) { return 'none'; }
+    return implode(', ', array_map(fn($x) => sprintf('%.1f–%s', $x[0], is_infinite($x[1]) ? '∞' : sprintf('%.1f', $x[1])), $promise)) . ' ms';
+}
+
 /** Judges one history; returns its figures, its failures and the details behind them. */
 function judge(string $file): array {
     $lines = file($file, FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES);
+    if ($lines === false) { throw new RuntimeException("$file: cannot be read"); }
     $head = json_decode(array_shift($lines) ?? '', true);
     if (!is_array($head) || ($head['type'] ?? '') !== 'run') { throw new RuntimeException("$file: not a nemesis history"); }
+    $boundsHead = ($head['bounds'] ?? false) === true;
+    $leaseMs = (float) ($head['lease'] ?? 0) * 1000;
     $attempts = [];   // "w#n" => events by op
     $faults = [];
     $exits = [];
     $other = [];
     $lastEvent = [];  // worker => the last time it finished something
+    $samples = 0;
     foreach ($lines as $l) {
         $e = json_decode($l, true);
         if (!is_array($e)) { $other[] = ['op' => 'bad-line']; continue; }
         $op = $e['op'] ?? '';
         if ($op === 'fault') { $faults[] = $e; continue; }
         if ($op === 'worker-exit') { $exits[$e['w']] = $e; continue; }
+        if ($op === 'bound') { $samples++; }
         if (isset($e['n'])) {
             $id = "{$e['w']}#{$e['n']}";
             $attempts[$id][$op][] = $e;
@@ -87,16 +204,22 @@ function judge(string $file): array {
             $lastEvent[$e['w']] = max($lastEvent[$e['w']] ?? 0, $e['t1'] ?? $e['t0'] ?? 0);
         }
     }
+    // Rules 1–4 need samples; a history whose header does not announce them is judged
+    // on them only where it has some.
+    $bounds = $boundsHead || $samples > 0;
     $durationMs = $head['duration'] * 1000;
     $quietFrom = $faults ? max(array_map(fn($f) => $f['t1'] ?? 0, $faults)) : 0.0;
     $quietFrom = max($quietFrom, (float) ($head['faults_ended'] ?? 0));
 
-    // Sections, with what their holders learned.
-    $sections = [];
+    // Holds (every acquire that returned one), with their promises and what their
+    // holders were told; the sections are the holds that entered.
+    $holds = [];
     $acqLat = [];
     $acqOutcome = ['ok' => 0, 'fail' => 0, 'exc' => 0];
     $errors = [];
     $store = ['accepted' => 0, 'refused' => 0, 'unfenced' => 0];
+    $badBounds = [];   // [kind, text, hold or null]
+    $reused = 0;
     foreach ($attempts as $id => $a) {
         $acq = $a['acquire'][0] ?? null;
         foreach (['acquire', 'release', 'extend', 'fence', 'cleanup'] as $op) {
@@ -108,41 +231,111 @@ function judge(string $file): array {
             }
         }
         foreach ($a['store-write'] ?? [] as $e) { $store[$e['res']]++; }
-        if ($acq === null) { continue; }
+        if ($acq === null || $acq['res'] !== 'ok') {
+            foreach ($a['bound'] ?? [] as $b) {
+                $badBounds[] = ['early', sprintf('a bound sample of w%d#%d %s at %.1f ms, with no acquisition that returned a hold', $a['w'], $a['n'], $b['key'] ?? '?', $b['t0']), null];
+            }
+            if ($acq === null) { continue; }
+        }
         $acqOutcome[$acq['res']]++;
         if ($acq['res'] === 'ok' && $acq['t0'] < $quietFrom) { $acqLat[] = $acq['t1'] - $acq['t0']; }
-        if (!isset($a['section-begin'])) { continue; }
+        if ($acq['res'] !== 'ok') { continue; }
+        if ($acq['reused'] ?? false) { $reused++; }
         $rel = $a['release'][0] ?? null;
+        // What the worker's own rules of old counted as learning (histories without bounds).
         $learned = [];
         if ($rel === null) { $learned[] = 'no release'; }
-        elseif ($rel['res'] === 'exc') { $learned[] = 'release threw ' . strtok($rel['exc'], ':'); }
-        elseif ($rel['ret'] === false) { $learned[] = 'release false'; }
+        elseif ($rel['res'] === 'exc') { $learned[] = 'release threw ' . exc_class($rel['exc']); }
+        elseif (($rel['ret'] ?? null) === false) { $learned[] = 'release false'; }
         foreach ($a['extend'] ?? [] as $x) {
-            if ($x['res'] === 'exc') { $learned[] = 'extend threw ' . strtok($x['exc'], ':'); }
-            elseif ($x['ret'] === false) { $learned[] = 'extend false'; }
+            if ($x['res'] === 'exc') { $learned[] = 'extend threw ' . exc_class($x['exc']); }
+            elseif (($x['ret'] ?? null) === false) { $learned[] = 'extend false'; }
+        }
+        // Being told the hold was lost (rule 3).
+        $told = [];
+        if ($rel !== null && $rel['res'] === 'ok' && ($rel['ret'] ?? null) === false) { $told[] = 'release false'; }
+        if ($rel !== null && $rel['res'] === 'exc' && exc_class($rel['exc']) === 'LockLostException') { $told[] = 'release threw LockLostException'; }
+        foreach ($a['extend'] ?? [] as $x) {
+            if ($x['res'] === 'exc' && exc_class($x['exc']) === 'LockLostException') { $told[] = 'extend threw LockLostException'; }
+            elseif ($x['res'] === 'ok' && ($x['ret'] ?? null) === false) { $told[] = 'extend false'; }
+        }
+        foreach ($a['fence'] ?? [] as $x) {
+            if ($x['res'] === 'exc' && str_contains((string) $x['exc'], 'no fencing token')) { $told[] = 'fence: no fencing token'; }
+        }
+        // The promise (rule 1): each sample's [t0, until], clipped at the release's call.
+        $r = $rel['t0'] ?? null;
+        $iv = [];
+        // The acquire's own lease (0 or null: one that never ends), else the run's.
+        $lease = array_key_exists('lease', $acq) ? (float) $acq['lease'] * 1000 : $leaseMs;
+        $firstSample = null;
+        foreach ($a['bound'] ?? [] as $b) {
+            $until = $b['until'] === null ? INF : (float) $b['until'];
+            $iv[] = [(float) $b['t0'], $r === null ? $until : min($until, (float) $r)];
+            $firstSample = $firstSample === null ? (float) $b['t0'] : min($firstSample, (float) $b['t0']);
+            $who = sprintf('w%d#%d %s', $a['w'], $a['n'], $acq['key']);
+            if ($lease > 0 && $until - $b['t0'] > $lease + LONGER_MS) {
+                $badBounds[] = ['long', sprintf('a promise longer than the lease: the client\'s bound is wrong: %s sampled at %.1f ms until %s (%s ms, the lease %.0f ms)',
+                    $who, $b['t0'], is_infinite($until) ? 'never' : sprintf('%.1f', $until), is_infinite($until) ? '∞' : sprintf('%.1f', $until - $b['t0']), $lease), $id];
+            }
+            if ($b['t0'] < $acq['t1'] - EARLY_MS) {
+                $badBounds[] = ['early', sprintf('a bound sample before the acquisition returned: %s sampled at %.1f ms, the acquire returned at %.1f ms', $who, $b['t0'], $acq['t1']), $id];
+            }
         }
         $refused = count(array_filter($a['store-write'] ?? [], fn($s) => $s['res'] === 'refused'));
+        $begin = $a['section-begin'][0]['t0'] ?? null;
         $end = $a['section-end'][0]['t0'] ?? ($rel['t0'] ?? ($exits[$a['w']]['t0'] ?? $durationMs));
-        $sections[] = ['id' => $id, 'w' => $a['w'], 'n' => $a['n'], 'key' => $acq['key'], 'mode' => $acq['mode'],
-            'acq_t0' => $acq['t0'], 'begin' => $a['section-begin'][0]['t0'], 'end' => $end, 'fence' => $acq['fence'] ?? null,
-            'fence_t' => $acq['fence_t'] ?? $acq['t1'], 'learned' => $learned, 'refused' => $refused,
-            'released' => $rel === null ? 'none' : ($rel['res'] === 'exc' ? $rel['exc'] : var_export($rel['ret'], true)),
-            'sync' => $acq['sync'] ?? false, 'fair' => $acq['fair'] ?? false, 'caller_token' => $acq['caller_token'] ?? false];
+        $holds[$id] = ['id' => $id, 'w' => $a['w'], 'n' => $a['n'], 'key' => $acq['key'], 'mode' => $acq['mode'],
+            'acq_t0' => $acq['t0'], 'acq_t1' => $acq['t1'], 'begin' => $begin, 'end' => $end, 'fence' => $acq['fence'] ?? null,
+            'fence_t' => $acq['fence_t'] ?? $acq['t1'], 'learned' => $learned, 'told' => $told, 'refused' => $refused,
+            'released' => $rel === null ? 'none' : ($rel['res'] === 'exc' ? $rel['exc'] : var_export($rel['ret'] ?? null, true)),
+            'promise' => merge_intervals($iv), 'samples' => count($a['bound'] ?? []), 'first_sample' => $firstSample,
+            'permits' => (int) ($acq['permits'] ?? 2), 'sem' => $acq['key'] === 'sem' || $acq['mode'] === 'sem',
+            'sync' => $acq['sync'] ?? false, 'fair' => $acq['fair'] ?? false, 'caller_token' => $acq['caller_token'] ?? false,
+            'reused' => $acq['reused'] ?? false, 'multi' => $acq['multi'] ?? false];
+        if ($boundsHead && $begin !== null && !$a['bound']) {
+            $badBounds[] = ['missing', sprintf('a section with no bound sample: w%d#%d %s', $a['w'], $a['n'], $acq['key']), $id];
+        }
+    }
+    $sections = array_values(array_filter($holds, fn($h) => $h['begin'] !== null));
+    $holdsByKey = [];
+    foreach ($holds as $h) { $holdsByKey[$h['key']][] = $h; }
+    $byKey = [];
+    foreach ($sections as $s) { $byKey[$s['key']][] = $s; }
+    $permitsOf = fn(array $list) => max(array_map(fn($h) => $h['permits'], $list));
+
+    // Lease violations (rule 2): promises of one key that meet.
+    $violations = [];   // [holds, from, to]
+    if ($bounds) {
+        foreach ($holdsByKey as $key => $list) {
+            $list = array_values(array_filter($list, fn($h) => $h['promise']));
+            if ($list && $list[0]['sem']) {
+                foreach (over_permits($list, $permitsOf($list)) as $v) { $violations[] = $v; }
+                continue;
+            }
+            usort($list, fn($a, $b) => $a['promise'][0][0] <=> $b['promise'][0][0]);
+            $n = count($list);
+            for ($i = 0; $i < $n; $i++) {
+                $endI = end($list[$i]['promise'])[1];
+                for ($j = $i + 1; $j < $n && $list[$j]['promise'][0][0] < $endI; $j++) {
+                    if ($list[$i]['mode'] === 'read' && $list[$j]['mode'] === 'read') { continue; }
+                    $meet = promises_meet($list[$i]['promise'], $list[$j]['promise']);
+                    if ($meet !== null) { $violations[] = [[$list[$i], $list[$j]], $meet[0], $meet[1]]; }
+                }
+            }
+        }
     }
 
     // Overlaps: lock keys pairwise (read with read is allowed), the semaphore by count.
     $overlaps = [];
-    $byKey = [];
-    foreach ($sections as $s) { $byKey[$s['key']][] = $s; }
     foreach ($byKey as $key => $list) {
         usort($list, fn($a, $b) => $a['begin'] <=> $b['begin']);
-        if ($key === 'sem') {
-            $permits = 2;
+        if ($list[0]['sem']) {
+            $permits = $permitsOf($list);
             $active = [];
             foreach ($list as $s) {
                 $active = array_values(array_filter($active, fn($x) => $x['end'] > $s['begin']));
                 $active[] = $s;
-                if (count($active) > $permits) { $overlaps[] = $active; }
+                if (count($active) > $permits) { $overlaps[] = [$active, $permits]; }
             }
             continue;
         }
@@ -151,18 +344,31 @@ function judge(string $file): array {
             for ($j = $i + 1; $j < $n && $list[$j]['begin'] < $list[$i]['end']; $j++) {
                 if ($list[$i]['mode'] === 'read' && $list[$j]['mode'] === 'read') { continue; }
                 if ($list[$i]['w'] === $list[$j]['w']) { continue; }
-                $overlaps[] = [$list[$i], $list[$j]];
+                $overlaps[] = [[$list[$i], $list[$j]], 1];
             }
         }
     }
-    $learnedOv = $silent = $silentFenced = 0;
+    $learnedOv = $silent = $silentFenced = $violatingOv = 0;
     $silentDetails = [];
-    foreach ($overlaps as $group) {
-        $told = array_filter($group, fn($s) => $s['learned']);
-        if ($told) { $learnedOv++; continue; }
+    foreach ($overlaps as [$group, $permits]) {
+        if (!$bounds) {
+            // As before the bounds: learned when any holder heard of trouble.
+            if (array_filter($group, fn($s) => $s['learned'])) { $learnedOv++; continue; }
+            $silent++;
+            if (array_filter($group, fn($s) => $s['refused'] > 0)) { $silentFenced++; }
+            $silentDetails[] = [$group, null, []];
+            continue;
+        }
+        if (over_permits($group, $permits)) { $violatingOv++; continue; }
+        // The overlap's start: the latest section's begin, or its first sample when later.
+        $last = $group[count($group) - 1];
+        foreach ($group as $s) { if ($s['begin'] > $last['begin']) { $last = $s; } }
+        $at = max($last['begin'], $last['first_sample'] ?? $last['begin']);
+        $unprotected = array_values(array_filter($group, fn($s) => !covers($s['promise'], $at)));
+        if (!array_filter($unprotected, fn($s) => !$s['told'])) { $learnedOv++; continue; }
         $silent++;
         if (array_filter($group, fn($s) => $s['refused'] > 0)) { $silentFenced++; }
-        $silentDetails[] = $group;
+        $silentDetails[] = [$group, $at, array_column($unprotected, 'id')];
     }
 
     // Stale entries: a fence no higher than one already known for the key.
@@ -219,6 +425,11 @@ function judge(string $file): array {
     }
 
     $fails = [];
+    if ($violations) { $fails[] = count($violations) . ' lease violation(s)'; }
+    $bad = array_count_values(array_column($badBounds, 0));
+    if ($bad['long'] ?? 0) { $fails[] = "{$bad['long']} promise(s) longer than the lease: the client's bound is wrong"; }
+    if ($bad['early'] ?? 0) { $fails[] = "{$bad['early']} bound sample(s) before the acquisition returned"; }
+    if ($bad['missing'] ?? 0) { $fails[] = "{$bad['missing']} section(s) with no bound sample"; }
     if ($silent) { $fails[] = "$silent silent overlap(s)"; }
     if ($stale && ($head['strict_fences'] ?? ($head['persist'] && $head['fenced']))) { $fails[] = count($stale) . ' stale entr' . (count($stale) === 1 ? 'y' : 'ies') . ' with persistence on'; }
     foreach ($crashes as $c) { $fails[] = $c; }
@@ -226,8 +437,9 @@ function judge(string $file): array {
 
     $faultCount = [];
     foreach ($faults as $f) { $faultCount[$f['kind']] = ($faultCount[$f['kind']] ?? 0) + 1; }
-    return ['file' => $file, 'head' => $head, 'sections' => count($sections), 'fenced' => $fenced,
-        'overlaps' => count($overlaps), 'learned' => $learnedOv, 'silent' => $silent, 'silent_fenced' => $silentFenced,
+    return ['file' => $file, 'head' => $head, 'sections' => count($sections), 'fenced' => $fenced, 'reused' => $reused,
+        'bounds' => $bounds, 'samples' => $samples, 'violations' => $violations, 'bad_bounds' => $badBounds, 'holds' => $holds,
+        'overlaps' => count($overlaps), 'violating_overlaps' => $violatingOv, 'learned' => $learnedOv, 'silent' => $silent, 'silent_fenced' => $silentFenced,
         'silent_details' => $silentDetails, 'stale' => $stale, 'store' => $store, 'recovery' => $recovery,
         'lat' => $acqLat, 'acq' => $acqOutcome, 'errors' => $errors, 'fails' => $fails, 'faults' => $faults,
         'fault_count' => $faultCount, 'quiet_from' => $quietFrom];
@@ -246,10 +458,14 @@ function faults_near(array $r, int $w, float $t0, float $t1): string {
 }
 
 function section_line(array $r, array $s): string {
-    return sprintf('w%d#%d %s %s%s: acquire called %.0f, held %.0f–%.0f ms (waited %.0f ms), fence %s, release %s, store refused %d; faults on it: %s',
-        $s['w'], $s['n'], $s['key'], $s['mode'], $s['sync'] ? ' sync' : ($s['fair'] ? ' fair' : ($s['caller_token'] ? ' token' : '')),
-        $s['acq_t0'], $s['begin'], $s['end'], $s['begin'] - $s['acq_t0'], var_export($s['fence'], true), $s['released'], $s['refused'],
-        faults_near($r, $s['w'], $s['acq_t0'], $s['end']));
+    $promiseEnd = $s['promise'] ? end($s['promise'])[1] : $s['end'];
+    return sprintf('w%d#%d %s %s%s: acquire called %.0f, returned %.0f, %s (waited %.0f ms), promise %s, fence %s, release %s%s, store refused %d; faults on it: %s',
+        $s['w'], $s['n'], $s['key'], $s['mode'],
+        $s['sync'] ? ' sync' : ($s['fair'] ? ' fair' : ($s['caller_token'] ? ' token' . ($s['reused'] ? ' (reused)' : '') : ($s['multi'] ? ' multi' : ''))),
+        $s['acq_t0'], $s['acq_t1'], $s['begin'] === null ? sprintf('no section, until %.0f', $s['end']) : sprintf('held %.0f–%.0f ms', $s['begin'], $s['end']),
+        $s['acq_t1'] - $s['acq_t0'], $r['bounds'] ? promise_text($s['promise']) : '(no bounds)',
+        var_export($s['fence'], true), $s['released'], $s['told'] ? ' (told: ' . implode(', ', $s['told']) . ')' : '', $s['refused'],
+        faults_near($r, $s['w'], $s['acq_t0'], is_infinite($promiseEnd) ? max($s['end'], $s['acq_t1']) : max($s['end'], $promiseEnd)));
 }
 
 $runs = [];
@@ -257,22 +473,29 @@ foreach ($files as $f) {
     try { $runs[] = judge($f); } catch (Throwable $e) { fwrite(STDERR, "check: $f: {$e->getMessage()}\n"); exit(2); }
 }
 
-// Runs in the order of the topologies (as run.php lists them), then fault mix, then seed.
+// Runs in the order of the topologies (as run.php lists them), then fault mix, resp3, then seed.
 $order = ['single', 'single-nopersist', 'redlock', 'redlock-nopersist', 'sentinel', 'cluster'];
-usort($runs, fn($a, $b) => [array_search($a['head']['topology'], $order, true), $a['head']['mix'], $a['head']['seed']]
-    <=> [array_search($b['head']['topology'], $order, true), $b['head']['mix'], $b['head']['seed']]);
+$rank = fn(array $r) => [array_search($r['head']['topology'], $order, true), $r['head']['mix'], (string) ($r['head']['resp3'] ?? ''), $r['head']['seed']];
+usort($runs, fn($a, $b) => $rank($a) <=> $rank($b));
 
 $fmt = fn(?float $v, string $f = '%.0f') => $v === null ? '–' : sprintf($f, $v);
+$bold = fn(int $n) => $n ? "**$n**" : '0';
+/** The lease-violation cell of a run: the count, or "no bounds", and promises that failed the sanity checks. */
+$violationCell = function (array $r) use ($bold): string {
+    $cell = $r['bounds'] ? $bold(count($r['violations'])) : 'no bounds';
+    return $cell . ($r['bad_bounds'] ? '; **' . count($r['bad_bounds']) . ' bad bounds**' : '');
+};
 $out = [];
 $out[] = '### Per run';
 $out[] = '';
-$out[] = '| topology | faults | seed | faults run | sections | overlaps | learned | **silent** | silent, store refused | stale entries | store accepted / refused / unfenced | keys back after faults (s) | acquire ok / false / exc | acquire p50 / p99 / max (ms) | verdict |';
-$out[] = '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+$out[] = '| topology | faults | resp3 | seed | faults run | sections | overlaps | learned | **silent** | silent, store refused | **lease violations** | stale entries | store accepted / refused / unfenced | keys back after faults (s) | acquire ok / false / exc | acquire p50 / p99 / max (ms) | verdict |';
+$out[] = '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
 foreach ($runs as $r) {
     $h = $r['head'];
-    $out[] = sprintf('| %s | %s | %d | %d | %d | %d | %d | %s | %d | %s | %d / %d / %d | %s | %d / %d / %d | %s / %s / %s | %s |',
-        $h['topology'], $h['mix'], $h['seed'], count($r['faults']), $r['sections'], $r['overlaps'], $r['learned'],
-        $r['silent'] ? "**{$r['silent']}**" : '0', $r['silent_fenced'],
+    $out[] = sprintf('| %s | %s | %s | %d | %d | %s | %d | %d | %s | %d | %s | %s | %d / %d / %d | %s | %d / %d / %d | %s / %s / %s | %s |',
+        $h['topology'], $h['mix'], $h['resp3'] ?? '–', $h['seed'], count($r['faults']),
+        $r['sections'] . ($r['reused'] ? " ({$r['reused']} reused tokens)" : ''), $r['overlaps'], $r['learned'],
+        $bold($r['silent']), $r['silent_fenced'], $violationCell($r),
         $h['fenced'] ? count($r['stale']) . " of {$r['fenced']}" : 'no fences',
         $r['store']['accepted'], $r['store']['refused'], $r['store']['unfenced'],
         $r['recovery'] ? implode(', ', array_map(fn($k, $v) => "$k " . ($v === null ? 'never' : sprintf('%.2f', $v)), array_keys($r['recovery']), $r['recovery'])) : '–',
@@ -281,25 +504,31 @@ foreach ($runs as $r) {
         $r['fails'] ? 'FAIL' : 'ok');
 }
 
-// Per topology × fault mix, over the seeds.
+// Per topology × fault mix (× resp3), over the seeds.
 $groups = [];
-foreach ($runs as $r) { $groups[$r['head']['topology'] . ' / ' . $r['head']['mix']][] = $r; }
+foreach ($runs as $r) {
+    $groups[$r['head']['topology'] . ' / ' . $r['head']['mix'] . (isset($r['head']['resp3']) ? " / resp3 {$r['head']['resp3']}" : '')][] = $r;
+}
+$seedsOf = fn(array $rs, callable $p) => array_map(fn($r) => $r['head']['seed'], array_filter($rs, $p));
+$runsCell = fn(array $seeds) => $seeds ? count($seeds) . ' (seeds ' . implode(', ', $seeds) . ')' : '0';
 $out[] = '';
 $out[] = '### Per topology × fault mix';
 $out[] = '';
-$out[] = '| topology / faults | runs | sections | overlaps | learned | **silent** | runs with silent | stale entries | runs with stale | store refused | slowest key back (s) | acquire p50 / p99 / max (ms) | runs failed |';
-$out[] = '|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+$out[] = '| topology / faults | runs | sections | overlaps | learned | **silent** | runs with silent | **lease violations** | runs with violations | stale entries | runs with stale | store refused | slowest key back (s) | acquire p50 / p99 / max (ms) | runs failed |';
+$out[] = '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|';
 foreach ($groups as $g => $rs) {
     $sum = fn(string $k) => array_sum(array_map(fn($r) => is_array($r[$k]) ? count($r[$k]) : $r[$k], $rs));
     $lat = array_merge(...array_map(fn($r) => $r['lat'], $rs));
     $rec = array_merge(...array_map(fn($r) => array_values($r['recovery']), $rs));
-    $silentRuns = array_map(fn($r) => $r['head']['seed'], array_filter($rs, fn($r) => $r['silent'] > 0));
-    $staleRuns = array_map(fn($r) => $r['head']['seed'], array_filter($rs, fn($r) => count($r['stale']) > 0));
-    $out[] = sprintf('| %s | %d | %d | %d | %d | %s | %s | %s | %s | %d | %s | %s / %s / %s | %d |', $g, count($rs), $sum('sections'), $sum('overlaps'),
-        $sum('learned'), $sum('silent') ? '**' . $sum('silent') . '**' : '0',
-        $silentRuns ? count($silentRuns) . ' (seeds ' . implode(', ', $silentRuns) . ')' : '0',
+    $unbounded = count(array_filter($rs, fn($r) => !$r['bounds']));
+    $badB = $sum('bad_bounds');
+    $vCell = $unbounded === count($rs) ? 'no bounds'
+        : $bold($sum('violations')) . ($unbounded ? " ($unbounded runs no bounds)" : '') . ($badB ? "; **$badB bad bounds**" : '');
+    $out[] = sprintf('| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s / %s / %s | %d |', $g, count($rs), $sum('sections'), $sum('overlaps'),
+        $sum('learned'), $bold($sum('silent')), $runsCell($seedsOf($rs, fn($r) => $r['silent'] > 0)),
+        $vCell, $runsCell($seedsOf($rs, fn($r) => $r['violations'] || $r['bad_bounds'])),
         $rs[0]['head']['fenced'] ? $sum('stale') . ' of ' . $sum('fenced') : 'no fences',
-        $staleRuns ? count($staleRuns) . ' (seeds ' . implode(', ', $staleRuns) . ')' : '0',
+        $runsCell($seedsOf($rs, fn($r) => count($r['stale']) > 0)),
         array_sum(array_map(fn($r) => $r['store']['refused'], $rs)),
         in_array(null, $rec, true) ? 'never' : $fmt($rec ? max($rec) : null, '%.2f'),
         $fmt(pct($lat, 50)), $fmt(pct($lat, 99)), $fmt($lat ? max($lat) : null),
@@ -330,27 +559,46 @@ foreach ($groups as $g => $rs) {
 // Details: what failed, and how to replay it.
 $details = [];
 $failed = 0;
+$limit = $verbose ? PHP_INT_MAX : 4;
 foreach ($runs as $r) {
     $h = $r['head'];
-    $limit = $verbose ? PHP_INT_MAX : 4;
     $lines = [];
-    foreach (array_slice($r['silent_details'], 0, $limit) as $group) {
-        $lines[] = '- silent overlap:';
-        foreach ($group as $s) { $lines[] = '  - ' . section_line($r, $s); }
+    $shown = $total = 0;
+    $item = function (string $head, array $sub) use (&$lines, &$shown, &$total, $limit) {
+        $total++;
+        if ($shown >= $limit) { return; }
+        $shown++;
+        $lines[] = $head;
+        foreach ($sub as $s) { $lines[] = "  - $s"; }
+    };
+    $at = fn(float $t) => is_infinite($t) ? '∞' : sprintf('%.1f', $t);
+    foreach ($r['violations'] as [$group, $from, $to]) {
+        $item(sprintf('- lease violation on %s: %s promised at once (%s–%s ms), %s:', $group[0]['key'],
+            count($group) > 2 || $group[0]['sem'] ? count($group) . ' holders of ' . $group[0]['permits'] . ' permits' : 'two holders', $at($from), $at($to),
+            count($group) > 2 || $group[0]['sem'] ? 'more than the semaphore allows' : 'the second entered inside the first\'s promise'),
+            array_map(fn($s) => section_line($r, $s), $group));
     }
-    foreach (array_slice($r['stale'], 0, $limit) as [$s, $max]) {
-        $lines[] = sprintf('- stale entry: fence %d on %s, but fence %d was known at %.0f ms (w%d#%d):', $s['fence'], $s['key'], $max['fence'], $max['fence_t'], $max['w'], $max['n']);
-        $lines[] = '  - ' . section_line($r, $s);
+    foreach ($r['bad_bounds'] as [$kind, $text, $id]) {
+        $item("- $text" . ($id === null ? '' : ':'), $id === null ? [] : [section_line($r, $r['holds'][$id])]);
+    }
+    foreach ($r['silent_details'] as [$group, $start, $unprotected]) {
+        $item($start === null ? '- silent overlap:' : sprintf('- silent overlap from %.1f ms: %s past %s promise and not told it was lost:', $start,
+            implode(', ', array_map(fn($id) => "w$id", $unprotected)), count($unprotected) === 1 ? 'its' : 'their'),
+            array_map(fn($s) => section_line($r, $s), $group));
+    }
+    foreach ($r['stale'] as [$s, $max]) {
+        $item(sprintf('- stale entry: fence %d on %s, but fence %d was known at %.0f ms (w%d#%d):', $s['fence'], $s['key'], $max['fence'], $max['fence_t'], $max['w'], $max['n']),
+            [section_line($r, $s)]);
     }
     if (!$r['fails'] && !$lines) { continue; }
     $failed += $r['fails'] ? 1 : 0;
-    $details[] = sprintf('#### %s %s seed %d: %s', $h['topology'], $h['mix'], $h['seed'], $r['fails'] ? 'FAIL: ' . implode('; ', $r['fails']) : 'ok (with findings)');
+    $details[] = sprintf('#### %s %s%s seed %d: %s', $h['topology'], $h['mix'], isset($h['resp3']) ? " resp3 {$h['resp3']}" : '', $h['seed'],
+        $r['fails'] ? 'FAIL: ' . implode('; ', $r['fails']) : 'ok (with findings)');
     $details[] = '';
     $details[] = "replay: `{$h['replay']}`; check: `php -n tools/nemesis/check.php --verbose {$r['file']}`";
     $details[] = '';
     foreach ($lines as $l) { $details[] = $l; }
-    $more = count($r['silent_details']) + count($r['stale']) - count(array_filter($lines, fn($l) => str_starts_with($l, '- ')));
-    if ($more > 0) { $details[] = "- … and $more more (--verbose)"; }
+    if ($total > $shown) { $details[] = '- … and ' . ($total - $shown) . ' more (--verbose)'; }
     $details[] = '';
 }
 if ($details) {
@@ -369,10 +617,17 @@ if ($md !== null) {
         . sprintf("Extension %s (md5 %s, tree %s), PHP %s, %s.\n", $h['ext'], substr($h['ext_md5'], 0, 12), $h['git'] ?: '?', $h['php'], preg_replace('/ sha=.*/', '', $h['redis']))
         . sprintf("Each run: %d workers, keys %s (and `sem`), leases %.1f s, waits %.1f s, read_timeout %.1f s; a fault every 0.2–0.8 s until %d s before the end.\n\n",
             $h['workers'], implode(', ', $h['keys']), $h['lease'], $h['wait'], $h['read_timeout'], $h['quiet'])
-        . "How to read it (tools/nemesis/README.md has the rules): an *overlap* is two holders of one key at once\n"
-        . "(read holds excepted); *learned* when a holder was told (a release false or an exception), *silent* when\n"
-        . "every release returned true. A *stale entry* is a hold entered with a fence no higher than one already\n"
-        . "known. A run fails on a silent overlap, a stale entry on one server with AOF, a crash or a stuck key.\n\n";
+        . "How to read it (tools/nemesis/README.md has the rules): each holder's client samples the bound it\n"
+        . "promises (its lease lasts until then); a section's *promise* is those bounds, cut at its release. A\n"
+        . "*lease violation* is two promises of one key in force at once (read with read excepted; for the\n"
+        . "semaphore, more than its permits): the lock broke its word. An *overlap* is two holders in their\n"
+        . "sections at once; when the promises did not meet, it is *learned* if every holder then past its\n"
+        . "promise was told the hold was lost (a release or extend returning false, LockLostException, \"no\n"
+        . "fencing token\"), *silent* if one was not (a connection error or a release that returned true is not\n"
+        . "being told). A *stale entry* is a hold entered with a fence no higher than one already known. A run\n"
+        . "fails on a lease violation, a bound longer than the lease or missing, a silent overlap, a stale entry\n"
+        . "on one server with AOF, a crash or a stuck key. Runs without bound samples (\"no bounds\") are judged\n"
+        . "on overlaps as before: learned when any holder's release returned false or threw.\n\n";
     file_put_contents($md, $pre . $text);
 }
 if ($failed) {

@@ -1,7 +1,7 @@
 <?php
 // The nemesis: the project's random-fault tester (issue 37). One run starts the
 // servers of a topology, a fenced store, a fault proxy per worker (per node, on
-// Redlock), and N worker processes (worker.php) that take locks in a loop; then,
+// Redlock; one per node, every client's, on Sentinel and Cluster), and N worker processes (worker.php) that take locks in a loop; then,
 // from a seeded schedule, it injects a fault every 0.2–0.8 s until 3 s before the
 // end, and leaves the last 3 s quiet. Every operation and every fault goes to a
 // history file (JSON lines) that check.php judges.
@@ -9,7 +9,7 @@
 // Usage:
 //   NEMESIS_EXT=/path/to/libredis_lock.so php -n -d extension=posix tools/nemesis/run.php \
 //       --seed 7 --topology single --duration 30 --workers 6 [--faults partition,pause] \
-//       [--workloads mutex,sync] [--out target/nemesis/single-7.jsonl]
+//       [--workloads mutex,sync] [--resp3 | --no-resp3] [--out target/nemesis/single-7.jsonl]
 //   php -n tools/nemesis/check.php target/nemesis/*.jsonl
 // `make test-nemesis` (a short seeded run that fails on a violation) and `make nemesis`
 // (several seeds on every topology, the table in bench/results/nemesis.md) run both.
@@ -20,17 +20,29 @@
 //   redlock           5 redis-servers (the `servers` option), each with AOF always
 //   redlock-nopersist the same without persistence
 //   sentinel          a master and a replica (AOF always on both), 3 sentinels (down after
-//                     0.5 s); the workers find the master through the sentinels, with no
-//                     proxy between (no partition, no reset)
+//                     0.5 s); the workers find the master through the sentinels (reached
+//                     directly); each node has a fault proxy of its own and announces it
+//                     (replica-announce-ip/-port; the sentinels monitor the master at its
+//                     proxy), so that the workers, the sentinels and the replica all
+//                     reach a node through its proxy
 //   cluster           a Redis Cluster of 3 masters and 3 replicas (AOF always, node
-//                     timeout 1 s); the workers have the `cluster` seeds, with no proxy
+//                     timeout 1 s); each node has a fault proxy and announces it
+//                     (cluster-announce-ip/-port; the bus, cluster-announce-bus-port, stays
+//                     direct), so that the workers (the `cluster` seeds are the proxies),
+//                     following CLUSTER SLOTS and MOVED, and the replicas reach a node
+//                     through its proxy
 // Faults (--faults, default: all of the topology's):
 //   partition  a worker's proxy stops forwarding for 0.2–1.2 s, then heals (its bytes arrive late);
-//              on Redlock, to 1–5 of the nodes
+//              on Redlock, to 1–5 of the nodes; on Sentinel and Cluster a NODE's proxy, so
+//              every client's (workers, sentinels, replicas; not the cluster bus): on
+//              Sentinel the master's of the moment or a given node's, on the Cluster the
+//              master of one of the keys (k0, k1, sem), chosen from the seed; the fault
+//              record has `nodes` and no `worker`
 //   pause      a worker stopped with SIGSTOP for 0.2–1.2 s
 //   pause-waiter  the same, of a worker waiting in an acquire when the fault comes (the
 //              nemesis reads the workers' histories as they grow; none waiting: skipped)
-//   reset      a worker's proxied connections closed
+//   reset      a worker's proxied connections closed; on Sentinel and Cluster every
+//              connection of a node's proxy (the node chosen as for partition)
 //   stall      Redis (on Redlock: 1–2 nodes, a minority) stopped with SIGSTOP for 0.1–0.7 s (Redlock: 0.2–1.2 s)
 //   kill       Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and files
 //   failover   (sentinel) the current master SIGKILLed: the sentinels promote the replica,
@@ -45,10 +57,20 @@
 // token (caller-chosen tokens), sync (synchronized() with the watchdog), rw (read and
 // write holds of the shared lock), sem (a Semaphore of 2 permits on a key of its own),
 // and, only when --workloads names it, multi (a MultiLock over both keys, two Cluster
-// slots; recorded as one attempt per key, which the checker judges as a Lock's).
+// slots; recorded as one attempt per key, which the checker judges as a Lock's) and
+// reuse (one caller-chosen token per worker, w<id>-s<seed>-job, for every section of
+// the run on either key: addLock($token), extendLock($token), releaseLock($token)).
 // Redlock runs mutex, token and sync (it refuses fair, shared locks and semaphores).
 // Every other worker has `auto_renew` (sync always has it). Leases 0.5 s, waits 1 s,
 // read_timeout 0.2 s, fencing on.
+// Each hold writes `bound` events: getRemainingLifetime() sampled after the acquire,
+// every 20 ms of its section when it moved, and before the release.
+// RESP3 (single, single-nopersist, redlock, redlock-nopersist; the default is the
+// extension's own connection, which says HELLO 3 when a waiter listens on it):
+//   --resp3     the odd workers' dsns ask for RESP3 from the start (?protocol=resp3):
+//               redis-rs's connection, and a subscriber connection of their own for waits
+//   --no-resp3  every proxy answers HELLO 3 with an error (`nohello`), as a server without
+//               RESP3: waits use a subscriber connection of their own
 // Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
 // harness (harness/, `script` scenario: NEMESIS_HARNESS) with the module built for
 // the ZTS PHP (NEMESIS_ZTS_EXT); `make test-zts` builds both. They share the module's
@@ -63,7 +85,7 @@ declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -91,9 +113,9 @@ const TOPOLOGIES = [
         'workloads' => ['mutex', 'sync', 'token']],
     'redlock-nopersist' => ['nodes' => 5, 'persist' => false, 'faults' => ['partition', 'pause', 'reset', 'stall', 'kill'],
         'workloads' => ['mutex', 'sync', 'token']],
-    'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover'],
+    'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover', 'partition', 'reset'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
-    'cluster' => ['nodes' => 6, 'persist' => true, 'cluster' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover'],
+    'cluster' => ['nodes' => 6, 'persist' => true, 'cluster' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover', 'partition', 'reset'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
 ];
 const LEASE = 0.5;
@@ -101,6 +123,11 @@ const WAIT = 1.0;
 const READ_TIMEOUT = 0.2;
 const QUIET = 3.0;
 const KEYS = ['k0', 'k1'];
+
+/** $fn(), or null if it throws (for what a fault record only adds). */
+function rescue(Closure $fn) {
+    try { return $fn(); } catch (Throwable $e) { return null; }
+}
 
 function fail(string $msg): never {
     fwrite(STDERR, "nemesis: $msg\n");
@@ -123,11 +150,21 @@ $isThread = fn(int $w): bool => $w >= $nworkers - $nthreads;
 $faultKinds = isset($opt['faults']) ? explode(',', $opt['faults']) : $topo['faults'];
 foreach ($faultKinds as $k) { if (!in_array($k, $topo['faults'], true)) { fail("unknown fault $k for $topology"); } }
 $workloads = isset($opt['workloads']) ? explode(',', $opt['workloads']) : $topo['workloads'];
-// multi (a MultiLock over every key) runs on every topology, when asked for: the
-// default deals stay as they were, so that a seed replays as before.
-foreach ($workloads as $w) { if (!in_array($w, [...$topo['workloads'], 'multi'], true)) { fail("workload $w is not run on $topology"); } }
+// multi (a MultiLock over every key) and reuse (one caller-chosen token per worker)
+// run on every topology, when asked for: the default deals stay as they were, so
+// that a seed replays as before.
+foreach ($workloads as $w) { if (!in_array($w, [...$topo['workloads'], 'multi', 'reuse'], true)) { fail("workload $w is not run on $topology"); } }
+// RESP3: the extension's own choice (native), redis-rs's connection for the odd
+// workers (half), or proxies that refuse HELLO 3 (none).
+if (isset($opt['resp3']) && isset($opt['no-resp3'])) { fail('--resp3 and --no-resp3 exclude each other'); }
+$resp3 = isset($opt['resp3']) ? 'half' : (isset($opt['no-resp3']) ? 'none' : 'native');
+if ($resp3 !== 'native' && (($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) {
+    fail('--' . (isset($opt['resp3']) ? 'resp3' : 'no-resp3') . " needs the workers' own dsns (single, single-nopersist, redlock, redlock-nopersist): on $topology the sentinels or the cluster name the nodes");
+}
 $mix = (isset($opt['faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
 if ($nthreads > 0) { $mix .= ", $nthreads of $nworkers workers threads"; }
+if ($resp3 === 'half') { $mix .= ', resp3 dsn on half'; }
+if ($resp3 === 'none') { $mix .= ', proxy without RESP3'; }
 
 // Everything chosen from the seed is chosen here, before anything runs: the
 // workers' workloads and the fault schedule. A replay makes the same choices.
@@ -139,11 +176,28 @@ for ($i = 0; $i < $nworkers; $i++) {
     $wl = $deal[$i % count($deal)];
     // Half the workers have the watchdog; synchronized() always has it.
     $workerCfg[$i] = ['workload' => $wl, 'auto_renew' => $wl === 'sync' || $i % 2 === 1];
+    if ($resp3 === 'half') { $workerCfg[$i]['resp3_dsn'] = $i % 2 === 1; }
 }
 
 /** One fault kind, each as likely. */
 function pick(array $kinds): string {
     return $kinds[mt_rand(0, count($kinds) - 1)];
+}
+
+/**
+ * The node of a partition or reset on Sentinel or Cluster (a node's proxy, every
+ * client's): on Sentinel the master of the moment or a given node (whichever role
+ * it has by then), on the Cluster the master of one of the keys, found when the
+ * fault comes.
+ */
+function node_target(bool $sentinel, int $nodes): array {
+    if ($sentinel) {
+        if (mt_rand(0, 1) === 0) { return ['target' => 'master', 'nodes' => ['master']]; }
+        $n = mt_rand(0, $nodes - 1);
+        return ['target' => 'node', 'node' => $n, 'nodes' => [$n]];
+    }
+    $key = ['k0', 'k1', 'sem'][mt_rand(0, 2)];
+    return ['target' => 'key', 'key' => $key, 'nodes' => ["master of $key"]];
 }
 
 /**
@@ -162,6 +216,14 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
         switch ($kind) {
             case 'partition':
                 $len = mt_rand(200, 1200) / 1000;
+                if ($sentinel || $cluster) {
+                    // A node's proxy. On Sentinel one node fault at a time (a long partition
+                    // of the master is a failover, as a long stall is); on the Cluster the
+                    // bus stays direct: no failover comes of it.
+                    $targets = [$sentinel ? 'master' : 'node-proxy'];
+                    $f = ['kind' => 'partition'] + node_target($sentinel, $nodes) + ['len' => $len];
+                    break;
+                }
                 // On Redlock, cut the worker off from 1 to all 5 nodes.
                 $cut = range(0, $nodes - 1);
                 shuffle($cut);
@@ -186,6 +248,8 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
                 $len = 0.0;
                 $targets = [];
                 $f = ['kind' => 'reset', 'worker' => $w, 'len' => 0.0];
+                // On Sentinel and Cluster, a node's proxy: every client's connections to it.
+                if ($sentinel || $cluster) { $f = ['kind' => 'reset'] + node_target($sentinel, $nodes) + ['len' => 0.0]; }
                 break;
             case 'stall':
                 if ($cluster) {
@@ -233,7 +297,7 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
         // Each fault ends by duration − 3 s; a restart takes up to about a second, and
         // the sentinels settle a failover (or a long stall) within about two more.
         $reserve = ['kill' => 1.0, 'failover' => 1.0][$kind] ?? 0.0;
-        $settle = ($sentinel || $cluster) && in_array($kind, ['failover', 'stall'], true) ? 2.0 : 0.0;
+        $settle = ($sentinel || $cluster) && in_array($kind, ['failover', 'stall'], true) || $sentinel && $kind === 'partition' ? 2.0 : 0.0;
         if ($kind === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
         if ($t + $len + $reserve > $lastEnd) { $len = max(0.0, $lastEnd - $reserve - $t); $f['len'] = $len; }
         if ($kind === 'kill' && $t + $reserve > $lastEnd) { continue; }
@@ -255,10 +319,11 @@ $nodes = [];        // the lock servers (rl_start_redis arrays)
 $sentinels = [];    // the sentinels (rl_start_redis arrays), on the sentinel topology
 $store = null;      // the fenced store
 $proxies = [];      // [worker][node] => rl_fault_proxy array
+$nodeProxies = [];  // [node] => rl_fault_proxy array: on Sentinel and Cluster, the one every client reaches the node through
 $procs = [];        // worker => ['proc' =>, 'pid' =>]
 $stopped = [];      // pid => true: stopped by us, to continue in the cleanup
 $cleaned = false;
-$cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$procs, &$stopped, &$cleaned) {
+$cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$nodeProxies, &$procs, &$stopped, &$cleaned) {
     if ($cleaned) { return; }
     $cleaned = true;
     foreach (array_keys($stopped) as $pid) { @posix_kill($pid, SIGCONT); }
@@ -266,6 +331,7 @@ $cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$procs, &
         if (is_resource($p['proc']) && proc_get_status($p['proc'])['running']) { @posix_kill($p['pid'], SIGKILL); }
     }
     foreach ($proxies as $row) { foreach ($row as $px) { rl_stop_proxy($px); } }
+    foreach ($nodeProxies as $px) { rl_stop_proxy($px); }
     foreach ($sentinels as $n) { rl_stop_redis($n); }
     foreach ($nodes as $n) { rl_stop_redis($n); }
     if ($store) { rl_stop_redis($store); }
@@ -279,19 +345,24 @@ foreach ([SIGINT, SIGTERM, SIGHUP] as $sig) {
 $persistArgs = $topo['persist'] ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [];
 $nodeArgs = [];  // node => the arguments it restarts with, beyond $persistArgs
 if ($cluster) {
-    $nodes = rl_start_cluster()['nodes'];
+    // Each node behind a proxy of its own, which it announces (the bus stays direct).
+    $set = rl_start_cluster_proxied();
+    $nodes = $set['nodes'];
+    $nodeProxies = $set['proxies'];
     foreach ($nodes as $i => $n) {
         rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
         rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendfsync', 'always');
-        // A restart keeps its identity (nodes.conf in its folder) and its bus port.
-        $nodeArgs[$i] = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
-            '--cluster-port', (string) rl_cmd($n['dsn'], 'CONFIG', 'GET', 'cluster-port')[1],
-            '--cluster-node-timeout', '1000', '--cluster-replica-validity-factor', '0', '--repl-diskless-sync-delay', '0'];
+        // A restart keeps its identity (nodes.conf in its folder), its bus port and its
+        // proxy (cluster-announce-*).
+        $nodeArgs[$i] = $set['args'][$i];
     }
 } elseif ($sentinel) {
-    $set = rl_start_sentinel_set();
+    // Each node behind a proxy of its own, which it announces; the sentinels monitor the master there.
+    $set = rl_start_sentinel_set_proxied();
     $nodes = [$set['master'], $set['replica']];
+    $nodeProxies = $set['proxies'];
     $sentinels = $set['sentinels'];
+    foreach ($nodeProxies as $i => $px) { $nodeArgs[$i] = rl_proxied_replica_args($px); }
     // The helper starts them without persistence; a restart must find its AOF.
     // Either may become the master and have to sync a restarted node: at once, not
     // after the default 5 s wait for more replicas.
@@ -307,21 +378,25 @@ $store = rl_start_redis();
 for ($w = 0; $w < $nworkers; $w++) {
     $proxies[$w] = [];
     if ($sentinel || $cluster) { continue; }
-    for ($i = 0; $i < $topo['nodes']; $i++) { $proxies[$w][$i] = rl_fault_proxy($nodes[$i]['port']); }
+    for ($i = 0; $i < $topo['nodes']; $i++) {
+        $proxies[$w][$i] = rl_fault_proxy($nodes[$i]['port']);
+        // --no-resp3: a server without RESP3, as the workers see it.
+        if ($resp3 === 'none') { rl_proxy($proxies[$w][$i], 'nohello'); }
+    }
 }
 
-/** The index in $nodes of the master the sentinels name now (the first sentinel that answers). */
-$masterNow = function () use (&$nodes, &$sentinels): int {
+/** The index in $nodes of the master the sentinels name now (the first sentinel that answers), at its proxy. */
+$masterNow = function () use (&$nodes, &$sentinels, &$nodeProxies): int {
     foreach ($sentinels as $s) {
         $addr = rl_poll($s['dsn'], 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', 'mymaster');
         if (!is_array($addr)) { continue; }
-        foreach ($nodes as $i => $n) { if ($n['port'] === (int) $addr[1]) { return $i; } }
+        foreach ($nodes as $i => $n) { if (($nodeProxies[$i]['port'] ?? $n['port']) === (int) $addr[1]) { return $i; } }
     }
     throw new RuntimeException('no sentinel names a master');
 };
 
-/** The index in $nodes of the cluster master that serves $key now, asked of a node that answers. */
-$clusterMasterOf = function (string $key) use (&$nodes, &$stopped): int {
+/** The index in $nodes of the cluster master that serves $key now, asked of a node that answers (CLUSTER SLOTS names its proxy). */
+$clusterMasterOf = function (string $key) use (&$nodes, &$stopped, &$nodeProxies): int {
     foreach ($nodes as $n) {
         if (isset($stopped[$n['pid']])) { continue; }
         try {
@@ -329,7 +404,7 @@ $clusterMasterOf = function (string $key) use (&$nodes, &$stopped): int {
         } catch (Throwable $e) {
             continue;  // killed, or restarting
         }
-        foreach ($nodes as $i => $m) { if ($m['dsn'] === $dsn) { return $i; } }
+        foreach ($nodes as $i => $m) { if (($nodeProxies[$i]['dsn'] ?? $m['dsn']) === $dsn) { return $i; } }
     }
     throw new RuntimeException("no cluster node names the master of $key");
 };
@@ -339,10 +414,11 @@ $partsDir = "$out.parts";
 @mkdir($partsDir);
 foreach (glob("$partsDir/*") as $f) { unlink($f); }
 
-$replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.php --seed %d --topology %s --duration %s --workers %d%s%s%s',
+$replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.php --seed %d --topology %s --duration %s --workers %d%s%s%s%s',
     escapeshellarg($ext), $nthreads ? ' NEMESIS_ZTS_EXT=' . escapeshellarg($ztsExt) . ' NEMESIS_HARNESS=' . escapeshellarg($harness) : '',
     $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
-    isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '');
+    isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
+    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3]);
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
     'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
@@ -353,6 +429,10 @@ $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $
     'ext' => $ext, 'ext_md5' => md5_file($ext), 'php' => PHP_VERSION,
     'zts_ext' => $nthreads ? $ztsExt : null, 'zts_ext_md5' => $nthreads ? md5_file($ztsExt) : null, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
+    // bound events (getRemainingLifetime() samples) in every hold; how the workers speak RESP3.
+    'bounds' => true, 'resp3' => $resp3,
+    // On Sentinel and Cluster each node has one proxy, every client's: partitions and resets are a node's.
+    'node_proxies' => $sentinel || $cluster,
     'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
 
 $t0 = hrtime(true);
@@ -361,9 +441,11 @@ $endMs = $duration * 1000;
 $threadArgs = [];
 for ($w = 0; $w < $nworkers; $w++) {
     $cfg = ['id' => $w, 'seed' => $seed, 'topology' => $topology, 'workload' => $workerCfg[$w]['workload'],
-        'auto_renew' => $workerCfg[$w]['auto_renew'], 'dsns' => array_map(fn($p) => $p['dsn'], $proxies[$w]),
+        // --resp3: the odd workers ask for RESP3 from the start (redis-rs's connection).
+        'auto_renew' => $workerCfg[$w]['auto_renew'],
+        'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
-        'cluster' => $cluster ? array_column($nodes, 'dsn') : [],
+        'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
         'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT,
         't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
@@ -423,8 +505,34 @@ foreach ($schedule as $idx => $f) {
         $faultLog[$idx] = array_merge(['op' => 'fault', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 't1' => $nowMs()],
             array_intersect_key($f, ['worker' => 1, 'nodes' => 1, 'len' => 1]), $extra);
     };
+    /** On Sentinel and Cluster, the node whose proxy a partition or reset is: found when the fault comes. */
+    $nodeOf = function () use ($f, $masterNow, $clusterMasterOf): int {
+        return match ($f['target']) { 'master' => $masterNow(), 'node' => $f['node'], 'key' => $clusterMasterOf($f['key']) };
+    };
+    /** What the fault record says of that node: its index, and on Sentinel its role then. */
+    $nodeRec = function (int $n) use ($f, $sentinel, $masterNow): array {
+        $role = $sentinel ? ($f['target'] === 'master' ? 'master' : (rescue($masterNow) === $n ? 'master' : 'replica')) : 'master';
+        return ['nodes' => [$n], 'target' => $f['target'], 'role' => $role, 'all_clients' => true] + (isset($f['key']) ? ['key' => $f['key']] : []);
+    };
     switch ($f['kind']) {
         case 'partition':
+            if (isset($f['target'])) {
+                // A node's proxy: every client of the node is cut off (workers, sentinels, replicas).
+                $which = null;
+                $events[] = [$at, $seq++, function () use (&$which, &$nodeProxies, &$begin, $nowMs, $nodeOf, $nodeRec) {
+                    $begin = $nowMs();
+                    $n = $nodeOf();
+                    $which = $nodeRec($n);
+                    rl_proxy($nodeProxies[$n], 'partition');
+                }];
+                $events[] = [$endAt, $seq++, function () use (&$which, &$nodeProxies, $rec) {
+                    if ($which === null) { return; }
+                    rl_proxy($nodeProxies[$which['nodes'][0]], 'heal');
+                    $rec($which);
+                }];
+                unset($which);
+                break;
+            }
             $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs) {
                 $begin = $nowMs();
                 foreach ($f['nodes'] as $n) { rl_proxy($proxies[$f['worker']][$n], 'partition'); }
@@ -474,8 +582,15 @@ foreach ($schedule as $idx => $f) {
             unset($pid, $chosen);
             break;
         case 'reset':
-            $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs, $rec) {
+            $events[] = [$at, $seq++, function () use ($f, &$proxies, &$nodeProxies, &$begin, $nowMs, $rec, $nodeOf, $nodeRec) {
                 $begin = $nowMs();
+                if (isset($f['target'])) {
+                    // A node's proxy: every connection to the node closed, whoever's.
+                    $n = $nodeOf();
+                    rl_proxy($nodeProxies[$n], 'reset');
+                    $rec($nodeRec($n));
+                    return;
+                }
                 foreach ($proxies[$f['worker']] as $px) { rl_proxy($px, 'reset'); }
                 $rec();
             }];
@@ -521,16 +636,18 @@ foreach ($schedule as $idx => $f) {
                 unset($victim);
                 break;
             }
-            $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, $persistArgs, $rec, $nowMs, $masterNow) {
+            $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, &$nodeProxies, $persistArgs, $nodeArgs, $rec, $nowMs, $masterNow) {
                 $r0 = $nowMs();
                 // It comes back as a replica of the new master, as a managed restart
                 // does (left to itself it would come back a master, and the sentinels
                 // would convert it only at their next INFO, up to 10 s later: a second
                 // failover meanwhile could promote a node that never synced), and the
                 // fault ends once it is in sync.
+                // It keeps announcing its proxy, and replicates through the master's, as
+                // the sentinels would have it.
                 $master = $masterNow();
-                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, ['--repl-diskless-sync-delay', '0',
-                    '--replicaof', '127.0.0.1', (string) $nodes[$master]['port']]), $nodes[$victim]['port']);
+                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, $nodeArgs[$victim], ['--repl-diskless-sync-delay', '0',
+                    '--replicaof', '127.0.0.1', (string) $nodeProxies[$master]['port']]), $nodes[$victim]['port']);
                 $deadline = microtime(true) + 3;
                 while (!str_contains((string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $deadline) {
                     usleep(20000);

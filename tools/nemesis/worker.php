@@ -4,14 +4,18 @@
 // operation as one JSON line to its own history part. Its argument is one JSON
 // object (run.php's worker config):
 //   id, seed, topology, workload, auto_renew, dsns (its proxies: one, or one per
-//   Redlock node), sentinels or cluster (seeds, with no proxy), thread (run as a
+//   Redlock node), sentinels or cluster (the sentinels, reached directly, or the
+//   cluster's seeds, the nodes' proxies), thread (run as a
 //   thread of the ZTS harness: `exit` ends only the thread), store (the fenced store's port), keys, lease, wait,
 //   read_timeout, t0 (the run's hrtime origin, ns), end (ms from t0), out (path).
 // Times are hrtime() (CLOCK_MONOTONIC, one clock for every process on the host),
 // in ms from the run's origin. Each acquisition attempt has a number `n`, carried
 // by every event of it (acquire-invoke, written as the call starts, so that the
 // nemesis can tell a waiting worker; acquire, at its return; section-begin, store-write, extend, section-end,
-// release), so that check.php can put a section together.
+// release), so that check.php can put a section together. A hold also writes
+// `bound` events: how long it surely lasts by getRemainingLifetime(), sampled at
+// its start, every 20 ms of its section (written when the bound moved) and before
+// its release (the Bounds class).
 declare(strict_types=1);
 
 $cfg = json_decode($argv[1] ?? '', true);
@@ -145,18 +149,66 @@ function hold_time(): float {
 }
 
 /**
+ * The bound samples of one hold: `bound` events {n, key, t0, until}, t0 being now()
+ * read just before getRemainingLifetime() and until t0 + what it returned, in ms
+ * (null for a lease that never ends). The first sample is always written, a later
+ * one only when until moved by more than 1 ms from the last one written (a renewal
+ * of the watchdog, an extendLock(), the hold found lost). The call is the process's
+ * own reckoning: no round trip. A MultiLock's samples are written once per key,
+ * with each key's attempt number.
+ */
+final class Bounds {
+    private bool $written = false;
+    private ?float $last = null;
+
+    /** @param array<string, int> $ids key => attempt number */
+    public function __construct(private Lock|Semaphore|MultiLock $holder, private array $ids) {}
+
+    public function sample(): void {
+        $t0 = now();
+        $left = $this->holder->getRemainingLifetime();
+        $until = is_infinite($left) ? null : round($t0 + $left * 1000, 3);
+        if ($this->written && ($until === null || $this->last === null
+            ? $until === $this->last : abs($until - $this->last) <= 1.0)) {
+            return;
+        }
+        $this->written = true;
+        $this->last = $until;
+        foreach ($this->ids as $key => $n) {
+            rec(['op' => 'bound', 'n' => $n, 'key' => (string) $key, 't0' => $t0, 'until' => $until]);
+        }
+    }
+}
+
+/**
+ * Sleeps $seconds inside a section, in slices of at most 20 ms with a bound sample
+ * after each. The slices add up to $seconds of sleep (a pause of the process
+ * lengthens the section as one usleep() did).
+ */
+function nap(float $seconds, ?Bounds $bounds): void {
+    $left = (int) ($seconds * 1e6);
+    if ($bounds === null) { usleep($left); return; }
+    while ($left > 0) {
+        $slice = min($left, 20000);
+        usleep($slice);
+        $left -= $slice;
+        $bounds->sample();
+    }
+}
+
+/**
  * The work inside a section: a fenced write at its start and its end, a hold
  * between them, and, for a plain mutex hold without the watchdog, sometimes an
  * extendLock() half-way that lets the hold run past the first lease.
  */
-function section(int $n, string $key, ?int $fence, ?Lock $extendable, ?string $token): void {
+function section(int $n, string $key, ?int $fence, ?Lock $extendable, ?string $token, ?Bounds $bounds): void {
     global $store, $cfg, $lease;
     $writer = "w{$cfg['id']}#$n";
     rec(['op' => 'section-begin', 'n' => $n, 'key' => $key, 't0' => now()]);
     store_write($n, $key, $fence, $writer);
     $hold = hold_time();
     if ($extendable !== null && mt_rand(0, 3) === 0) {
-        usleep((int) ($hold / 2 * 1e6));
+        nap($hold / 2, $bounds);
         $t0 = now();
         try {
             $ok = $extendable->extendLock($token);
@@ -165,9 +217,9 @@ function section(int $n, string $key, ?int $fence, ?Lock $extendable, ?string $t
             rec(['op' => 'extend', 'n' => $n, 'key' => $key, 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e)]);
         }
         // Past the first lease, which the extension (if it held) renewed.
-        usleep((int) (($hold / 2 + mt_rand(0, (int) (500 * $lease)) / 1000) * 1e6));
+        nap($hold / 2 + mt_rand(0, (int) (500 * $lease)) / 1000, $bounds);
     } else {
-        usleep((int) ($hold * 1e6));
+        nap($hold, $bounds);
     }
     store_write($n, $key, $fence, $writer);
     rec(['op' => 'section-end', 'n' => $n, 'key' => $key, 't0' => now()]);
@@ -196,18 +248,24 @@ function fence_of(Lock $lock, int $n, string $key): array {
     }
 }
 
-/** The mutex (fair or not, caller-chosen token or not) and the shared lock's write and read holds, by hand. */
-function op_lock(int $n, string $key, string $mode, bool $fair, bool $callerToken): void {
+/**
+ * The mutex (fair or not, caller-chosen token or not) and the shared lock's write and
+ * read holds, by hand. $reused: the caller-chosen token is the worker's one token
+ * for the whole run (the `reuse` workload), the same for every section on either key.
+ */
+function op_lock(int $n, string $key, string $mode, bool $fair, bool $callerToken, ?string $reused = null): void {
     global $opts, $wait, $lease, $cfg;
     $o = $opts + ($fair ? ['fair' => true] : []);
     $lock = new Lock($key, $wait, $lease, $o);
-    $given = $callerToken ? sprintf('w%d-s%d-n%d-%s', $cfg['id'], $cfg['seed'], $n, bin2hex(random_bytes(4))) : null;
+    $given = $reused ?? ($callerToken ? sprintf('w%d-s%d-n%d-%s', $cfg['id'], $cfg['seed'], $n, bin2hex(random_bytes(4))) : null);
+    // The reuse workload's acquires say so, whatever their outcome.
+    $tag = $reused !== null ? ['caller_token' => true, 'reused' => true] : [];
     $t0 = now();
     rec(['op' => 'acquire-invoke', 'n' => $n, 'key' => $key, 't0' => $t0]);
     try {
         $token = $mode === 'read' ? $lock->addReadLock() : ($given !== null ? $lock->addLock($given) : $lock->addLock());
     } catch (LockException $e) {
-        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'lease' => $lease]);
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => now(), 'res' => 'exc', 'exc' => exc($e), 'lease' => $lease] + $tag);
         // An acquire that failed on the network may have taken the lock after all
         // (Redlock says so): the caller's cleanup clears what landed.
         $c0 = now();
@@ -221,15 +279,18 @@ function op_lock(int $n, string $key, string $mode, bool $fair, bool $callerToke
     }
     $t1 = now();
     if ($token === false) {
-        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease]);
+        rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease] + $tag);
         return;
     }
+    $bounds = new Bounds($lock, [$key => $n]);
+    $bounds->sample();
     [$fence, $known, $fenceExc] = $mode === 'read' ? [null, $t1, null] : fence_of($lock, $n, $key);
     rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => $mode, 't0' => $t0, 't1' => $t1, 'res' => 'ok',
-        'tok' => tok($token), 'fence' => $fence, 'fence_t' => $known, 'lease' => $lease, 'fair' => $fair, 'caller_token' => $callerToken]);
+        'tok' => tok($token), 'fence' => $fence, 'fence_t' => $known, 'lease' => $lease, 'fair' => $fair, 'caller_token' => $callerToken] + $tag);
     if ($fenceExc === null) {
-        section($n, $key, $fence, $mode === 'write' && !$cfg['auto_renew'] ? $lock : null, $given);
+        section($n, $key, $fence, $mode === 'write' && !$cfg['auto_renew'] ? $lock : null, $given, $bounds);
     }
+    $bounds->sample();
     $r0 = now();
     try {
         $ok = $lock->releaseLock($given);
@@ -249,10 +310,14 @@ function op_synchronized(int $n, string $key): void {
     try {
         $lock->synchronized(function () use ($lock, $n, $key, $t0, $lease, &$begin, &$end) {
             $begin = now();
+            $bounds = new Bounds($lock, [$key => $n]);
+            $bounds->sample();
             [$fence, $known, $fenceExc] = fence_of($lock, $n, $key);
             rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'write', 't0' => $t0, 't1' => $begin, 'res' => 'ok',
                 'fence' => $fence, 'fence_t' => $known, 'lease' => $lease, 'sync' => true]);
-            if ($fenceExc === null) { section($n, $key, $fence, null, null); }
+            if ($fenceExc === null) { section($n, $key, $fence, null, null, $bounds); }
+            // The release follows the callable's return.
+            $bounds->sample();
             $end = now();
         });
         rec(['op' => 'release', 'n' => $n, 'key' => $key, 't0' => $end, 't1' => now(), 'res' => 'ok', 'ret' => true, 'sync' => true]);
@@ -301,6 +366,8 @@ function op_multi(int $n): void {
         $each('acquire', ['mode' => 'write', 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease, 'multi' => true]);
         return;
     }
+    $bounds = new Bounds($multi, $ids);
+    $bounds->sample();
     $f0 = now();
     $fences = null;
     $fenceExc = null;
@@ -319,10 +386,11 @@ function op_multi(int $n): void {
         $writer = "w{$cfg['id']}#$n";
         $each('section-begin', ['t0' => now()]);
         foreach ($ids as $k => $id) { store_write($id, $k, $fences[$k] ?? null, $writer); }
-        usleep((int) (hold_time() * 1e6));
+        nap(hold_time(), $bounds);
         foreach ($ids as $k => $id) { store_write($id, $k, $fences[$k] ?? null, $writer); }
         $each('section-end', ['t0' => now()]);
     }
+    $bounds->sample();
     $r0 = now();
     try {
         $ok = $multi->releaseLock();
@@ -350,8 +418,11 @@ function op_semaphore(int $n): void {
         rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'sem', 't0' => $t0, 't1' => $t1, 'res' => 'fail', 'lease' => $lease]);
         return;
     }
+    $bounds = new Bounds($sem, [$key => $n]);
+    $bounds->sample();
     rec(['op' => 'acquire', 'n' => $n, 'key' => $key, 'mode' => 'sem', 't0' => $t0, 't1' => $t1, 'res' => 'ok', 'tok' => tok($token), 'lease' => $lease, 'permits' => 2]);
-    section($n, $key, null, null, null);
+    section($n, $key, null, null, null, $bounds);
+    $bounds->sample();
     $r0 = now();
     try {
         $ok = $sem->release($token);
@@ -363,6 +434,8 @@ function op_semaphore(int $n): void {
 
 rec(['op' => 'worker-start', 't0' => now(), 'workload' => $workload, 'auto_renew' => (bool) $cfg['auto_renew']]);
 $n = 0;
+// The reuse workload's one token, for every section of the run on either key.
+$reusedToken = sprintf('w%d-s%d-job', $cfg['id'], $cfg['seed']);
 try {
     while (now() < $cfg['end']) {
         $n++;
@@ -371,6 +444,7 @@ try {
             case 'mutex': op_lock($n, $key, 'write', false, false); break;
             case 'fair': op_lock($n, $key, 'write', true, false); break;
             case 'token': op_lock($n, $key, 'write', false, true); break;
+            case 'reuse': op_lock($n, $key, 'write', false, true, $reusedToken); break;
             case 'sync': op_synchronized($n, $key); break;
             case 'rw': op_lock($n, $key, mt_rand(0, 2) === 0 ? 'write' : 'read', false, false); break;
             case 'sem': op_semaphore($n); break;

@@ -10,6 +10,7 @@ impl Lock {
     /// with one try or (`wait`) until the deadline. `method` names the PHP method in errors.
     pub(super) fn obtain(&mut self, chosen: Option<Token>, want: Kind, wait: bool, method: &str) -> Result<Option<Token>> {
         let start = Instant::now();
+        let chosen_token = chosen.is_some();
         let deadline = self.terms.deadline(start);
         self.quick = retake::came_back(self.keys.id, start);
         // Back for it: the lock it left free is its own business again.
@@ -39,6 +40,9 @@ impl Lock {
             (_, Some(t)) => t,
             (_, None) => token::generate()?,
         };
+        // A token the caller chose may be another holder's too: finding the key holding
+        // it proves nothing of this call's (see `Try::Unsure`).
+        self.caller_token = chosen_token;
         // Decided once for the whole wait: a retry that found the key handed over reads
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.eager_fencing();
@@ -72,6 +76,8 @@ impl Lock {
             }
             Ok(Try::Busy { .. }) if !wait => return Ok(None),
             Ok(Try::Busy { .. }) => {}
+            // A lost reply, and the key holds the caller's token: not known whose.
+            Ok(Try::Unsure) => return Err(self.maybe_taken(token, waiting::unsure(self.route.node().addr()), want)),
             Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e, want)),
         }
@@ -119,7 +125,11 @@ impl Lock {
             // A second run settles a lost reply: it finds the key held by this token.
             let fence_arg: &[u8] = if fence { b"1" } else { b"0" };
             return self.run(Retry::ToSettle, |conn, settling| {
-                let settle: &[u8] = if settling { b"1" } else { b"0" };
+                let settle: &[u8] = match (settling, self.caller_token) {
+                    (false, _) => b"0",
+                    (true, false) => b"1",
+                    (true, true) => b"2",
+                };
                 // Only what is needed: each key and argument costs its encoding.
                 let args: [&[u8]; 5] = [token, self.terms.ttl_arg.as_bytes(), settle, fence_arg, &self.record];
                 let keys: [&[u8]; 3] = [&k.lock, &k.fence, &k.owner];
@@ -127,6 +137,7 @@ impl Lock {
                 let reply = TAKE.run(conn, keys, args)?;
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::busy_unqueued()),
+                    Some(-1) => Ok(Try::Unsure),
                     Some(n) => Ok(Try::Acquired(fence.then_some(n))),
                     None => Err(unexpected("take", &reply)),
                 }
@@ -284,7 +295,7 @@ impl Lock {
                     queue_ms,
                     flag(self.terms.fair),
                     flag(again),
-                    PATIENCE_MS.as_bytes(),
+                    flag(self.caller_token),
                     flag(fence),
                     flag(mode == Mode::Upgrade),
                     &self.record,
@@ -293,6 +304,7 @@ impl Lock {
         };
         match waiting::reply_parts(&reply) {
             Some((1, number, _, _)) => Ok(Try::Acquired(fence.then_some(number))),
+            Some((4, _, _, _)) => Ok(Try::Unsure),
             Some((_, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
             None => Err(unexpected("acquire", &reply)),
         }
@@ -330,7 +342,8 @@ impl Waiter for LockWait<'_> {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
         let k = &self.lock.keys;
         let got: Vec<i64> = self.lock.run(Retry::IfStale, |conn, _| {
-            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers, &k.owner], &[self.token, entry, self.lock.terms.ttl_arg.as_bytes()])
+            let chosen: &[u8] = if self.lock.caller_token { b"1" } else { b"0" };
+            CANCEL.invoke(conn, &[&k.lock, &k.queue, &k.fence, &k.readers, &k.owner], &[self.token, entry, self.lock.terms.ttl_arg.as_bytes(), chosen])
         })?;
         Ok(match got[..] {
             [1, number] if self.mode != Mode::Read => Some(self.fence.then_some(number)),

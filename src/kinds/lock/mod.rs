@@ -100,6 +100,9 @@ pub struct Lock {
     ever_held: bool,
     /// What `token` holds: the write lock or a read share.
     kind: Kind,
+    /// Whether the acquisition in progress takes a token the caller chose (which may be
+    /// another holder's too), rather than one of its own.
+    caller_token: bool,
     /// Whether this process came back for the lock within `QUICK_RETURN` of its last
     /// release (set by each acquisition): only then may a short hold be re-taken.
     quick: bool,
@@ -181,6 +184,7 @@ impl Lock {
             fence: None,
             ever_held: false,
             kind: Kind::Write,
+            caller_token: false,
             quick: false,
             left_free: None,
             owner_info,

@@ -183,6 +183,8 @@ impl Semaphore {
             }
             Ok(Try::Busy { .. }) if !wait => return Ok(None),
             Ok(Try::Busy { .. }) => {}
+            // Its tokens are its own: never found held by another (no script says so).
+            Ok(Try::Unsure) => return Err(self.maybe_taken(token, waiting::unsure(self.route.node().addr()))),
             Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
             Err(e) => return Err(self.maybe_taken(token, e)),
         }

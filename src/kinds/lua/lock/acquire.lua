@@ -12,7 +12,10 @@
 --         reply was lost). A key found holding this token counts as this waiter's
 --         only then, and only once its entry has left the queue: a caller's token
 --         may be another holder's too, and taking a lock is never re-entry
--- ARGV[7] unused (was the first waiter's patience, which release keeps now)
+-- ARGV[7] '1' when the token is the caller's choice: another holder may use it too,
+--         so a key found holding it counts as this waiter's only when the entry it
+--         sent as queued (no '+') has left the queue, which a grant to it does;
+--         otherwise (a settle after a lost reply, a fresh entry) it answers {4, pttl}
 -- ARGV[8] '1' to issue a fencing token
 -- ARGV[9] '1' when this token holds a read share that it upgrades: the lock is
 --         taken once no other reader is left, and meanwhile the waiter queues first
@@ -21,7 +24,8 @@
 -- Returns {1, fencing token} when the token holds the lock (now, or handed over
 -- earlier; 0 when none was asked for), {0, pttl} busy and not queued,
 -- {2, pttl, entry as queued, clock} busy and queued, {3, pttl} busy and the entry, sent as
--- queued, has left the queue (granted or passed over: it is not queued again).
+-- queued, has left the queue (granted or passed over: it is not queued again), {4,
+-- pttl} held by this token, a caller's, with nothing to show it is this waiter's.
 -- pttl is the holder's remaining lease in ms (negative: no expiry); clock is the
 -- server's clock in ms when the entry was stamped (absent for an entry sent as
 -- queued: see stamp). A hold found
@@ -64,6 +68,12 @@ if upgrading then
     end
 end
 local queued = again and entry ~= '' and redis.call('lpos', queue, entry)
+if not taken and holder == token and again and not queued and ARGV[7] == '1'
+        and (entry == '' or string.byte(ARGV[3], 1) == 43) then
+    -- A caller's token, and no entry of this waiter's that a grant took out: the hold
+    -- may be another's with the same token. Never re-entry: not this waiter's.
+    return {4, redis.call('pttl', lock)}
+end
 if taken or (holder == token and again and not queued) then
     if queued then redis.call('lrem', queue, 0, entry) end
     if taken and info ~= '' then

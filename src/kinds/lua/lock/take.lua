@@ -2,12 +2,15 @@
 --
 -- KEYS[1] the lock   KEYS[2] the fencing counter   KEYS[3] who holds it (owner_info)
 -- ARGV[1] the token  ARGV[2] the lease in ms ('0': no expiry)
--- ARGV[3] '1': settle a lost reply of an earlier run
+-- ARGV[3] '1': settle a lost reply of an earlier run; '2': the same with a token
+--         the caller chose, which another holder may use too
 -- ARGV[4] '0': no fencing token   ARGV[5] the record of who takes it (absent: none)
 --
 -- SET NX PX of the token, then, when taken, the record (KEYS[3]) and, unless
 -- ARGV[4] is '0', the next fencing number. Returns the fencing token (1 without
--- one), or 0 when the key is held.
+-- one), 0 when the key is held, -1 when settling with a caller's token finds the key
+-- holding it (this call's earlier run, or another holder of the same token: not
+-- known which).
 --
 -- With ARGV[3] = '1' it settles a lost reply: a key found held by this token was
 -- taken by that run, and the counter is then still this holder's number (no one
@@ -36,6 +39,7 @@ if not holder then
     if ARGV[4] ~= '0' then return next_fence(KEYS[2]) end
     return 1
 end
+if holder == ARGV[1] and ARGV[3] == '2' then return -1 end
 if holder == ARGV[1] and ARGV[3] == '1' then
     -- Found held: the lease starts again now, as the caller counts it from this try.
     if ARGV[2] ~= '0' then redis.call('pexpire', KEYS[1], ARGV[2]) end
