@@ -199,6 +199,7 @@ nemesis: $(NEMESIS_BUILD)
 	NEMESIS_EXT=$(NEMESIS_EXT) PHP=$(PHP) tools/nemesis/suite.sh long
 
 test-nemesis: $(NEMESIS_BUILD)
+	$(PHP) -n tools/nemesis/check-test.php
 	NEMESIS_EXT=$(NEMESIS_EXT) PHP=$(PHP) tools/nemesis/suite.sh short
 
 ## The phpt suite STRESS_RUNS times in a row (default 10) while a busy loop per core

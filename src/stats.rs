@@ -64,6 +64,31 @@ pub fn note(c: Counter) {
     fork_wiped::counters()[c as usize].fetch_add(1, Ordering::Relaxed);
 }
 
+/// What the binding does with a hold found lost after the call that released it had
+/// returned (`lost_late`): a PHP warning.
+pub type Warn = fn(&str);
+
+static WARN: std::sync::OnceLock<Warn> = std::sync::OnceLock::new();
+
+/// Installs the binding's `warn` (module startup; later calls are ignored).
+pub fn install_warn(warn: Warn) {
+    let _ = WARN.set(warn);
+}
+
+/// A release sent without waiting for its answer (the end of `synchronized()` while
+/// the lease surely lasted) found, when its reply was read, that the hold of the
+/// `what` named `name` was gone before it: counted as lost, and told with a warning
+/// (on the thread that read it, which is the one that released it).
+pub fn lost_late(what: &str, name: &[u8]) {
+    note(Counter::Lost);
+    if let Some(warn) = WARN.get() {
+        warn(&format!(
+            "redis-lock: the {what} \"{}\" was found lost by the release that ended synchronized(), read after it returned (someone forced it, the server evicted or forgot it, or its clock jumped): part of that work ran unprotected",
+            String::from_utf8_lossy(name)
+        ));
+    }
+}
+
 /// Counts a wait that lasted `took`, whatever its outcome.
 pub fn waited(took: Duration) {
     let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);

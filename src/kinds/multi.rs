@@ -44,6 +44,7 @@ use crate::hold::table::{Hold, Kind, Owner, Renewal};
 use crate::keys::{self, LockKeys};
 use crate::kinds::lua;
 use crate::net::call::Call;
+use crate::net::wire::Watch;
 use crate::net::pool::Retry;
 use crate::net::resp;
 use crate::net::script::Script;
@@ -630,9 +631,12 @@ impl MultiLock {
     /// the table right as `Claim::release_unawaited` does.
     fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
         let holds: Vec<_> = self.claims.iter_mut().map(|c| c.take_for_release(token).1).collect();
+        let name = self.describe().into_bytes();
         for group in &self.groups {
             let all = group.all_keys();
-            if let Err(e) = group.route.fire(&Call::Script(&RELEASE, &all, &[token, group.modes.as_bytes()])) {
+            // The release answers how many of the group's keys it held.
+            let watch = Watch { what: "MultiLock", name: name.clone(), at_least: group.keys.len() as i64 };
+            if let Err(e) = group.route.fire(&Call::Script(&RELEASE, &all, &[token, group.modes.as_bytes()]), Some(watch)) {
                 for (claim, hold) in self.claims.iter_mut().zip(holds) {
                     claim.put_back(hold);
                 }
@@ -666,7 +670,7 @@ impl Drop for MultiLock {
         if let Some(first) = ended.first() {
             for group in &self.groups {
                 let all = group.all_keys();
-                let _ = group.route.fire(&Call::Script(&RELEASE, &all, &[&first.token, group.modes.as_bytes()]));
+                let _ = group.route.fire(&Call::Script(&RELEASE, &all, &[&first.token, group.modes.as_bytes()]), None);
             }
         }
     }
@@ -766,7 +770,7 @@ impl Waiter for GroupWait<'_> {
 
     fn abandon(&self) {
         let all = self.group.all_keys();
-        let _ = self.group.route.fire(&Call::Script(&RELEASE, &all, &[self.token, self.group.modes.as_bytes()]));
+        let _ = self.group.route.fire(&Call::Script(&RELEASE, &all, &[self.token, self.group.modes.as_bytes()]), None);
     }
 
     /// One try that queues nothing: on a Redlock quorum, `TAKE` on every node, held

@@ -4,7 +4,7 @@
 
 use crate::net::resp;
 use crate::net::script::Script;
-use crate::net::wire::{self, Connection};
+use crate::net::wire::{self, Connection, Watch};
 use redis::{RedisResult, Value};
 
 /// One command for one server or for every node of a quorum.
@@ -26,14 +26,15 @@ impl Call<'_> {
     }
 
     /// Sends the call without waiting for its reply (a script by its text: see
-    /// `Script::fire`); the reply is read and put aside at the connection's next use.
-    pub fn fire(&self, conn: &mut Connection) -> RedisResult<()> {
+    /// `Script::fire`); the reply is read and put aside at the connection's next use,
+    /// and checked against `watch` then.
+    pub fn fire(&self, conn: &mut Connection, watch: Option<Watch>) -> RedisResult<()> {
         match self {
             Call::Command(parts) => wire::with_buffer(|buf| {
                 resp::encode(buf, parts.len(), parts.iter().copied());
-                conn.send_unawaited(buf)
+                conn.send_unawaited(buf, watch)
             }),
-            Call::Script(script, keys, args) => script.fire(conn, keys, args),
+            Call::Script(script, keys, args) => script.fire(conn, keys, args, watch),
         }
     }
 

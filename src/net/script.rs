@@ -80,10 +80,10 @@ impl Script {
     /// Sends the script by its text (`EVAL`) without waiting for its reply (see
     /// `Connection::send_unawaited`). By text, not by SHA1: a reply nobody reads could
     /// not tell that a flushed script cache refused it (NOSCRIPT).
-    pub fn fire(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]]) -> RedisResult<()> {
+    pub fn fire(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]], watch: Option<wire::Watch>) -> RedisResult<()> {
         wire::with_buffer(|buf| {
             self.encode(buf, b"EVAL", self.source.as_bytes(), keys, args);
-            conn.send_unawaited(buf)
+            conn.send_unawaited(buf, watch)
         })
     }
 

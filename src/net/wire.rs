@@ -42,10 +42,10 @@ pub enum Connection {
     Redis(RedisRs),
 }
 
-/// redis-rs's connection, and how many replies to unawaited commands it still owes.
+/// redis-rs's connection, and the replies to unawaited commands it still owes.
 pub struct RedisRs {
     conn: redis::Connection,
-    pending: u32,
+    pending: Owed,
     /// As `Plain::serial`.
     serial: u64,
 }
@@ -53,9 +53,9 @@ pub struct RedisRs {
 impl RedisRs {
     /// Reads (and puts aside) the replies owed to unawaited commands.
     fn settle(&mut self) -> RedisResult<()> {
-        while self.pending > 0 {
-            self.conn.recv_response()?;
-            self.pending -= 1;
+        while self.pending.any() {
+            let reply = self.conn.recv_response()?;
+            self.pending.came(&reply);
         }
         Ok(())
     }
@@ -63,7 +63,7 @@ impl RedisRs {
 
 impl From<redis::Connection> for Connection {
     fn from(conn: redis::Connection) -> Self {
-        Connection::Redis(RedisRs { conn, pending: 0, serial: next_serial() })
+        Connection::Redis(RedisRs { conn, pending: Owed::default(), serial: next_serial() })
     }
 }
 
@@ -117,9 +117,10 @@ impl Connection {
     }
 
     /// Sends an encoded command whose reply nobody waits for: it is read and put
-    /// aside at the connection's next use, or before it closes. Its outcome is not
-    /// known; a connection lost before the reply came means what a crash means.
-    pub fn send_unawaited(&mut self, cmd: &[u8]) -> RedisResult<()> {
+    /// aside at the connection's next use, or before it closes, and checked against
+    /// `watch` then, if given. Its outcome is not known to the caller; a connection
+    /// lost before the reply came means what a crash means.
+    pub fn send_unawaited(&mut self, cmd: &[u8], watch: Option<Watch>) -> RedisResult<()> {
         match self {
             Connection::Plain(p) => p.send(cmd)?,
             Connection::Redis(c) => {
@@ -128,8 +129,8 @@ impl Connection {
             }
         }
         match self {
-            Connection::Plain(p) => p.pending += 1,
-            Connection::Redis(c) => c.pending += 1,
+            Connection::Plain(p) => p.pending.push(watch),
+            Connection::Redis(c) => c.pending.push(watch),
         }
         Ok(())
     }
@@ -277,7 +278,7 @@ pub struct Plain {
     /// Set by an I/O or protocol error: the connection must not be used again.
     broken: bool,
     /// Replies owed to commands sent unawaited (`send_unawaited`), read first.
-    pending: u32,
+    pending: Owed,
     /// Whether it speaks RESP3 (`HELLO 3` answered): `None` until asked.
     resp3: Option<bool>,
     /// The channels it is subscribed to, and whether each is sharded (`SSUBSCRIBE`).
@@ -289,6 +290,45 @@ pub struct Plain {
     pub wake_id: Option<String>,
     /// This connection among every one the process made (`serial`).
     serial: u64,
+}
+
+/// What a reply owed to an unawaited command must show for the hold it released to
+/// have lasted until then: an integer of at least `at_least` (a release script's
+/// count of what it released). Less means the hold was gone before its release (its
+/// lease ran out, it was forced, evicted, or lost to a failover): counted as lost
+/// when the reply is read (`stats::lost_late`).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    /// What was released ("lock", "semaphore", "MultiLock"), for the message.
+    pub what: &'static str,
+    /// Its name as given.
+    pub name: Vec<u8>,
+    pub at_least: i64,
+}
+
+/// Replies owed to commands sent unawaited, oldest first, each with what to check
+/// in it, if anything.
+#[derive(Debug, Default)]
+struct Owed(VecDeque<Option<Watch>>);
+
+impl Owed {
+    #[inline(always)]
+    fn any(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    fn push(&mut self, watch: Option<Watch>) {
+        self.0.push_back(watch);
+    }
+
+    /// The oldest owed reply has come: checked against its watch.
+    fn came(&mut self, reply: &Value) {
+        if let Some(Some(w)) = self.0.pop_front() {
+            if matches!(reply, Value::Int(n) if *n < w.at_least) {
+                crate::stats::lost_late(w.what, &w.name);
+            }
+        }
+    }
 }
 
 /// A serial number for a new connection (`Plain::serial`): never one given before.
@@ -478,7 +518,7 @@ impl Plain {
             end: 0,
             db: settings.db(),
             broken: false,
-            pending: 0,
+            pending: Owed::default(),
             resp3: None,
             channels: Vec::new(),
             pushes: VecDeque::new(),
@@ -535,7 +575,7 @@ impl Plain {
                     self.consumed(used);
                     match value {
                         value @ Value::Push { .. } => return self.read_reply_rest(Ok(value)),
-                        _ if self.pending > 0 => self.pending -= 1,
+                        value if self.pending.any() => self.pending.came(&value),
                         value => return Ok(value),
                     }
                 }
@@ -590,7 +630,7 @@ impl Plain {
                     self.consumed(used);
                     match value {
                         Value::Push { data, .. } => self.keep(data),
-                        _ if self.pending > 0 => self.pending -= 1,
+                        value if self.pending.any() => self.pending.came(&value),
                         value => return Ok(Some(value)),
                     }
                 }
@@ -620,7 +660,7 @@ impl Plain {
                     self.keep(data);
                     self.pushed(&mut pushes)?;
                 }
-                _ if self.pending > 0 => self.pending -= 1,
+                value if self.pending.any() => self.pending.came(&value),
                 value => return Ok(value),
             }
             next = self.next_value();
@@ -824,7 +864,7 @@ impl Plain {
 
     /// Reads, without blocking, the replies owed to unawaited commands that have come.
     fn settle_arrived(&mut self) {
-        if self.pending > 0 {
+        if self.pending.any() {
             self.read_arrived();
         }
     }
@@ -839,7 +879,7 @@ impl Plain {
         loop {
             match self.parse_next(&mut scan) {
                 Ok(Some(Frame::Push(push))) => self.keep(push),
-                Ok(Some(Frame::Reply(_))) if self.pending > 0 => self.pending -= 1,
+                Ok(Some(Frame::Reply(v))) if self.pending.any() => self.pending.came(&v),
                 Ok(Some(Frame::Reply(_))) => {
                     // Nothing was asked: the connection is out of step.
                     self.broken = true;
@@ -910,7 +950,7 @@ impl Plain {
         let mut pushes = None;
         while subscribed.is_none() || waiting_unsubscribe {
             match self.read_frame()? {
-                Frame::Reply(_) if self.pending > 0 => self.pending -= 1,
+                Frame::Reply(v) if self.pending.any() => self.pending.came(&v),
                 Frame::Reply(v) => {
                     if subscribed.is_none() {
                         subscribed = Some(false);
@@ -982,8 +1022,8 @@ impl Plain {
                     }
                     true
                 }
-                Some(Frame::Reply(_)) if self.pending > 0 => {
-                    self.pending -= 1;
+                Some(Frame::Reply(v)) if self.pending.any() => {
+                    self.pending.came(&v);
                     true
                 }
                 Some(Frame::Reply(_)) => {
@@ -1027,9 +1067,9 @@ impl Drop for Plain {
     /// run yet (an unawaited release).
     fn drop(&mut self) {
         let mut pushes = None;
-        while self.pending > 0 && !self.broken {
+        while self.pending.any() && !self.broken {
             match self.read_frame() {
-                Ok(Frame::Reply(_)) => self.pending -= 1,
+                Ok(Frame::Reply(v)) => self.pending.came(&v),
                 Ok(Frame::Push(_)) => {
                     if self.pushed(&mut pushes).is_err() {
                         break;

@@ -5,6 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::ini;
+use super::late::Core;
 use crate::config::{OptValue, Settings, Source};
 use crate::error::LockError;
 use crate::kinds::lock;
@@ -16,7 +17,7 @@ use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ArrayKey, ZendCallable, ZendHashTable, Zval};
 use ext_php_rs::zend::{bailout, try_catch, CatchError};
-use std::cell::{RefCell, RefMut};
+use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
 
 /// A float parameter in seconds (`$timeOut`, `$lockOut`), taken exactly as an `f64`
@@ -76,9 +77,10 @@ pub struct Lock {
 }
 
 impl Lock {
-    fn core(&self) -> PhpResult<RefMut<'_, lock::Lock>> {
+    fn core(&self) -> PhpResult<Core<'_, lock::Lock>> {
         // Only a borrow held across a call into PHP could clash, and none is.
-        self.inner.try_borrow_mut().map_err(|_| PhpException::from_message("redis-lock: the Lock is busy".to_string()))
+        let inner = self.inner.try_borrow_mut().map_err(|_| PhpException::from_message("redis-lock: the Lock is busy".to_string()))?;
+        Ok(Core::new(inner))
     }
 }
 

@@ -5,6 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::class::{chosen, run_held, settings, token_zval, Holder, Seconds};
+use super::late::Core;
 use crate::error::LockError;
 use crate::kinds::multi;
 use ext_php_rs::binary_slice::BinarySlice;
@@ -13,7 +14,7 @@ use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ArrayKey, ZendCallable, ZendHashTable, ZendStr, Zval};
-use std::cell::{RefCell, RefMut};
+use std::cell::RefCell;
 
 /// Several Redis keys locked together: all of them or none, under one token.
 ///
@@ -41,10 +42,12 @@ pub struct MultiLock {
 }
 
 impl MultiLock {
-    fn core(&self) -> PhpResult<RefMut<'_, multi::MultiLock>> {
-        self.inner
+    fn core(&self) -> PhpResult<Core<'_, multi::MultiLock>> {
+        let inner = self
+            .inner
             .try_borrow_mut()
-            .map_err(|_| PhpException::from_message("redis-lock: the MultiLock is busy".to_string()))
+            .map_err(|_| PhpException::from_message("redis-lock: the MultiLock is busy".to_string()))?;
+        Ok(Core::new(inner))
     }
 }
 

@@ -5,13 +5,14 @@
 #![allow(non_snake_case)]
 
 use super::class::{run_held, settings, token_zval, Holder, Seconds};
+use super::late::Core;
 use crate::kinds::semaphore;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
-use std::cell::{RefCell, RefMut};
+use std::cell::RefCell;
 
 /// A counting semaphore on one Redis key: up to $permits units held at once.
 ///
@@ -36,10 +37,12 @@ pub struct Semaphore {
 }
 
 impl Semaphore {
-    fn core(&self) -> PhpResult<RefMut<'_, semaphore::Semaphore>> {
-        self.inner
+    fn core(&self) -> PhpResult<Core<'_, semaphore::Semaphore>> {
+        let inner = self
+            .inner
             .try_borrow_mut()
-            .map_err(|_| PhpException::from_message("redis-lock: the Semaphore is busy".to_string()))
+            .map_err(|_| PhpException::from_message("redis-lock: the Semaphore is busy".to_string()))?;
+        Ok(Core::new(inner))
     }
 }
 

@@ -17,7 +17,7 @@ use crate::keys;
 use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint, Retry};
 use crate::net::resp;
-use crate::net::wire::Connection;
+use crate::net::wire::{Connection, Watch};
 use crate::topology::cluster::Placement;
 pub use crate::topology::redlock::Extended;
 use crate::topology::redlock::{Pooled, Quorum};
@@ -87,12 +87,20 @@ impl Route {
     }
 
     /// Sends `call` where the key lives without waiting for its reply (see
-    /// `Call::fire`): what it did is not known. On a quorum it is `ask`ed, answer
-    /// awaited: a majority's outcome needs every reply.
-    pub fn fire(&self, call: &Call<'_>) -> Result<()> {
+    /// `Call::fire`): what it did is not known to the caller; its reply is checked
+    /// against `watch` when it is read. On a quorum it is `ask`ed, answer awaited: a
+    /// majority's outcome needs every reply.
+    pub fn fire(&self, call: &Call<'_>, watch: Option<Watch>) -> Result<()> {
         match self {
-            Route::Quorum(q) => q.agreed(call).map(drop),
-            _ => self.run(Retry::IfStale, |conn, _| call.fire(conn)),
+            // A quorum waits for a majority's answer anyway: it is checked at once.
+            Route::Quorum(q) => q.agreed(call).map(|reply| {
+                if let (Some(w), Value::Int(n)) = (watch, reply) {
+                    if n < w.at_least {
+                        crate::stats::lost_late(w.what, &w.name);
+                    }
+                }
+            }),
+            _ => self.run(Retry::IfStale, |conn, _| call.fire(conn, watch.clone())),
         }
     }
 

@@ -202,7 +202,7 @@ expect('violation: permits from the acquire (1 here)', [
 ], 1, ['lease violation on sem'], [], [$V => '**1**']);
 // Three in their sections at once, the third after the first's promise ran out.
 $semOverlap = fn($release) => [
-    $sem(0, 1, 700, ['bounds' => [[1.1, 491]], 'release' => $release]), $sem(1, 50, 700), $sem(2, 600, 650),
+    $sem(0, 1, 700, ['bounds' => [[1.1, 491]], 'release' => $release]), $sem(1, 50, 700, ['bounds' => [[50.1, 540], [500, 990]]]), $sem(2, 600, 650),
 ];
 expect('learned: a semaphore overlap whose unprotected holder\'s release said false', $semOverlap(false), 0, [], [],
     ['overlaps' => 1, 'learned' => 1, $V => '0']);
@@ -233,10 +233,15 @@ expect('learned: a synchronized() holder enters with its sample just after its b
     hold(0, 1, 'k0', 1, 700, ['bounds' => [[1.1, 491]], 'release' => false]),
     hold(1, 1, 'k0', 520, 600, ['sync' => true, 'bounds' => [[520.05, 1010]]]),
 ], 0, [], [], ['learned' => 1, $S => '0']);
-expect('silent: the later holder unprotected too (its first sample long after its begin) and not told', [
+// The later holder's only sample promises nothing (0 s left: its hold was found lost):
+// it too must be told.
+$lost = fn($release) => [
     hold(0, 1, 'k0', 1, 700, ['bounds' => [[1.1, 491]], 'release' => false]),
-    hold(1, 1, 'k0', 520, 800, ['bounds' => [[650, 690]]]),
-], 1, ['silent overlap', 'w0#1, w1#1 past their promise'], [], [$S => '**1**', $V => '0']);
+    hold(1, 1, 'k0', 520, 600, ['bounds' => [[520.1, 520.1]], 'release' => $release]),
+];
+expect('silent: the later holder unprotected too (its sample promised nothing) and not told', $lost(true), 1,
+    ['silent overlap', 'w0#1, w1#1 past their promise'], [], [$S => '**1**', $V => '0']);
+expect('learned: the same, both told', $lost(false), 0, [], [], ['learned' => 1, $S => '0']);
 
 // --- rule 4: the promises' sanity ------------------------------------------------------
 expect('bad: a promise longer than the lease', [
@@ -284,7 +289,7 @@ expect('stuck: a key never taken after the last fault', [
 ], 1, ['key k0 never taken after the last fault'], ['faults_ended' => 5000]);
 expect('--md and resp3: the table carries resp3, the file is written', [
     hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200),
-], 0, ['/ resp3 half'], ['resp3' => 'half'], ['resp3' => 'half'], [], ['--md', "$dir/out.md"]);
+], 0, ['synthetic md / resp3 half'], ['resp3' => 'half', 'mix' => 'synthetic md'], ['resp3' => 'half'], [], ['--md', "$dir/out.md"]);
 $cases++;
 $md = (string) @file_get_contents("$dir/out.md");
 $ok = str_contains($md, 'How to read it') && str_contains($md, '*lease violation*');

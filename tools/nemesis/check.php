@@ -5,17 +5,18 @@
 // Usage: php -n tools/nemesis/check.php [--md FILE] [--verbose] HISTORY.jsonl...
 // Its self-test: php -n tools/nemesis/check-test.php (synthetic histories, one per rule).
 //
-// Times are ms from the run's origin (hrtime: one clock for the host). A section is an
+// Times are ms from the run's origin (hrtime: one clock for the host). A hold is an
 // attempt (worker w, attempt n; a MultiLock's attempt is one per key, n*10+j) whose
-// acquire returned a hold; its real-time interval runs from its section-begin to its
-// section-end (else its release's call, else its worker's exit). For each run, and then
-// for each topology × fault mix (× resp3) over all its seeds, it counts:
+// acquire returned one; a section is a hold that entered (section-begin), its real-time
+// interval running from there to its section-end (else its release's call, else its
+// worker's exit). For each run, and then for each topology × fault mix over all its
+// seeds (the mix names the RESP3 mode; the per-run table has it too), it counts:
 // - promises: a `bound` sample {t0, until} says that at t0 the holder's client promised
-//   its lease lasts until `until` (null: a lease that never ends). A section's promise
-//   is the union of [t0, min(until, r)] over its samples, r the release's call (its
+//   its lease lasts until `until` (null: a lease that never ends). A hold's promise is
+//   the union of [t0, min(until, r)] over its samples, r the release's call (its
 //   `release` event's t0; for synchronized() the callable's return); with no release,
 //   no clip. Intervals meet when they share more than an instant.
-// - lease violations (fail the run): two sections of one key from different attempts
+// - lease violations (fail the run): two holds of one key from different attempts
 //   (a read hold with a read hold excepted) whose promises meet; for the semaphore (key
 //   `sem`, `permits` from its acquire, default 2), a promise that starts while `permits`
 //   others are in force.
@@ -445,6 +446,12 @@ function judge(string $file): array {
         'fault_count' => $faultCount, 'quiet_from' => $quietFrom];
 }
 
+/** " / resp3 MODE" for a run whose RESP3 mode is not native and not already in its mix; else "". */
+function resp3_note(array $head): string {
+    $m = $head['resp3'] ?? 'native';
+    return $m === 'native' || stripos($head['mix'], 'resp3') !== false ? '' : " / resp3 $m";
+}
+
 /** The faults that touched worker $w or the servers between $t0 and $t1 (ms), for a detail line. */
 function faults_near(array $r, int $w, float $t0, float $t1): string {
     $hits = [];
@@ -504,11 +511,10 @@ foreach ($runs as $r) {
         $r['fails'] ? 'FAIL' : 'ok');
 }
 
-// Per topology × fault mix (× resp3), over the seeds.
+// Per topology × fault mix, over the seeds (run.php's mix names a RESP3 mode; where it
+// does not, the mode is added).
 $groups = [];
-foreach ($runs as $r) {
-    $groups[$r['head']['topology'] . ' / ' . $r['head']['mix'] . (isset($r['head']['resp3']) ? " / resp3 {$r['head']['resp3']}" : '')][] = $r;
-}
+foreach ($runs as $r) { $groups[$r['head']['topology'] . ' / ' . $r['head']['mix'] . resp3_note($r['head'])][] = $r; }
 $seedsOf = fn(array $rs, callable $p) => array_map(fn($r) => $r['head']['seed'], array_filter($rs, $p));
 $runsCell = fn(array $seeds) => $seeds ? count($seeds) . ' (seeds ' . implode(', ', $seeds) . ')' : '0';
 $out[] = '';
@@ -592,7 +598,7 @@ foreach ($runs as $r) {
     }
     if (!$r['fails'] && !$lines) { continue; }
     $failed += $r['fails'] ? 1 : 0;
-    $details[] = sprintf('#### %s %s%s seed %d: %s', $h['topology'], $h['mix'], isset($h['resp3']) ? " resp3 {$h['resp3']}" : '', $h['seed'],
+    $details[] = sprintf('#### %s %s%s seed %d: %s', $h['topology'], $h['mix'], resp3_note($h), $h['seed'],
         $r['fails'] ? 'FAIL: ' . implode('; ', $r['fails']) : 'ok (with findings)');
     $details[] = '';
     $details[] = "replay: `{$h['replay']}`; check: `php -n tools/nemesis/check.php --verbose {$r['file']}`";

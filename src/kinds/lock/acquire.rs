@@ -87,7 +87,7 @@ impl Lock {
     /// Releases a hold of `token` taken too late to be used (stale), if it still has
     /// it; errors are left to the lease.
     pub(super) fn abandon(&self, token: &[u8], mode: Mode) {
-        let _ = fire_release(&self.route, &self.keys, mode.kind(), token, false);
+        let _ = fire_release(&self.route, &self.keys, mode.kind(), token, false, None);
     }
 
     /// The write lock this object holds becomes a read share, in one step.

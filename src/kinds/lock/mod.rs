@@ -42,7 +42,7 @@ use crate::kinds::retake;
 use crate::kinds::semaphore;
 use crate::fork_wiped;
 use crate::net::call::Call;
-use crate::net::wire;
+use crate::net::wire::{self, Watch};
 use crate::net::resp;
 use crate::kinds::scripts::{ACQUIRE, CANCEL, FENCE, KICK, RELEASE, RENEW, TAKE};
 use crate::kinds::shared::{DOWNGRADE, HOLDS, READ_ACQUIRE, READ_RELEASE, READ_RENEW};
@@ -403,7 +403,9 @@ impl Lock {
         let short = retake::short_hold(self.terms.fair, self.quick, self.acquired_at);
         let kind = self.kind;
         let (route, keys) = (&self.route, &self.keys);
-        self.claim.release_unawaited(keys, token, || fire_release(route, keys, kind, token, short && kind == Kind::Write))?;
+        // Its answer, read later, still tells whether the hold lasted (`stats::lost_late`).
+        let watch = Watch { what: "lock", name: self.name.clone(), at_least: 1 };
+        self.claim.release_unawaited(keys, token, || fire_release(route, keys, kind, token, short && kind == Kind::Write, Some(watch)))?;
         let now = Instant::now();
         retake::note_released(self.keys.id, now);
         // Whether a short hold only freed the lock is not known: the object's end
@@ -449,7 +451,7 @@ impl Drop for Lock {
             let remade = retake::remade_since(self.keys.id, at);
             if pid == fork_wiped::pid() && !remade {
                 let k = &self.keys;
-                let _ = self.route.fire(&Call::Script(&KICK, &k.all(), &[PATIENCE_MS.as_bytes()]));
+                let _ = self.route.fire(&Call::Script(&KICK, &k.all(), &[PATIENCE_MS.as_bytes()]), None);
             }
         }
     }

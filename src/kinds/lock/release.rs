@@ -31,21 +31,23 @@ pub(super) fn release_hold(hold: &Hold) {
     if hold.lost.is_some() {
         return;
     }
-    let _ = fire_release(&hold.route, &hold.keys, hold.kind, &hold.token, false);
+    let _ = fire_release(&hold.route, &hold.keys, hold.kind, &hold.token, false, None);
 }
 
 /// Sends the release of the hold `token` of `kind` without waiting for its answer
-/// (see the module comment); `short` as in `Release::Token`.
-pub(super) fn fire_release(route: &Route, keys: &LockKeys, kind: Kind, token: &[u8], short: bool) -> Result<()> {
+/// (see the module comment); `short` as in `Release::Token`; its reply is checked
+/// against `watch` when it is read.
+pub(super) fn fire_release(route: &Route, keys: &LockKeys, kind: Kind, token: &[u8], short: bool, watch: Option<Watch>) -> Result<()> {
     if token.is_empty() {
         return Ok(());
     }
     let all = keys.all();
     let short: &[u8] = if short { b"1" } else { b"0" };
     match kind {
-        Kind::Write => route.fire(&Call::Script(&RELEASE, &all, &[token, short, PATIENCE_MS.as_bytes()]))?,
-        Kind::Read => route.fire(&Call::Script(&READ_RELEASE, &all, &[token, PATIENCE_MS.as_bytes()]))?,
-        Kind::Permits => return semaphore::fire_release(route, keys, token),
+        // 1 released, 2 freed for a re-take; 0 (not held) and -1 (read mode) mean gone.
+        Kind::Write => route.fire(&Call::Script(&RELEASE, &all, &[token, short, PATIENCE_MS.as_bytes()]), watch)?,
+        Kind::Read => route.fire(&Call::Script(&READ_RELEASE, &all, &[token, PATIENCE_MS.as_bytes()]), watch)?,
+        Kind::Permits => return semaphore::fire_release(route, keys, token, watch),
     }
     crate::stats::note(crate::stats::Counter::Released);
     Ok(())

@@ -19,6 +19,7 @@ pub(crate) mod scripts;
 
 use scripts::{ACQUIRE, CANCEL, INSPECT, RELEASE, RENEW, STATE};
 use crate::net::call::Call;
+use crate::net::wire::Watch;
 use crate::clock::Boot;
 use crate::config::Settings;
 use crate::terms::{self, Terms};
@@ -338,7 +339,8 @@ impl Semaphore {
     /// Releases this object's hold `token` without waiting for Redis's answer.
     fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
         let (route, keys) = (&self.route, &self.keys);
-        self.claim.release_unawaited(keys, token, || fire_release(route, keys, token))
+        let watch = Watch { what: "semaphore", name: self.name.clone(), at_least: 1 };
+        self.claim.release_unawaited(keys, token, || fire_release(route, keys, token, Some(watch)))
     }
 
     /// Records permits taken, whose lease ends at `until` at the earliest (the renewal
@@ -410,8 +412,8 @@ pub(crate) fn release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<bo
 
 /// Sends the release of `token` without waiting for its answer (an object's end,
 /// request end, `synchronized()`'s end: see `lock`'s `release` module).
-pub(crate) fn fire_release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<()> {
-    route.fire(&Call::Script(&RELEASE, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]))?;
+pub(crate) fn fire_release(route: &Route, keys: &LockKeys, token: &[u8], watch: Option<Watch>) -> Result<()> {
+    route.fire(&Call::Script(&RELEASE, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]), watch)?;
     crate::stats::note(crate::stats::Counter::Released);
     Ok(())
 }
@@ -493,6 +495,6 @@ impl Waiter for PermitWait<'_> {
     }
 
     fn abandon(&self) {
-        let _ = fire_release(&self.sem.route, &self.sem.keys, self.token);
+        let _ = fire_release(&self.sem.route, &self.sem.keys, self.token, None);
     }
 }
