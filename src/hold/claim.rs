@@ -9,6 +9,7 @@ use crate::keys::LockKeys;
 use crate::token::Token;
 use std::sync::LazyLock;
 use crate::clock::Boot;
+use crate::error::LockError;
 use std::time::Duration;
 
 /// An object's claim on its last hold: the token it took, and the hold's entry in
@@ -19,6 +20,26 @@ pub struct Claim {
     /// The token of the last hold, while the object believes it holds it.
     pub token: Option<Token>,
     entry: Option<(HoldId, u32)>,
+}
+
+/// A release of `hold` (the `what` named `name`) that failed with `e`. When Redis
+/// could not be reached (or answered with a passing state) after the hold's lease had
+/// ended, as this process counts it, the holder is told its hold is lost
+/// (`LockError::Lost`, counted): its lease no longer protected the work, and nothing
+/// could be learned of who holds the key now. Otherwise `e` as it is.
+pub fn unconfirmed(e: LockError, hold: Option<&Hold>, what: &'static str, name: &[u8]) -> LockError {
+    let ended = hold.is_some_and(|h| h.lost.is_some() || h.until.is_some_and(|u| Boot::now() >= u));
+    match e {
+        LockError::Connection { ref cause, .. } | LockError::Passing { ref cause, .. } if ended => {
+            crate::stats::note(crate::stats::Counter::Lost);
+            LockError::Lost {
+                what,
+                key: String::from_utf8_lossy(name).into_owned(),
+                seen: format!("its lease had ended, as this process counts, before the release, which could not reach Redis ({cause})"),
+            }
+        }
+        other => other,
+    }
 }
 
 impl Claim {
@@ -79,6 +100,12 @@ impl Claim {
         }
     }
 
+    /// Until when this object's hold surely lasts (`Hold::until`): `None` for no hold
+    /// (or a lost one), `Some(None)` for a lease that never ends.
+    pub fn until(&self) -> Option<Option<Boot>> {
+        crate::hold::table::held_until(self.own()?)
+    }
+
     /// How long this object's hold surely lasts from now, as this process counts it
     /// (see `surely_held`): `None` when its lease never ends; zero when it holds
     /// nothing, its hold was found lost, or the bound has passed.
@@ -126,6 +153,8 @@ impl Claim {
         &mut self,
         keys: &LockKeys,
         token: Option<&[u8]>,
+        what: &'static str,
+        name: &[u8],
         release: impl FnOnce(&[u8], bool) -> crate::error::Result<bool>,
     ) -> crate::error::Result<bool> {
         let Some(token) = self.pick(token) else { return Ok(false) };
@@ -141,6 +170,7 @@ impl Claim {
                 Ok(released)
             }
             Err(e) => {
+                let e = unconfirmed(e, hold.as_ref(), what, name);
                 self.put_back(hold);
                 Err(e)
             }

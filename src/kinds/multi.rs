@@ -442,6 +442,7 @@ impl MultiLock {
             }
         }
         if let Some(e) = failed {
+            let e = crate::hold::claim::unconfirmed(e, holds.iter().flatten().next(), "multilock", self.describe().as_bytes());
             // Tried again by the object's end or request end; otherwise the lease ends them.
             for (claim, hold) in self.claims.iter_mut().zip(holds) {
                 claim.put_back(hold);
@@ -630,12 +631,13 @@ impl MultiLock {
     /// Releases this object's hold `token` without waiting for the answers, keeping
     /// the table right as `Claim::release_unawaited` does.
     fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
+        let by = self.claims.iter().filter_map(|c| c.until().flatten()).min();
         let holds: Vec<_> = self.claims.iter_mut().map(|c| c.take_for_release(token).1).collect();
         let name = self.describe().into_bytes();
         for group in &self.groups {
             let all = group.all_keys();
             // The release answers how many of the group's keys it held.
-            let watch = Watch { what: "MultiLock", name: name.clone(), at_least: group.keys.len() as i64 };
+            let watch = Watch { what: "MultiLock", name: name.clone(), at_least: group.keys.len() as i64, by };
             if let Err(e) = group.route.fire(&Call::Script(&RELEASE, &all, &[token, group.modes.as_bytes()]), Some(watch)) {
                 for (claim, hold) in self.claims.iter_mut().zip(holds) {
                     claim.put_back(hold);

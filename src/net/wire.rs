@@ -294,9 +294,11 @@ pub struct Plain {
 
 /// What a reply owed to an unawaited command must show for the hold it released to
 /// have lasted until then: an integer of at least `at_least` (a release script's
-/// count of what it released). Less means the hold was gone before its release (its
-/// lease ran out, it was forced, evicted, or lost to a failover): counted as lost
-/// when the reply is read (`stats::lost_late`).
+/// count of what it released). Less, read while the hold's lease still surely lasted
+/// (`by`), means the hold was gone before its release ran: forced, evicted, forgotten
+/// or lost to a failover under the work. It is counted as lost when the reply is read
+/// (`stats::lost_late`). Read after `by`, it may only mean that the release itself
+/// came after the lease (held up on the way), which cost the work nothing: not counted.
 #[derive(Debug, Clone)]
 pub struct Watch {
     /// What was released ("lock", "semaphore", "MultiLock"), for the message.
@@ -304,6 +306,16 @@ pub struct Watch {
     /// Its name as given.
     pub name: Vec<u8>,
     pub at_least: i64,
+    /// Until when the hold's lease surely lasted, as the releaser counted it; `None`:
+    /// it never ended.
+    pub by: Option<crate::clock::Boot>,
+}
+
+impl Watch {
+    /// Whether `reply`, read now, shows the hold lost under its work (see `Watch`).
+    pub fn lost(&self, reply: &Value) -> bool {
+        matches!(reply, Value::Int(n) if *n < self.at_least) && self.by.is_none_or(|by| crate::clock::Boot::now() < by)
+    }
 }
 
 /// Replies owed to commands sent unawaited, oldest first, each with what to check
@@ -324,7 +336,7 @@ impl Owed {
     /// The oldest owed reply has come: checked against its watch.
     fn came(&mut self, reply: &Value) {
         if let Some(Some(w)) = self.0.pop_front() {
-            if matches!(reply, Value::Int(n) if *n < w.at_least) {
+            if w.lost(reply) {
                 crate::stats::lost_late(w.what, &w.name);
             }
         }

@@ -870,7 +870,8 @@ impl Quorum {
             took >= majority || (took + t.pending < majority && (t.answered >= majority || t.failed > n - majority))
         });
         let took = replies.iter().filter(|r| r.as_ref().is_ok_and(|v| v == yes)).count();
-        let validity = lease.checked_sub(start.elapsed() + drift(lease));
+        let elapsed = start.elapsed();
+        let validity = lease.checked_sub(elapsed + drift(lease));
         if took >= majority {
             if let Some(v) = validity.filter(|v| !v.is_zero()) {
                 return Ok(Some(v));
@@ -880,7 +881,22 @@ impl Quorum {
         if took > 0 || replies.iter().any(|r| matches!(r, Err(e) if e.sent)) {
             let _ = self.agreed(undo);
         }
-        self.enough_answered(&replies).map(|_| None)
+        self.enough_answered(&replies)?;
+        if took >= majority {
+            // Free, and taken, but too slowly to be held: Redis trouble, not "someone
+            // else holds it". A passing state: a wait tries again until its deadline.
+            return Err(LockError::Passing {
+                addr: format!("{took} of the {n} Redlock servers"),
+                cause: format!(
+                    "a majority took the lock, but only after its validity had run out ({} ms of a {} ms lease, less {} ms for clock drift): the servers answered too slowly; undone on every server",
+                    elapsed.as_millis(),
+                    lease.as_millis(),
+                    drift(lease).as_millis()
+                ),
+                sent: true,
+            });
+        }
+        Ok(None)
     }
 
     /// Runs `call` on every node and returns the reply a majority gave, or `Nil`

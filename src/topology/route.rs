@@ -94,10 +94,8 @@ impl Route {
         match self {
             // A quorum waits for a majority's answer anyway: it is checked at once.
             Route::Quorum(q) => q.agreed(call).map(|reply| {
-                if let (Some(w), Value::Int(n)) = (watch, reply) {
-                    if n < w.at_least {
-                        crate::stats::lost_late(w.what, &w.name);
-                    }
+                if let Some(w) = watch.filter(|w| w.lost(&reply)) {
+                    crate::stats::lost_late(w.what, &w.name);
                 }
             }),
             _ => self.run(Retry::IfStale, |conn, _| call.fire(conn, watch.clone())),

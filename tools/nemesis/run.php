@@ -1,9 +1,10 @@
 <?php
 // The nemesis: the project's random-fault tester (issue 37). One run starts the
 // servers of a topology, a fenced store, a fault proxy per worker (per node, on
-// Redlock; one per node, every client's, on Sentinel and Cluster), and N worker processes (worker.php) that take locks in a loop; then,
-// from a seeded schedule, it injects a fault every 0.2–0.8 s until 3 s before the
-// end, and leaves the last 3 s quiet. Every operation and every fault goes to a
+// Redlock; one per node, every client's, on Sentinel and Cluster), and N worker
+// processes (worker.php) that take locks in a loop; then, from a seeded schedule,
+// it injects a fault every 0.2–0.8 s until 3 s before the end, and leaves the last
+// 3 s quiet. Every operation and every fault goes to a
 // history file (JSON lines) that check.php judges.
 //
 // Usage:
@@ -217,9 +218,9 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
             case 'partition':
                 $len = mt_rand(200, 1200) / 1000;
                 if ($sentinel || $cluster) {
-                    // A node's proxy. On Sentinel one node fault at a time (a long partition
-                    // of the master is a failover, as a long stall is); on the Cluster the
-                    // bus stays direct: no failover comes of it.
+                    // A node's proxy. On Sentinel one node fault at a time (a partition of
+                    // the master past the sentinels' 0.5 s can become a failover, as a long
+                    // stall can); on the Cluster the bus stays direct: no failover comes of it.
                     $targets = [$sentinel ? 'master' : 'node-proxy'];
                     $f = ['kind' => 'partition'] + node_target($sentinel, $nodes) + ['len' => $len];
                     break;
@@ -400,7 +401,7 @@ $clusterMasterOf = function (string $key) use (&$nodes, &$stopped, &$nodeProxies
     foreach ($nodes as $n) {
         if (isset($stopped[$n['pid']])) { continue; }
         try {
-            $dsn = rl_cluster_master_of($n['dsn'], $key);
+            $dsn = @rl_cluster_master_of($n['dsn'], $key);  // @: a node killed meanwhile refuses
         } catch (Throwable $e) {
             continue;  // killed, or restarting
         }

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The nemesis's two runs (tools/nemesis/run.php, judged by check.php):
 #   suite.sh short   `make test-nemesis`: single (AOF) 20 s of all faults + 20 s of paused
-#                    waiters, Redlock 30 s, and single 20 s with MultiLocks among Lock
-#                    holders; seed NEMESIS_SEED (default 3), under 2 min of wall time; exits 1 on a silent overlap, a stale entry,
+#                    waiters, Redlock 30 s, single 20 s with MultiLocks among Lock
+#                    holders, and single 20 s of the reuse workload (one caller-chosen
+#                    token per worker) among mutex and sync holders behind proxies
+#                    without RESP3 (--no-resp3); seed NEMESIS_SEED (default 3), about 2 min of
+#                    wall time; exits 1 on a silent overlap, a stale entry,
 #                    a crash or a key stuck after the faults (check.php's rules)
 #   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3 4) × NEMESIS_RUNS (every
 #                    topology with every fault, single with paused waiters among
 #                    fenced mutex workers, single and cluster with 3 of the 6 workers
 #                    as threads of the ZTS harness when `make test-zts` has built it,
-#                    and single, cluster and Redlock with MultiLocks among Lock holders),
+#                    single, cluster and Redlock with MultiLocks among Lock holders,
+#                    single, Redlock and cluster with the reuse workload, and single
+#                    with --resp3 and with --no-resp3),
 #                    NEMESIS_DURATION s each (default 30); the table goes to
-#                    bench/results/nemesis.md (NEMESIS_MD); about 20 min
+#                    bench/results/nemesis.md (NEMESIS_MD); about 35 min
 #   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
 #                    workers as threads (NEMESIS_HARNESS, NEMESIS_ZTS_EXT)
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
@@ -37,6 +42,10 @@ short)
     # MultiLocks over both keys among Lock holders of each (one server, AOF).
     run --seed "$seed" --topology single --duration 20 --workers 6 --workloads mutex,multi,sync,token \
         --out "$dir/single-multi-$seed.jsonl"
+    # One token per worker for the whole run, reused section after section, behind
+    # proxies that refuse HELLO 3 (waits on a subscriber connection of their own).
+    run --seed "$seed" --topology single --duration 20 --workers 6 --workloads reuse,mutex,sync --no-resp3 \
+        --out "$dir/single-reuse-no-resp3-$seed.jsonl"
     exec "$PHP" -n tools/nemesis/check.php "$dir"/*.jsonl
     ;;
 long)
@@ -44,13 +53,22 @@ long)
     rm -rf "$dir" && mkdir -p "$dir"
     seeds=${NEMESIS_SEEDS:-1 2 3 4}
     duration=${NEMESIS_DURATION:-30}
-    # Each run: topology[:faults[:workloads[:threads]]].
-    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel cluster single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync}
+    # Each run: topology[:faults[:workloads[:threads[:options]]]], options being
+    # resp3 (--resp3) or no-resp3 (--no-resp3).
+    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel cluster single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
     zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     for r in $runs; do
-        IFS=: read -r t f w th <<< "$r"
-        name=$t${f:+-$f}${th:+-threads}
+        IFS=: read -r t f w th o <<< "$r"
+        case "$o" in
+        ''|resp3|no-resp3) ;;
+        *) echo "nemesis: $r: unknown option $o (resp3, no-resp3)" >&2; exit 2 ;;
+        esac
+    done
+    for r in $runs; do
+        IFS=: read -r t f w th o <<< "$r"
+        # Every field in the name (commas as +), so that no two rows share a file.
+        name=$t${f:+-${f//,/+}}${w:+-${w//,/+}}${th:+-threads$th}${o:+-$o}
         if [ -n "$th" ] && { [ ! -f "$harness" ] || [ ! -f "$zts_ext" ]; }; then
             echo "nemesis: $r skipped: no ZTS harness ($harness) or ZTS module ($zts_ext); make test-zts builds them"
             continue
@@ -58,7 +76,7 @@ long)
         for s in $seeds; do
             echo "nemesis: $r seed $s (${duration} s)"
             NEMESIS_HARNESS=$harness NEMESIS_ZTS_EXT=$zts_ext run --seed "$s" --topology "$t" ${f:+--faults "$f"} ${w:+--workloads "$w"} \
-                ${th:+--threads "$th"} --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
+                ${th:+--threads "$th"} ${o:+--$o} --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
         done
     done
     exec "$PHP" -n tools/nemesis/check.php --md "${NEMESIS_MD:-bench/results/nemesis.md}" "$dir"/*.jsonl

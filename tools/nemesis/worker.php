@@ -153,13 +153,16 @@ function hold_time(): float {
  * read just before getRemainingLifetime() and until t0 + what it returned, in ms
  * (null for a lease that never ends). The first sample is always written, a later
  * one only when until moved by more than 1 ms from the last one written (a renewal
- * of the watchdog, an extendLock(), the hold found lost). The call is the process's
- * own reckoning: no round trip. A MultiLock's samples are written once per key,
- * with each key's attempt number.
+ * of the watchdog, an extendLock(), the hold found lost), except that once a written
+ * sample said 0 (nothing held, or the bound passed), more zeros are not written: their
+ * until is only their own t0, a promise of nothing. The call is the process's own
+ * reckoning: no round trip. A MultiLock's samples are written once per key, with
+ * each key's attempt number.
  */
 final class Bounds {
     private bool $written = false;
     private ?float $last = null;
+    private bool $lastZero = false;
 
     /** @param array<string, int> $ids key => attempt number */
     public function __construct(private Lock|Semaphore|MultiLock $holder, private array $ids) {}
@@ -169,11 +172,12 @@ final class Bounds {
         $left = $this->holder->getRemainingLifetime();
         $until = is_infinite($left) ? null : round($t0 + $left * 1000, 3);
         if ($this->written && ($until === null || $this->last === null
-            ? $until === $this->last : abs($until - $this->last) <= 1.0)) {
+            ? $until === $this->last : abs($until - $this->last) <= 1.0 || ($left <= 0.0 && $this->lastZero))) {
             return;
         }
         $this->written = true;
         $this->last = $until;
+        $this->lastZero = $left <= 0.0;
         foreach ($this->ids as $key => $n) {
             rec(['op' => 'bound', 'n' => $n, 'key' => (string) $key, 't0' => $t0, 'until' => $until]);
         }

@@ -282,7 +282,7 @@ impl Lock {
         let short = retake::short_hold(self.terms.fair, self.quick, self.acquired_at);
         let (route, keys, reading) = (&self.route, &self.keys, self.kind == Kind::Read);
         let mut outcome = (Released::No, false);
-        let released = self.claim.release_with(keys, token, |token, own| {
+        let released = self.claim.release_with(keys, token, "lock", &self.name, |token, own| {
             let what = if own && reading { Release::Read(token) } else { Release::Token(token, short && own) };
             outcome = (release_token(route, keys, what)?, own);
             Ok(outcome.0 != Released::No)
@@ -404,7 +404,8 @@ impl Lock {
         let kind = self.kind;
         let (route, keys) = (&self.route, &self.keys);
         // Its answer, read later, still tells whether the hold lasted (`stats::lost_late`).
-        let watch = Watch { what: "lock", name: self.name.clone(), at_least: 1 };
+        let by = self.claim.until().flatten();
+        let watch = Watch { what: "lock", name: self.name.clone(), at_least: 1, by };
         self.claim.release_unawaited(keys, token, || fire_release(route, keys, kind, token, short && kind == Kind::Write, Some(watch)))?;
         let now = Instant::now();
         retake::note_released(self.keys.id, now);

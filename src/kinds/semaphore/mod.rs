@@ -217,7 +217,7 @@ impl Semaphore {
     /// permits out. Returns whether this call released a live hold.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         let (route, keys) = (&self.route, &self.keys);
-        self.claim.release_with(keys, token, |token, _| release(route, keys, token))
+        self.claim.release_with(keys, token, "semaphore", &self.name, |token, _| release(route, keys, token))
     }
 
     /// Sets the lease of the hold of `token` (default: this object's) to `lock_out`
@@ -339,7 +339,8 @@ impl Semaphore {
     /// Releases this object's hold `token` without waiting for Redis's answer.
     fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
         let (route, keys) = (&self.route, &self.keys);
-        let watch = Watch { what: "semaphore", name: self.name.clone(), at_least: 1 };
+        let by = self.claim.until().flatten();
+        let watch = Watch { what: "semaphore", name: self.name.clone(), at_least: 1, by };
         self.claim.release_unawaited(keys, token, || fire_release(route, keys, token, Some(watch)))
     }
 
