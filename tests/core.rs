@@ -970,11 +970,11 @@ fn a_queue_entry_grants_at_most_once() {
     let t = holder.acquire(None).unwrap().expect("free");
     // The waiter queues; the reply is its entry as queued.
     let queued = match acquire_as_waiter(&server, key, "+60000:60000:0:11:core-waiterWAITER", false) {
-        Value::Array(v) if v.len() == 3 && v[0] == Value::Int(2) => match &v[2] {
+        Value::Array(v) if v.len() == 4 && v[0] == Value::Int(2) => match &v[2] {
             Value::BulkString(e) => String::from_utf8(e.clone()).unwrap(),
             other => panic!("{other:?}"),
         },
-        other => panic!("expected {{2, pttl, entry}}, got {other:?}"),
+        other => panic!("expected {{2, pttl, entry, clock}}, got {other:?}"),
     };
     // The release grants it: the key holds its token, the entry left the queue.
     assert!(holder.release(Some(&t)).unwrap());
@@ -1074,4 +1074,70 @@ fn a_settle_never_takes_another_holders_hold_of_a_chosen_token_for_its_own() {
         assert_eq!(get(&server, &key), Some(token), "{name}");
         assert!(mine.release(None).unwrap());
     }
+}
+
+/// The server's clock, in ms.
+fn server_ms(server: &RedisServer) -> i64 {
+    match server.cmd(&["TIME"]).unwrap() {
+        Value::Array(t) => match (&t[0], &t[1]) {
+            (Value::BulkString(s), Value::BulkString(us)) => {
+                let s: i64 = String::from_utf8_lossy(s).parse().unwrap();
+                let us: i64 = String::from_utf8_lossy(us).parse().unwrap();
+                s * 1000 + us / 1000
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Lead 5 of issue 47: a queue entry's time on the server never ends after its
+/// waiter's deadline, however late its try arrives. The waiter sends a cap on the
+/// server's clock (`+<ms>~<cap>`: a lower bound of that clock from an earlier
+/// exchange, plus the wait left), and the entry is queued until the earlier of the cap
+/// and `now + ms`; a try that arrives after its cap is not queued at all. Before, the
+/// time was `now + ms` whatever the delay (and this entry was an error).
+#[test]
+fn a_late_try_never_queues_past_its_cap() {
+    let server = RedisServer::start();
+    let mut s = settings(&server.dsn());
+    s.set("fair", &OptValue::Bool(true), Source::Option).unwrap();
+    let key = "core:cap";
+    let mut holder = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+    holder.acquire(None).unwrap().expect("free");
+    let rest = ":60000:0:11:core-waiterWAITER";
+    // A try that left with 1 s to wait, arriving 300 ms late: its cap is 700 ms from now.
+    let now = server_ms(&server);
+    let cap = now + 700;
+    let (until, clock) = match acquire_as_waiter(&server, key, &format!("+1000~{cap}{rest}"), false) {
+        Value::Array(v) if v.len() == 4 && v[0] == Value::Int(2) => match (&v[2], &v[3]) {
+            (Value::BulkString(e), Value::Int(c)) => (String::from_utf8(e.clone()).unwrap(), *c),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("expected {{2, pttl, entry, clock}}, got {other:?}"),
+    };
+    assert_eq!(until, format!("{cap}{rest}"), "queued until the cap, not now + 1000");
+    assert!((now..now + 100).contains(&clock), "the reply carries the server's clock: {clock} against {now}");
+    // Without a cap, or with a later one, now + ms.
+    server.cmd(&["DEL", &format!("{{{key}}}:queue")]).unwrap();
+    let late = server_ms(&server) + 5000;
+    match acquire_as_waiter(&server, key, &format!("+1000~{late}{rest}"), false) {
+        Value::Array(v) => match &v[2] {
+            Value::BulkString(e) => {
+                let u: i64 = String::from_utf8_lossy(e).split(':').next().unwrap().parse().unwrap();
+                assert!(u < late && u >= now + 1000, "now + 1000: {u}");
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    // A try that arrives after its cap: its waiter's deadline has passed, and it is not
+    // queued.
+    server.cmd(&["DEL", &format!("{{{key}}}:queue")]).unwrap();
+    let past = server_ms(&server) - 10;
+    match acquire_as_waiter(&server, key, &format!("+1000~{past}{rest}"), false) {
+        Value::Array(v) => assert_eq!(v.first(), Some(&Value::Int(0)), "busy and not queued: {v:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.cmd(&["LLEN", &format!("{{{key}}}:queue")]).unwrap(), Value::Int(0));
 }

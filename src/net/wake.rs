@@ -31,7 +31,7 @@ use crate::fork_wiped;
 use crate::net::idle::Idle;
 use crate::net::pool::{self, Endpoint};
 use crate::token;
-use redis::{Connection, ErrorKind, RedisError, Value};
+use redis::{Connection, ErrorKind, PushKind, RedisError, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -161,19 +161,14 @@ impl Subscriber {
         conn.send_packed_command(&packed).map_err(|_| Refusal::Failed)?;
         loop {
             match conn.recv_response() {
-                Ok(Value::Array(items)) | Ok(Value::Push { data: items, .. }) => {
-                    let kind = match items.first() {
-                        Some(Value::BulkString(k)) => k.as_slice(),
-                        _ => b"",
-                    };
-                    let names = matches!(items.get(1), Some(Value::BulkString(n)) if n == name.as_bytes());
-                    if kind == b"subscribe" && names {
+                Ok(Value::ServerError(_)) => return Err(Refusal::Denied),
+                Ok(v) => {
+                    if confirms(&v, "subscribe", &name) {
                         *channel = Some(name);
                         return Ok(());
                     }
                     // A message of an earlier wait, or an unsubscription's confirmation.
                 }
-                Ok(Value::ServerError(_)) => return Err(Refusal::Denied),
                 Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => return Err(Refusal::Denied),
                 _ => return Err(Refusal::Failed),
             }
@@ -190,14 +185,9 @@ impl Subscriber {
         conn.send_packed_command(&packed).map_err(|_| ())?;
         loop {
             match conn.recv_response() {
-                Ok(Value::Array(items)) | Ok(Value::Push { data: items, .. }) => {
-                    let done = matches!(items.first(), Some(Value::BulkString(k)) if k == b"unsubscribe")
-                        && matches!(items.get(1), Some(Value::BulkString(n)) if n == name.as_bytes());
-                    if done {
-                        return Ok(());
-                    }
-                }
-                _ => return Err(()),
+                Ok(Value::ServerError(_)) | Err(_) => return Err(()),
+                Ok(v) if confirms(&v, "unsubscribe", &name) => return Ok(()),
+                Ok(_) => {}
             }
         }
     }
@@ -252,6 +242,21 @@ impl Subscriber {
                 }
             }
         }
+    }
+}
+
+/// Whether `v`, read on a subscriber connection, confirms `kind` ("subscribe",
+/// "unsubscribe") of `channel`: an array in RESP2, a push message in RESP3 (a dsn that
+/// asks for RESP3 from the start).
+fn confirms(v: &Value, kind: &str, channel: &str) -> bool {
+    let named = |c: Option<&Value>| matches!(c, Some(Value::BulkString(n)) if n == channel.as_bytes());
+    match v {
+        Value::Array(items) => matches!(items.first(), Some(Value::BulkString(k)) if k == kind.as_bytes()) && named(items.get(1)),
+        Value::Push { kind: k, data } => {
+            let same = matches!((k, kind), (PushKind::Subscribe, "subscribe") | (PushKind::Unsubscribe, "unsubscribe"));
+            same && named(data.first())
+        }
+        _ => false,
     }
 }
 
