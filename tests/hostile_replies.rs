@@ -288,7 +288,7 @@ fn hostile_replies_are_refused_safely() {
                     Heard::Nothing | Heard::Unsubscribed => None,
                 }),
                 Mode::Settle => {
-                    conn.send_unawaited(PING)?;
+                    conn.send_unawaited(PING, None)?;
                     // A large input fills the socket before it is all written.
                     written = server.written.recv_timeout(Duration::from_millis(20)).is_ok();
                     conn.settle_arrived();
