@@ -192,12 +192,15 @@ clean:
 
 ## The nemesis (tools/nemesis/): worker processes take locks while a seeded schedule
 ## partitions, pauses and resets them and stalls, kills and restarts Redis; check.php
-## judges the history (overlapping holders, silent or learned; fences going back;
-## liveness after the faults). `make test-nemesis`: a short seeded run, under 90 s, that
-## fails on a violation. `make nemesis`: NEMESIS_SEEDS on every topology, the table in
-## bench/results/nemesis.md (with threads of the ZTS harness once make test-zts built it).
+## judges the history by what the lock promised (a second holder inside a live lease
+## bound is a violation; an overlap whose earlier holder was not told is silent;
+## fences going back; liveness after the faults). `make test-nemesis`: the checker's
+## self-test, then a short seeded run, about 2 min, that fails on a violation. `make
+## nemesis`: NEMESIS_SEEDS on every topology, the table in bench/results/nemesis.md
+## (with threads of the ZTS harness once make test-zts built it). `make nemesis-plant`:
+## the tree built with a bug planted, each of which must turn a run red.
 ## NEMESIS_EXT runs another build (then this tree is not built).
-.PHONY: nemesis test-nemesis
+.PHONY: nemesis test-nemesis nemesis-plant
 NEMESIS_BUILD := $(if $(NEMESIS_EXT),deps,build)
 NEMESIS_EXT ?= $(EXT)
 nemesis: $(NEMESIS_BUILD)
@@ -206,6 +209,9 @@ nemesis: $(NEMESIS_BUILD)
 test-nemesis: $(NEMESIS_BUILD)
 	$(PHP) -n tools/nemesis/check-test.php
 	NEMESIS_EXT=$(NEMESIS_EXT) PHP=$(PHP) tools/nemesis/suite.sh short
+
+nemesis-plant: deps
+	PHP=$(PHP) tools/nemesis/plant.sh
 
 ## The phpt suite STRESS_RUNS times in a row (default 10) while a busy loop per core
 ## keeps the CPU full (tools/test-under-load.sh; stopped on any exit): it must pass

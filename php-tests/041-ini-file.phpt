@@ -34,5 +34,5 @@ echo "done\n";
 --EXPECT--
 bool(true)
 bool(true)
-21 directives
+22 directives
 done

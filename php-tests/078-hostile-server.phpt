@@ -1,5 +1,5 @@
 --TEST--
-A broken or hostile server: malformed, truncated, oversized, endless or deeply nested replies each end addLock() and releaseLock() with a LockConnectionException naming the address and the fault, within about two read_timeouts, with no panic and no memory taken by what was only declared; a real server works after
+A broken or hostile server: malformed, truncated, oversized, endless or deeply nested replies each end addLock() and releaseLock() with a LockConnectionException naming the address and the fault, within about two read_timeouts, with no panic and no memory taken by what was only declared; a reply longer than max_reply (8 MiB by default, an option and a directive) is refused before it is read, and read with a larger max_reply; a real server works after
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork') || !function_exists('posix_kill')) die('skip pcntl and posix');
 --FILE--
@@ -15,6 +15,7 @@ $scenarios = [
     'truncated, then silent' => ["\$10\r\nhel", 'silent'],
     'truncated, then closed' => ["*3\r\n:1\r\n\$5\r\nab", 'close'],
     '100 MB bulk declared, then silent' => ["\$104857600\r\n" . str_repeat('x', 1000), 'silent'],
+    'a 9 MB bulk, whole' => ["\$9437184\r\n" . str_repeat('x', 9437184) . "\r\n", 'silent'],
     '100000 levels of nesting' => [str_repeat("*1\r\n", 100000) . ":1\r\n", 'silent'],
     'garbage type byte' => ["?what\r\n", 'silent'],
     'RESP3 boolean malformed' => ["%2\r\n#x\r\n", 'silent'],
@@ -144,6 +145,19 @@ printf("PHP memory grew by less than 64 KiB: %s\n", var_export(memory_get_usage(
 printf("RSS grew by less than 4 MiB: %s\n", var_export(status('VmRSS') - $rss0 < (4 << 20), true));
 printf("peak RSS grew by less than 8 MiB: %s\n", var_export(status('VmHWM') - $hwm0 < (8 << 20), true));
 
+// The bound is the setting's: with a larger max_reply the 9 MB bulk is read whole, and
+// found of the wrong shape for a lock's reply.
+$port = $portOf($listeners['a 9 MB bulk, whole']);
+try {
+    (new Lock(rl_key('hostile'), 0, 10, ['dsn' => "redis://127.0.0.1:$port", 'read_timeout' => 2, 'max_reply' => 16 << 20]))->addLock();
+    echo "max_reply 16 MiB: no exception\n";
+} catch (LockConnectionException $e) {
+    echo "max_reply 16 MiB: read whole, then: ", str_contains($e->getMessage(), 'unexpected reply') ? 'an unexpected reply' : $e->getMessage(), "\n";
+}
+foreach ([1024, 1 << 30, '8M'] as $bad) {
+    try { new Lock('x', 0, 1, ['max_reply' => $bad]); echo "max_reply $bad: accepted\n"; }
+    catch (Throwable $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+}
 posix_kill($server, SIGKILL);
 pcntl_waitpid($server, $status);
 
@@ -172,7 +186,11 @@ truncated, then closed
 100 MB bulk declared, then silent
   addLock: LockConnectionException, names the address: yes, in time: yes
   releaseLock: LockConnectionException, names the address: yes, in time: yes
-  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: timed out (connect_timeout 0.5 s, read_timeout 0.3 s)%s
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected a bulk length of at most max_reply (8388608 bytes), got "104857600"%s
+a 9 MB bulk, whole
+  addLock: LockConnectionException, names the address: yes, in time: yes
+  releaseLock: LockConnectionException, names the address: yes, in time: yes
+  redis-lock: cannot talk to Redis at redis://127.0.0.1:PORT: protocol error - Parse: expected a bulk length of at most max_reply (8388608 bytes), got "9437184"%s
 100000 levels of nesting
   addLock: LockConnectionException, names the address: yes, in time: yes
   releaseLock: LockConnectionException, names the address: yes, in time: yes
@@ -208,4 +226,8 @@ a well-formed reply of the wrong shape
 PHP memory grew by less than 64 KiB: true
 RSS grew by less than 4 MiB: true
 peak RSS grew by less than 8 MiB: true
+max_reply 16 MiB: read whole, then: an unexpected reply
+ValueError: option "max_reply" must be between 65536 and 536870912 bytes (64K to 512M), 1024 given
+ValueError: option "max_reply" must be between 65536 and 536870912 bytes (64K to 512M), 1073741824 given
+TypeError: option "max_reply" must be of type int, string given
 a real server after: true

@@ -74,7 +74,17 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("tls_key_file", ""),
     ("max_endpoints", "16"),
     ("owner_info", "0"),
+    ("max_reply", "8388608"),
 ];
+
+/// The default of `max_reply`: the largest reply a connection reads (a bulk string,
+/// or a reply's bytes at once), 8 MiB. Lock replies are a few bytes; inspections and
+/// listings stay far below it, but for keys of megabytes.
+pub const DEFAULT_MAX_REPLY: usize = 8 * 1024 * 1024;
+
+/// The bounds of `max_reply`: 64 KiB, and Redis's own `proto-max-bulk-len` (512 MiB).
+pub const MAX_REPLY_LEAST: usize = 64 * 1024;
+pub const MAX_REPLY_LIMIT: usize = 512 * 1024 * 1024;
 
 /// The article's server.
 pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
@@ -128,6 +138,10 @@ pub struct Settings {
     /// Record who holds each hold (host, pid, SAPI, script, since) beside it, for
     /// `inspect()` and the `redis-lock` tool.
     pub owner_info: bool,
+    /// The largest reply a connection reads, in bytes: a bulk string, or a reply's
+    /// bytes at once (its memory is at most a few times this). A broken or hostile
+    /// server cannot make a process hold more.
+    pub max_reply: usize,
 }
 
 impl Default for Settings {
@@ -152,6 +166,7 @@ impl Default for Settings {
             tls: TlsFiles::default(),
             max_endpoints: 16,
             owner_info: false,
+            max_reply: DEFAULT_MAX_REPLY,
         }
     }
 }
@@ -201,6 +216,7 @@ impl Settings {
             "tls_key_file" => self.tls.key_file = path_value(&label, value, source)?,
             "max_endpoints" => self.max_endpoints = count_value(&label, value, source, 1)?,
             "owner_info" => self.owner_info = bool_value(&label, value, source)?,
+            "max_reply" => self.max_reply = bytes_value(&label, value, source)?,
             _ => {
                 let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
                 return Err(LockError::InvalidValue(format!(
@@ -327,6 +343,30 @@ fn count_value(label: &str, value: &OptValue, source: Source, min: u32) -> Resul
         .ok()
         .filter(|n| (min..=1000).contains(n))
         .ok_or_else(|| LockError::InvalidValue(format!("{label} must be between {min} and 1000, {n} given")))
+}
+
+/// A size in bytes, as an int, or in php.ini also with a K, M or G suffix (as
+/// `memory_limit`), between `MAX_REPLY_LEAST` and `MAX_REPLY_LIMIT`.
+fn bytes_value(label: &str, value: &OptValue, source: Source) -> Result<usize> {
+    let n: i64 = match (value, source) {
+        (OptValue::Int(i), _) => *i,
+        (OptValue::Str(s), Source::Ini) => {
+            let text = String::from_utf8_lossy(s).trim().to_ascii_uppercase();
+            let (digits, unit) = match text.char_indices().last() {
+                Some((i, 'K')) => (&text[..i], 1 << 10),
+                Some((i, 'M')) => (&text[..i], 1 << 20),
+                Some((i, 'G')) => (&text[..i], 1 << 30),
+                _ => (&text[..], 1),
+            };
+            digits.trim().parse::<i64>().ok().and_then(|d| d.checked_mul(unit)).ok_or_else(|| {
+                LockError::InvalidValue(format!("{label} must be a size in bytes (8388608, 8M), \"{}\" given", String::from_utf8_lossy(s)))
+            })?
+        }
+        (other, _) => return Err(LockError::InvalidType(format!("{label} must be of type int, {} given", other.type_name()))),
+    };
+    usize::try_from(n).ok().filter(|n| (MAX_REPLY_LEAST..=MAX_REPLY_LIMIT).contains(n)).ok_or_else(|| {
+        LockError::InvalidValue(format!("{label} must be between {MAX_REPLY_LEAST} and {MAX_REPLY_LIMIT} bytes (64K to 512M), {n} given"))
+    })
 }
 
 fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {

@@ -680,7 +680,7 @@ fn plain_connections_read_large_split_and_pipelined_replies() {
     let server = RedisServer::start();
     let info = redis_lock::dsn::parse_dsn(&server.dsn()).unwrap();
     assert!(Connection::plain_for(&info));
-    let mut conn = Connection::Plain(Plain::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2)).unwrap());
+    let mut conn = Connection::Plain(Plain::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap());
     // A reply far past the first buffer (4 KiB), read in many pieces.
     let big: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
     let _: () = redis::cmd("SET").arg("core:big").arg(&big).query(&mut conn).unwrap();
@@ -713,10 +713,10 @@ fn plain_connections_authenticate_and_select_without_quoting_the_password() {
     let server = RedisServer::start_on(port);
     server.cmd(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
     let at = |dsn: String| redis_lock::dsn::parse_dsn(&dsn).unwrap();
-    let wrong = Plain::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2)).err().expect("refused");
+    let wrong = Plain::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).err().expect("refused");
     assert_eq!(wrong.kind(), redis::ErrorKind::AuthenticationFailed);
     assert!(!wrong.to_string().contains("wrong-pw") && !format!("{wrong:?}").contains("wrong-pw"), "{wrong}");
-    let mut conn = Connection::Plain(Plain::connect(&at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2)).unwrap());
+    let mut conn = Connection::Plain(Plain::connect(&at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap());
     assert_eq!(conn.get_db(), 3);
     let info: String = redis::cmd("CLIENT").arg("INFO").query(&mut conn).unwrap();
     assert!(info.contains(" db=3 "), "{info}");

@@ -189,7 +189,7 @@ impl ReadWrite for UnixStream {}
 
 fn connect(dsn: &str, read_timeout: Duration) -> Connection {
     let info = redis_lock::dsn::parse_dsn(dsn).expect("dsn");
-    let conn = Connection::Plain(Plain::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2)).expect("connect"));
+    let conn = Connection::Plain(Plain::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).expect("connect"));
     conn.set_read_timeout(Some(read_timeout)).unwrap();
     conn
 }

@@ -42,6 +42,8 @@ pub struct Endpoint {
     addr: String,
     connect_timeout: Duration,
     read_timeout: Duration,
+    /// The largest reply its connections read (`max_reply`).
+    max_reply: usize,
     /// The latest reading of the server's clock this thread saw: (here, when the
     /// reply that carried it came; the server's clock then, in ms, no later than
     /// that). It bounds the server's clock from below (`server_clock_floor`).
@@ -246,6 +248,10 @@ fn endpoint_key(dsn: &str, settings: &Settings) -> String {
         key.push('\0');
         key.push_str(file);
     }
+    if settings.max_reply != crate::config::DEFAULT_MAX_REPLY {
+        key.push('\0');
+        key.push_str(&settings.max_reply.to_string());
+    }
     key
 }
 
@@ -253,10 +259,11 @@ fn endpoint_key(dsn: &str, settings: &Settings) -> String {
 /// credentials and TLS at `host:port`. `scope` tells apart the settings it came from.
 pub(crate) fn endpoint_at(base: &ConnectionInfo, host: &str, port: u16, scope: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
     let key = format!(
-        "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}\u{0}{}",
+        "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls
+        settings.tls,
+        settings.max_reply
     );
     register(key, || Ok(info_at(base, host, port)), settings, None, None)
 }
@@ -289,6 +296,7 @@ fn register(
         tls: settings.tls.clone(),
         connect_timeout: settings.connect_timeout,
         read_timeout: settings.read_timeout,
+        max_reply: settings.max_reply,
         clock: std::sync::Mutex::new(None),
     });
     with_registry(|reg| {
@@ -330,16 +338,16 @@ fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Durati
     if let Some(discovery) = &ep.discovery {
         return discovery.connect(&ep.info, connect_timeout, read_timeout, use_).map_err(failed);
     }
-    open(&ep.info, &ep.tls, connect_timeout, read_timeout, use_).map_err(|e| failed(describe(&e, ep)))
+    open(&ep.info, &ep.tls, connect_timeout, read_timeout, ep.max_reply, use_).map_err(|e| failed(describe(&e, ep)))
 }
 
 /// A new connection to `info`, with its timeouts set, checked with a `PING` within
 /// `connect_timeout`: TLS finishes its handshake on the first exchange, and a server
 /// that speaks another protocol shows it there, before any command that matters.
-pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> RedisResult<Connection> {
+pub(crate) fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, max_reply: usize, use_: Use) -> RedisResult<Connection> {
     let started = Instant::now();
     let mut conn = if use_ == Use::Commands && Connection::plain_for(info) {
-        Connection::Plain(Plain::connect(info, tls, connect_timeout)?)
+        Connection::Plain(Plain::connect(info, tls, connect_timeout, max_reply)?)
     } else {
         let client = match info.addr() {
             ConnectionAddr::TcpTls { .. } => {

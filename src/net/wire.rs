@@ -290,6 +290,8 @@ pub struct Plain {
     pub wake_id: Option<String>,
     /// This connection among every one the process made (`serial`).
     serial: u64,
+    /// The largest reply it reads: a longer one is a protocol error (`max_reply`).
+    max_reply: usize,
 }
 
 /// What a reply owed to an unawaited command must show for the hold it released to
@@ -467,8 +469,9 @@ fn tls_session(host: &str, insecure: bool, tls: &TlsFiles, sock: TcpStream) -> R
 /// The reply buffer's first size: a lock cycle's replies are a few bytes.
 const FIRST_BUFFER: usize = 4096;
 
-/// Longest bulk string accepted in a reply: Redis's default `proto-max-bulk-len`.
-const MAX_BULK: i64 = 512 * 1024 * 1024;
+/// Longest bulk string any reply may have: Redis's default `proto-max-bulk-len`. A
+/// connection's own bound is `max_reply` (the setting), at most this.
+const MAX_BULK: i64 = crate::config::MAX_REPLY_LIMIT as i64;
 
 /// Deepest nesting of aggregates accepted in a reply (no reply of ours nests more
 /// than two deep); deeper is a protocol error, before any recursion goes further.
@@ -482,14 +485,13 @@ const MAX_LINE: usize = 64 * 1024;
 /// declare: each costs a `Value` (56 bytes) however few bytes it came in.
 const MAX_VALUES: usize = 1 << 20;
 
-/// Largest the reply buffer grows: one bulk string of `MAX_BULK` bytes and its header.
-const MAX_BUFFER: usize = MAX_BULK as usize + MAX_LINE;
 
 impl Plain {
     /// Connects to `info` (TCP, TLS with `tls`'s files, or a Unix socket) within
     /// `timeout`, then authenticates and selects its database as redis-rs does
     /// (`AUTH`, `SELECT`). The TLS handshake is made on the first exchange.
-    pub fn connect(info: &ConnectionInfo, tls: &TlsFiles, timeout: Duration) -> RedisResult<Plain> {
+    /// `max_reply` bounds what one reply may make it hold (see `DEFAULT_MAX_REPLY`).
+    pub fn connect(info: &ConnectionInfo, tls: &TlsFiles, timeout: Duration, max_reply: usize) -> RedisResult<Plain> {
         let started = Instant::now();
         let stream = match info.addr() {
             ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
@@ -534,6 +536,7 @@ impl Plain {
             resp3: None,
             channels: Vec::new(),
             pushes: VecDeque::new(),
+            max_reply: max_reply.clamp(FIRST_BUFFER, MAX_BULK as usize),
             wake_id: None,
             serial: next_serial(),
         };
@@ -706,7 +709,7 @@ impl Plain {
     fn complete(&mut self) -> RedisResult<Value> {
         let budget = self.stream.read_timeout().map_err(|e| self.broke(e))?;
         let started = Instant::now();
-        let mut scan = Scan::new();
+        let mut scan = Scan::new(self.max_reply);
         let whole: RedisResult<()> = loop {
             match scan.whole(&self.buf[self.start..self.end]) {
                 Ok(true) => break Ok(()),
@@ -787,7 +790,7 @@ impl Plain {
         match parsed {
             Ok(Some((value, used))) => {
                 self.consumed(used);
-                *scan = Scan::new();
+                *scan = Scan::new(self.max_reply);
                 Ok(Some(Frame::of(value)))
             }
             Ok(None) => {
@@ -801,6 +804,11 @@ impl Plain {
         }
     }
 
+    /// Largest the reply buffer grows: one bulk string of `max_reply` bytes and its header.
+    fn max_buffer(&self) -> usize {
+        self.max_reply + MAX_LINE
+    }
+
     /// Reads more into the buffer: into the room left at its end, after moving
     /// unparsed bytes to its start or growing it when there is none.
     #[inline(always)]
@@ -809,10 +817,13 @@ impl Plain {
             if self.start > 0 {
                 self.buf.copy_within(self.start..self.end, 0);
                 (self.start, self.end) = (0, self.end - self.start);
-            } else if self.buf.len() < MAX_BUFFER {
-                self.buf.resize((self.buf.len() * 2).min(MAX_BUFFER), 0);
+            } else if self.buf.len() < self.max_buffer() {
+                self.buf.resize((self.buf.len() * 2).min(self.max_buffer()), 0);
             } else {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("a reply longer than {} MiB", MAX_BUFFER >> 20)));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("a reply longer than max_reply ({} bytes)", self.max_reply),
+                ));
             }
         }
         match self.stream.read(&mut self.buf[self.end..]) {
@@ -887,7 +898,7 @@ impl Plain {
         if self.broken || self.stream.set_nonblocking(true).is_err() {
             return;
         }
-        let mut scan = Scan::new();
+        let mut scan = Scan::new(self.max_reply);
         loop {
             match self.parse_next(&mut scan) {
                 Ok(Some(Frame::Push(push))) => self.keep(push),
@@ -1021,7 +1032,7 @@ impl Plain {
             return Ok(Heard::Message(msg));
         }
         let until = Instant::now() + timeout;
-        let mut scan = Scan::new();
+        let mut scan = Scan::new(self.max_reply);
         loop {
             if !self.listens(channel) {
                 return Ok(Heard::Unsubscribed);
@@ -1316,13 +1327,15 @@ struct Scan {
     /// How far past `at` the search for the end of a line got (a line may come in
     /// many reads too).
     searched: usize,
+    /// The longest bulk string accepted: the connection's `max_reply`.
+    max_bulk: i64,
 }
 
 impl Scan {
-    fn new() -> Scan {
+    fn new(max_bulk: usize) -> Scan {
         let mut owed = [0; MAX_DEPTH + 1];
         owed[0] = 1;
-        Scan { at: 0, values: 0, owed, open: 1, searched: 0 }
+        Scan { at: 0, values: 0, owed, open: 1, searched: 0, max_bulk: i64::try_from(max_bulk).unwrap_or(MAX_BULK).min(MAX_BULK) }
     }
 
     /// Whether `data` (the frame's bytes so far, from its first) holds the whole frame.
@@ -1346,7 +1359,9 @@ impl Scan {
                 b'+' | b'-' | b':' | b'_' | b'#' | b',' | b'(' => {}
                 b'$' | b'=' | b'!' => match number(line)? {
                     -1 => {}
-                    n if !(0..=MAX_BULK).contains(&n) => return Err(protocol("a bulk length", line)),
+                    n if !(0..=self.max_bulk).contains(&n) => {
+                        return Err(protocol(&format!("a bulk length of at most max_reply ({} bytes)", self.max_bulk), line))
+                    }
                     n => {
                         end += n as usize + 2;
                         if rest.len() < end {
@@ -1482,7 +1497,7 @@ mod tests {
     /// Feeds `data` to a fresh `Scan` in pieces of random sizes, as reads would bring it.
     fn scanned(data: &[u8], rng: &mut rand::rngs::StdRng) -> (RedisResult<bool>, usize) {
         use rand::Rng;
-        let mut scan = Scan::new();
+        let mut scan = Scan::new(MAX_BULK as usize);
         let mut have = 0;
         loop {
             have = (have + rng.random_range(1..64)).min(data.len());
@@ -1509,7 +1524,7 @@ mod tests {
             let parsed = std::panic::catch_unwind(|| parse(data, 0)).unwrap_or_else(|_| panic!("parse panicked: {}", what()));
             let (whole, at) = scanned(data, &mut rng);
             let (fresh, fresh_at) = {
-                let mut scan = Scan::new();
+                let mut scan = Scan::new(MAX_BULK as usize);
                 (scan.whole(data), scan.at)
             };
             assert_eq!(whole.as_ref().ok(), fresh.as_ref().ok(), "a scan in pieces and one in one go differ: {}", what());
@@ -1531,7 +1546,7 @@ mod tests {
 
     #[test]
     fn the_scan_holds_replies_to_the_limits() {
-        let refused = |data: &[u8]| Scan::new().whole(data).is_err();
+        let refused = |data: &[u8]| Scan::new(MAX_BULK as usize).whole(data).is_err();
         assert!(refused(&[b'+'; MAX_LINE + 2]));
         assert!(!refused(&[b'+'; MAX_LINE + 1]));
         assert!(refused(format!("${}\r\n", MAX_BULK + 1).as_bytes()));
@@ -1544,13 +1559,13 @@ mod tests {
         for bad in [&b"*-2\r\n"[..], b"$-2\r\n", b"~-01\r\n", b">-1\r\n", b"*x\r\n", b"?\r\n", b"\r\n"] {
             assert!(refused(bad), "{}", String::from_utf8_lossy(bad));
         }
-        let mut scan = Scan::new();
+        let mut scan = Scan::new(MAX_BULK as usize);
         assert!(!scan.whole(b"*2\r\n$5\r\nab").unwrap());
         assert!(!scan.whole(b"*2\r\n$5\r\nabcde\r\n").unwrap());
         assert!(scan.whole(b"*2\r\n$5\r\nabcde\r\n|1\r\n+k\r\n+v\r\n:3\r\n").unwrap());
         assert_eq!(scan.at, 31);
         // A line, and the CRLF that ends it, split between reads.
-        let mut scan = Scan::new();
+        let mut scan = Scan::new(MAX_BULK as usize);
         for have in 1..b"+abc\r\n".len() {
             assert!(!scan.whole(&b"+abc\r\n"[..have]).unwrap());
         }
@@ -1568,9 +1583,9 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let info: ConnectionInfo = format!("redis://127.0.0.1:{port}").as_str().into_connection_info().unwrap();
         let tls = TlsFiles::default();
-        let first = Plain::connect(&info, &tls, Duration::from_secs(1)).unwrap();
+        let first = Plain::connect(&info, &tls, Duration::from_secs(1), crate::config::DEFAULT_MAX_REPLY).unwrap();
         let (mut server, _) = listener.accept().unwrap();
-        let second = Plain::connect(&info, &tls, Duration::from_secs(1)).unwrap();
+        let second = Plain::connect(&info, &tls, Duration::from_secs(1), crate::config::DEFAULT_MAX_REPLY).unwrap();
         let (other, _) = listener.accept().unwrap();
         assert_ne!(first.serial(), second.serial());
         assert!(!first.hung_up() && !second.hung_up(), "open, nothing sent");

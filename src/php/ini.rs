@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<22> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<23> = IniEntryDefs::new([
     entry(c"redis_lock.dsn", c"redis://127.0.0.1:6379"),
     entry(c"redis_lock.prefix", c""),
     entry(c"redis_lock.connect_timeout", c"0.5"),
@@ -36,6 +36,7 @@ static INI_ENTRIES: IniEntryDefs<22> = IniEntryDefs::new([
     entry(c"redis_lock.tls_key_file", c""),
     entry(c"redis_lock.max_endpoints", c"16"),
     entry(c"redis_lock.owner_info", c"0"),
+    entry(c"redis_lock.max_reply", c"8388608"),
     IniEntryDef::end(),
 ]);
 

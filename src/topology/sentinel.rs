@@ -18,15 +18,17 @@ use std::time::{Duration, Instant};
 /// registry finds its master through the sentinels for each new connection.
 pub fn endpoint(settings: &Settings) -> crate::error::Result<Arc<Endpoint>> {
     let key = format!(
-        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
+        "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         settings.sentinels.join(","),
         settings.service,
         settings.dsn,
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls
+        settings.tls,
+        settings.max_reply
     );
-    let sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
+    let mut sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
+    sentinels.max_reply = settings.max_reply;
     let addr = sentinels.describe();
     pool::endpoint_discovered(key, &settings.dsn, settings, Box::new(sentinels), addr)
 }
@@ -38,13 +40,15 @@ pub struct Sentinels {
     service: String,
     /// For `rediss://` sentinels and masters alike.
     tls: TlsFiles,
+    /// The largest reply read from a sentinel or the master (`max_reply`).
+    pub max_reply: usize,
 }
 
 impl Sentinels {
     /// Parses the sentinels' dsns (already checked by the settings).
     pub fn new(dsns: &[String], service: &str, tls: &TlsFiles) -> crate::error::Result<Self> {
         let nodes = dsns.iter().map(|d| dsn::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
-        Ok(Sentinels { nodes, service: service.to_string(), tls: tls.clone() })
+        Ok(Sentinels { nodes, service: service.to_string(), tls: tls.clone(), max_reply: crate::config::DEFAULT_MAX_REPLY })
     }
 
     /// How messages name the service.
@@ -84,7 +88,7 @@ impl Sentinels {
     }
 
     fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout, use_)
+        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply, use_)
             .map_err(|e| pool::setup_failure(&e, info).unwrap_or_else(|| e.to_string()))
     }
 

@@ -72,6 +72,8 @@
 //               redis-rs's connection, and a subscriber connection of their own for waits
 //   --no-resp3  every proxy answers HELLO 3 with an error (`nohello`), as a server without
 //               RESP3: waits use a subscriber connection of their own
+// --wait-replicas N (sentinel, cluster): every worker's locks have `wait_replicas => N`:
+// an acquisition waits (briefly) for N replicas to have it before it is used.
 // Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
 // harness (harness/, `script` scenario: NEMESIS_HARNESS) with the module built for
 // the ZTS PHP (NEMESIS_ZTS_EXT); `make test-zts` builds both. They share the module's
@@ -86,7 +88,7 @@ declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -164,6 +166,10 @@ if ($resp3 !== 'native' && (($topo['sentinel'] ?? false) || ($topo['cluster'] ??
 }
 $mix = (isset($opt['faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
 if ($nthreads > 0) { $mix .= ", $nthreads of $nworkers workers threads"; }
+$waitReplicas = (int) ($opt['wait-replicas'] ?? 0);
+if ($waitReplicas < 0 || $waitReplicas > 5) { fail('--wait-replicas must be 0 to 5'); }
+if ($waitReplicas > 0 && !(($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) { fail('--wait-replicas needs replicas: sentinel or cluster'); }
+if ($waitReplicas > 0) { $mix .= ", wait_replicas $waitReplicas"; }
 if ($resp3 === 'half') { $mix .= ', resp3 dsn on half'; }
 if ($resp3 === 'none') { $mix .= ', proxy without RESP3'; }
 
@@ -419,7 +425,7 @@ $replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.
     escapeshellarg($ext), $nthreads ? ' NEMESIS_ZTS_EXT=' . escapeshellarg($ztsExt) . ' NEMESIS_HARNESS=' . escapeshellarg($harness) : '',
     $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
-    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3]);
+    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : ''));
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
     'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
@@ -431,7 +437,7 @@ $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $
     'zts_ext' => $nthreads ? $ztsExt : null, 'zts_ext_md5' => $nthreads ? md5_file($ztsExt) : null, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
     // bound events (getRemainingLifetime() samples) in every hold; how the workers speak RESP3.
-    'bounds' => true, 'resp3' => $resp3,
+    'bounds' => true, 'resp3' => $resp3, 'wait_replicas' => $waitReplicas,
     // On Sentinel and Cluster each node has one proxy, every client's: partitions and resets are a node's.
     'node_proxies' => $sentinel || $cluster,
     'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
@@ -447,7 +453,7 @@ for ($w = 0; $w < $nworkers; $w++) {
         'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
-        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT,
+        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas,
         't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
@@ -645,10 +651,19 @@ foreach ($schedule as $idx => $f) {
                 // failover meanwhile could promote a node that never synced), and the
                 // fault ends once it is in sync.
                 // It keeps announcing its proxy, and replicates through the master's, as
-                // the sentinels would have it.
+                // the sentinels would have it. The sentinels may not have promoted the
+                // other node yet (an election lost to a partition or a stall): they are
+                // given up to 10 s more; if they still name the victim, it comes back a
+                // master, as it left (a replica of itself would leave no master at all).
                 $master = $masterNow();
-                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, $nodeArgs[$victim], ['--repl-diskless-sync-delay', '0',
-                    '--replicaof', '127.0.0.1', (string) $nodeProxies[$master]['port']]), $nodes[$victim]['port']);
+                $until = microtime(true) + 10;
+                while ($master === $victim && microtime(true) < $until) {
+                    usleep(100000);
+                    $master = $masterNow();
+                }
+                $follow = $master === $victim ? [] : ['--replicaof', '127.0.0.1', (string) $nodeProxies[$master]['port']];
+                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, $nodeArgs[$victim], ['--repl-diskless-sync-delay', '0'], $follow),
+                    $nodes[$victim]['port']);
                 $deadline = microtime(true) + 3;
                 while (!str_contains((string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $deadline) {
                     usleep(20000);
