@@ -10,9 +10,10 @@
 #   release-any-token  the release script skips its token check: a holder whose
 #                      lease ran out deletes the next holder's hold, and a third
 #                      enters while the second's lease lasts (a lease violation)
-#   release-says-yes   the release script answers "released" even when the token no
-#                      longer held the key: a holder whose lease ran out under its
-#                      work is never told (a silent overlap)
+#   release-says-yes   the release script answers "released" when the key holds
+#                      another token (and leaves it): a holder whose lease ran out
+#                      under its work, and whose lock someone else took, is never
+#                      told (a silent overlap)
 #   bound-past-lease   the client's lease bound is 200 ms past the lease: it promises
 #                      what the lease cannot keep (a promise longer than the lease)
 #
@@ -37,8 +38,8 @@ plant() {
             after="if false then" ;;
         release-says-yes)
             file=src/kinds/lua/lock/release.lua
-            before="if not holder then return 0 end"
-            after="if not holder then return 1 end" ;;
+            before=$'    return 0\nend\n-- Forced, in read mode'
+            after=$'    return 1\nend\n-- Forced, in read mode' ;;
         bound-past-lease)
             file=src/clock.rs
             before="sent.add(lease.saturating_sub(drift(lease)))"

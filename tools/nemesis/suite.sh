@@ -5,17 +5,20 @@
 #                    holders, and single 20 s of the reuse workload (one caller-chosen
 #                    token per worker) among mutex and sync holders behind proxies
 #                    without RESP3 (--no-resp3); seed NEMESIS_SEED (default 3), about 2 min of
-#                    wall time; exits 1 on a silent overlap, a stale entry,
-#                    a crash or a key stuck after the faults (check.php's rules)
-#   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3 4) × NEMESIS_RUNS (every
-#                    topology with every fault, single with paused waiters among
+#                    wall time; exits 1 on a lease violation, a silent overlap, a bad
+#                    bound, a stale entry, a crash or a key stuck after the faults
+#                    (check.php's rules)
+#   suite.sh long    `make nemesis`: NEMESIS_SEEDS (default 1 2 3 4; one server with
+#                    AOF has seeds 1–20) × NEMESIS_RUNS (every
+#                    topology with every fault, Sentinel also with wait_replicas 1,
+#                    single with paused waiters among
 #                    fenced mutex workers, single and cluster with 3 of the 6 workers
 #                    as threads of the ZTS harness when `make test-zts` has built it,
 #                    single, cluster and Redlock with MultiLocks among Lock holders,
 #                    single, Redlock and cluster with the reuse workload, and single
 #                    with --resp3 and with --no-resp3),
 #                    NEMESIS_DURATION s each (default 30); the table goes to
-#                    bench/results/nemesis.md (NEMESIS_MD); about 35 min
+#                    bench/results/nemesis.md (NEMESIS_MD); about 55 min
 #   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
 #                    workers as threads (NEMESIS_HARNESS, NEMESIS_ZTS_EXT)
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
@@ -53,30 +56,44 @@ long)
     rm -rf "$dir" && mkdir -p "$dir"
     seeds=${NEMESIS_SEEDS:-1 2 3 4}
     duration=${NEMESIS_DURATION:-30}
-    # Each run: topology[:faults[:workloads[:threads[:options]]]], options being
-    # resp3 (--resp3) or no-resp3 (--no-resp3).
-    runs=${NEMESIS_RUNS:-single single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel cluster single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair}
+    # Each run: topology[:faults[:workloads[:threads[:options]]]][@FROM-TO], options
+    # being resp3 (--resp3), no-resp3 (--no-resp3) or wait-replicas
+    # (--wait-replicas 1); @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
+    # One server with AOF has 20 seeds: the bar the table is held to.
+    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas cluster single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
     zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     for r in $runs; do
-        IFS=: read -r t f w th o <<< "$r"
+        IFS=: read -r t f w th o <<< "${r%@*}"
         case "$o" in
-        ''|resp3|no-resp3) ;;
-        *) echo "nemesis: $r: unknown option $o (resp3, no-resp3)" >&2; exit 2 ;;
+        ''|resp3|no-resp3|wait-replicas) ;;
+        *) echo "nemesis: $r: unknown option $o (resp3, no-resp3, wait-replicas)" >&2; exit 2 ;;
+        esac
+        case "$r" in
+        *@*) [[ ${r##*@} =~ ^[0-9]+-[0-9]+$ ]] || { echo "nemesis: $r: seeds are @FROM-TO" >&2; exit 2; } ;;
         esac
     done
     for r in $runs; do
+        row_seeds=$seeds
+        if [[ $r == *@* ]]; then
+            range=${r##*@}
+            row_seeds=$(seq "${range%-*}" "${range#*-}")
+            r=${r%@*}
+        fi
         IFS=: read -r t f w th o <<< "$r"
+        flag=${o:+--$o}
+        [ "$o" = wait-replicas ] && flag="--wait-replicas 1"
         # Every field in the name (commas as +), so that no two rows share a file.
         name=$t${f:+-${f//,/+}}${w:+-${w//,/+}}${th:+-threads$th}${o:+-$o}
         if [ -n "$th" ] && { [ ! -f "$harness" ] || [ ! -f "$zts_ext" ]; }; then
             echo "nemesis: $r skipped: no ZTS harness ($harness) or ZTS module ($zts_ext); make test-zts builds them"
             continue
         fi
-        for s in $seeds; do
+        for s in $row_seeds; do
             echo "nemesis: $r seed $s (${duration} s)"
+            # shellcheck disable=SC2086
             NEMESIS_HARNESS=$harness NEMESIS_ZTS_EXT=$zts_ext run --seed "$s" --topology "$t" ${f:+--faults "$f"} ${w:+--workloads "$w"} \
-                ${th:+--threads "$th"} ${o:+--$o} --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
+                ${th:+--threads "$th"} $flag --duration "$duration" --workers 6 --out "$dir/$name-$s.jsonl"
         done
     done
     exec "$PHP" -n tools/nemesis/check.php --md "${NEMESIS_MD:-bench/results/nemesis.md}" "$dir"/*.jsonl
