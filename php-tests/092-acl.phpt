@@ -6,7 +6,7 @@ require __DIR__ . '/_acl.inc';
 $srv = rl_start_redis();
 try {
     $admin = $srv['dsn'];
-    // Each block is tested here or in another 075-acl*.phpt: a new one must be too.
+    // Each block is tested here or in another 09[2-6]-acl*.phpt: a new one must be too.
     echo "blocks: ", implode(' ', rl_acl_block_names()), "\n";
     $run = function (string $label, array $blocks, array $check, callable $fn) use ($admin) {
         $o = ['dsn' => rl_acl_user($admin, 'app', $blocks), 'prefix' => 'app:'];
