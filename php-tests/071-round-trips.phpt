@@ -304,12 +304,12 @@ MultiLock synchronized($fn)                                  1
 the MultiLock object's end, holding                          1
 redis_lock_stats()                                           0
 redis_lock_scan(), one server, under 1000 keys               2
-addLock() that waits and is handed the lock                  4
-addLock() that waits again, within 1 s of its last wait      3
-addLock() whose $timeOut runs out                            4
+addLock() that waits and is handed the lock                  2
+addLock() that waits again, within 1 s of its last wait      1
+addLock() whose $timeOut runs out                            3
 releaseLock() that hands the lock to a waiter                1
-acquire() that waits and is handed permits                   4
-acquire() that waits again, within 1 s of its last wait      3
+acquire() that waits and is handed permits                   2
+acquire() that waits again, within 1 s of its last wait      1
 release() that hands permits to a waiter                     1
 getFencingToken(), the first in the process                  1
 getFencingToken(), asked again                               0

@@ -65,9 +65,7 @@ echo "no RESP3: ", woken_child($p,
 rl_stop_proxy($p);
 
 // A grant that comes when nobody waits: a wait for the chosen token "same" gives
-// up, and its channel (read from the queue meanwhile) is given up with it (no
-// listener: a release passes its entries over); a grant for that token published
-// on it anyway fools nothing.
+// up; its channel (read from the queue meanwhile) then gets a grant for that token.
 $o = ['dsn' => $dsn];
 $other = new Lock($key, 0, 10, $o);
 $other->addLock();
@@ -102,7 +100,7 @@ lock: got true within 2 s true, connects 1, open connections 1
 semaphore: got true within 2 s true, connects 1, open connections 1
 no RESP3: got true within 2 s true, connects 2, open connections 2
 bool(false)
-a listener on the channel: 0
+a listener on the channel: 1
 bool(true)
 bool(false)
 bool(true)

@@ -1,29 +1,29 @@
 --TEST--
-Each wait listens on a channel of its own, given up when it ends: a grant published on an earlier wait's channel (left over, or forged) is never read by a later wait of the same token for another key, and an entry of a wait that has ended (a try that arrived late, after its retry) is passed over instead of being handed the lock that nobody uses; on the command connection (RESP3) and on a subscriber of its own (?protocol=resp3)
+A grant is only ever read by the wait it was meant for, and an entry of a wait that has ended is never handed the lock: on a subscriber of its own (?protocol=resp3), each wait listens on a channel of its own and gives it up when it ends, so a grant published on an earlier wait's channel (left over, or forged) is not read by a later wait of the same token for another key, and a late entry of an ended wait is passed over; on the command connection (RESP3), where messages and replies come in order, a wait that ends in doubt (refused mid-wait, its entry still queued) retires its channel, so a release passes that entry over
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
-$dsn = rl_dsn();
+$srv = rl_start_redis();
+$dsn = $srv['dsn'];
 $direct = ['dsn' => $dsn];
 $file = sys_get_temp_dir() . '/rl-090-' . getmypid();
-/** The channel and the whole entry of the first waiter queued for $key, read by a child after $ms. */
+/** A child reads, after $ms, the whole first entry queued for $key. */
 $peek = function (string $key, int $ms) use ($dsn, $file): int {
     $pid = pcntl_fork();
     if ($pid === 0) {
         usleep($ms * 1000);
-        $entry = (string) rl_cmd($dsn, 'LINDEX', "{{$key}}:queue", '0');
-        file_put_contents($file, $entry);
+        file_put_contents($file, (string) rl_cmd($dsn, 'LINDEX', "{{$key}}:queue", '0'));
         exit(0);
     }
     return $pid;
 };
 $server_ms = fn() => intdiv(rl_server_us($dsn), 1000);
 
-foreach (['RESP3, the command connection' => $dsn, 'a subscriber of its own' => "$dsn?protocol=resp3"] as $how => $wdsn) {
-    echo "$how:\n";
-    $o = ['dsn' => $wdsn];
+try {
+    echo "a subscriber of its own (?protocol=resp3):\n";
+    $o = ['dsn' => "$dsn?protocol=resp3"];
 
     // 1. A wait for key A with the token "job" gives up; its channel is read meanwhile.
     $a = rl_key('chan:a');
@@ -84,17 +84,55 @@ foreach (['RESP3, the command connection' => $dsn, 'a subscriber of its own' => 
     echo "  after a release, the late entry: ", rl_cmd($dsn, 'LLEN', "{{$c}}:queue") ? 'still queued' : 'passed over',
         ", the lock: ", var_export(rl_cmd($dsn, 'GET', $c), true), "\n";
     rl_cmd($dsn, 'DEL', $c);
+
+    echo "the command connection (RESP3):\n";
+    // 4. A wait that ends normally keeps its connection's channel (one subscription in
+    // the connection's life); one refused mid-wait (its user lost EVALSHA), its entry
+    // still queued, retires the channel: the release that follows passes the entry over
+    // instead of handing the lock to a wait that is over.
+    rl_cmd($dsn, 'ACL', 'SETUSER', 'waiter', 'on', '>pw', '~*', '&*', '+@all');
+    $o = ['dsn' => str_replace('redis://', 'redis://waiter:pw@', $dsn)];
+    $d = rl_key('chan:d');
+    $holder = new Lock($d, 0, 10, $direct);
+    $holder->addLock();
+    $pid = $peek($d, 150);
+    $gave_up = (new Lock($d, 0.4, 10, $o))->addLock();
+    pcntl_waitpid($pid, $st);
+    [, $channel] = rl_queue_entry(file_get_contents($file));
+    echo "  a wait that gives up: ", var_export($gave_up, true), ", its connection still listens on its channel: ", rl_cmd($dsn, 'PUBSUB', 'NUMSUB', $channel)[1], "\n";
+    $pid = $peek($d, 150);
+    $revoke = pcntl_fork();
+    if ($revoke === 0) {
+        usleep(300000);
+        rl_cmd($dsn, 'ACL', 'SETUSER', 'waiter', '-evalsha', '-eval');
+        exit(0);
+    }
+    try {
+        $r = (new Lock($d, 3, 10, $o))->addLock();
+        echo "  the refused wait: no exception (", var_export($r, true), ")\n";
+    } catch (LockException $e) {
+        echo "  the refused wait: ", get_class($e), ", NOPERM: ", stripos($e->getMessage(), 'noperm') !== false ? 'yes' : $e->getMessage(), "\n";
+    }
+    pcntl_waitpid($pid, $st);
+    pcntl_waitpid($revoke, $st);
+    [, $channel] = rl_queue_entry(file_get_contents($file));
+    echo "  its entry still queued: ", rl_cmd($dsn, 'LLEN', "{{$d}}:queue") ? 'yes' : 'no',
+        ", listeners on its channel: ", rl_cmd($dsn, 'PUBSUB', 'NUMSUB', $channel)[1], "\n";
+    $holder->releaseLock();
+    echo "  after the release, the lock: ", var_export(rl_cmd($dsn, 'GET', $d), true), ", the queue: ", rl_cmd($dsn, 'LLEN', "{{$d}}:queue"), "\n";
+} finally {
+    rl_stop_redis($srv);
+    @unlink($file);
 }
-@unlink($file);
 ?>
 --EXPECT--
-RESP3, the command connection:
+a subscriber of its own (?protocol=resp3):
   the first wait gives up: false, listeners left on its channel: 0
   the second wait, for B: false, on a channel of its own: yes, B still the other's: true
   the wait for C is handed the lock: 'late'
   after a release, the late entry: passed over, the lock: NULL
-a subscriber of its own:
-  the first wait gives up: false, listeners left on its channel: 0
-  the second wait, for B: false, on a channel of its own: yes, B still the other's: true
-  the wait for C is handed the lock: 'late'
-  after a release, the late entry: passed over, the lock: NULL
+the command connection (RESP3):
+  a wait that gives up: false, its connection still listens on its channel: 1
+  the refused wait: LockException, NOPERM: yes
+  its entry still queued: yes, listeners on its channel: 0
+  after the release, the lock: NULL, the queue: 0

@@ -1074,6 +1074,21 @@ fn a_settle_never_takes_another_holders_hold_of_a_chosen_token_for_its_own() {
         assert_eq!(get(&server, &key), Some(token), "{name}");
         assert!(mine.release(None).unwrap());
     }
+    // A MultiLock, one of whose keys another holder has with the same token.
+    let mut s = settings(&relay.dsn());
+    s.set("read_timeout", &OptValue::Float(0.2), Source::Option).unwrap();
+    let (a, b) = ("core:settle-chosen:m1", "core:settle-chosen:m2");
+    let mut multi = redis_lock::kinds::multi::MultiLock::new(vec![a.into(), b.into()], vec![], 0.0, 5.0, &s).unwrap();
+    assert!(multi.is_owned(None).is_ok(), "connected through the relay first");
+    let mut other = Lock::new(a.as_bytes(), 0.0, 5.0, &settings(&server.dsn())).unwrap();
+    other.try_acquire(Some(b"shared".to_vec())).unwrap().expect("free");
+    relay.lose_replies(1);
+    match multi.try_acquire(Some(b"shared".to_vec())) {
+        Err(LockError::Connection { cause, .. }) => assert!(cause.contains("may have taken it, or another holder"), "multi: {cause}"),
+        other => panic!("multi: a settle took another holder's hold for its own: {other:?}"),
+    }
+    assert_eq!(get(&server, a).as_deref(), Some(&b"shared"[..]), "multi: the other holder's hold is untouched");
+    assert_eq!(get(&server, b), None, "multi: all or none");
 }
 
 /// The server's clock, in ms.

@@ -105,7 +105,7 @@ echo "# the nemesis, 3 of 6 workers as threads (tools/nemesis/suite.sh threads)"
 out=$(NEMESIS_HARNESS=$harness NEMESIS_ZTS_EXT=$module tools/nemesis/suite.sh threads 2>&1)
 if [ $? -eq 0 ]; then
     ok "the nemesis finds no violation with threads among the workers ($(grep -m1 '^| single |' <<<"$out" \
-        | awk -F' *[|] *' '{print $6 " sections, " $7 " overlaps, " $8 " learned, " $9 " silent, stale " $11}'))"
+        | awk -F' *[|] *' '{print $7 " sections, " $12 " lease violations, " $8 " overlaps, " $9 " learned, " $10 " silent, stale " $13}'))"
 else
     not_ok "the nemesis finds no violation with threads among the workers" "$(grep -v '^|---' <<<"$out" | head -n 40)"
 fi

@@ -145,6 +145,8 @@ pub struct MultiLock {
     serials: Vec<Option<u64>>,
     /// Record who holds each key (`owner_info`; never on a Redlock quorum).
     owner_info: bool,
+    /// Whether the acquisition in progress takes a token the caller chose.
+    caller_token: bool,
     /// The record of the acquisition in progress (`owner::record`), empty when none is kept.
     record: Vec<u8>,
 }
@@ -228,6 +230,7 @@ impl MultiLock {
             ever_held: false,
             serials: Vec::new(),
             owner_info: settings.owner_info && !lease_only,
+            caller_token: false,
             record: Vec::new(),
         })
     }
@@ -278,6 +281,8 @@ impl MultiLock {
     fn obtain(&mut self, chosen: Option<Token>, wait: bool) -> Result<Option<Token>> {
         let start = Instant::now();
         let deadline = self.terms.deadline(start);
+        // A token the caller chose may be another holder's too (see `Try::Unsure`).
+        self.caller_token = chosen.is_some();
         let token = match chosen {
             Some(t) => t,
             None => token::generate()?,
@@ -701,6 +706,7 @@ impl GroupWait<'_> {
         }
         match waiting::reply_parts(reply) {
             Some((0 | 2 | 3, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
+            Some((4, _, _, _)) => Ok(Try::Unsure),
             _ => Err(unexpected("acquire", reply)),
         }
     }
@@ -731,7 +737,7 @@ impl Waiter for GroupWait<'_> {
         let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
         let all = self.group.all_keys();
         self.group.route.run(Retry::ToSettle, |conn, settling| {
-            let args: [&[u8]; 9] = [
+            let args: [&[u8]; 10] = [
                 self.token,
                 m.terms.ttl_arg.as_bytes(),
                 entry,
@@ -741,6 +747,7 @@ impl Waiter for GroupWait<'_> {
                 flag(self.fence),
                 &m.record,
                 self.group.modes.as_bytes(),
+                flag(m.caller_token),
             ];
             let reply = ACQUIRE.run(conn, &all, &args)?;
             self.read(&reply)
@@ -750,7 +757,10 @@ impl Waiter for GroupWait<'_> {
     fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
         let g = self.group;
         let all = g.all_keys();
-        let reply = g.route.run(Retry::IfStale, |conn, _| CANCEL.run(conn, &all, &[self.token, entry, self.multi.terms.ttl_arg.as_bytes(), g.modes.as_bytes()]))?;
+        let chosen: &[u8] = if self.multi.caller_token { b"1" } else { b"0" };
+        let reply = g.route.run(Retry::IfStale, |conn, _| {
+            CANCEL.run(conn, &all, &[self.token, entry, self.multi.terms.ttl_arg.as_bytes(), g.modes.as_bytes(), chosen])
+        })?;
         match &reply {
             Value::Array(items) if items.len() == g.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();

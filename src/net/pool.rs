@@ -557,37 +557,60 @@ pub(crate) enum Inline {
     Failed,
 }
 
-/// How `wake` names a wait's channel: from the connection's random id, the cluster
-/// slot whose shard it is in (if any), and the wait's number.
+/// How `wake` names a connection's channel: from the connection's random id, the
+/// cluster slot whose shard it is in (if any), and the channel's generation.
 pub(crate) type Naming = fn(&str, Option<u16>, u64) -> String;
 
-/// The wake channel of wait `wait` on `wire`'s connection (`naming` its random id,
-/// made on first use).
-fn wake_channel(p: &mut Plain, slot: Option<u16>, wait: u64, naming: Naming) -> Option<String> {
+/// The current wake channel of `wire`'s connection (`naming` its random id, made on
+/// first use, and its generation).
+fn wake_channel(p: &mut Plain, slot: Option<u16>, naming: Naming) -> Option<String> {
     if p.wake_id.is_none() {
         p.wake_id = Some(String::from_utf8_lossy(&crate::token::generate().ok()?).into_owned());
     }
-    Some(naming(p.wake_id.as_deref()?, slot, wait))
+    Some(naming(p.wake_id.as_deref()?, slot, p.wake_generation))
 }
 
-/// Unsubscribes this thread's command connection for `ep` from `channel` (a wait's,
-/// which has ended), without waiting for the confirmation. Nothing to do when the
-/// connection is gone: its subscriptions went with it.
-pub(crate) fn unsubscribe(ep: &Endpoint, channel: &str) {
+/// The channel this thread's command connection for `ep` listens on for a wait in
+/// `slot` (sharded) or on the server, if it does; its kept messages are dropped then
+/// (they were for earlier waits).
+pub(crate) fn listening(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Option<(String, bool)> {
+    with_registry(|reg| {
+        let at = reg.conns.position(&ep.key)?;
+        let p = reg.conns.used(at).plain()?;
+        let channel = wake_channel(p, slot, naming)?;
+        if !p.listens(&channel) {
+            return None;
+        }
+        p.forget_pushes();
+        Some((channel, slot.is_some()))
+    })
+}
+
+/// Retires `channel`, which a wait that ended in doubt listened on (an entry of its
+/// may still be queued, naming it): this thread's command connection for `ep` stops
+/// listening on it (unsubscribed without waiting for the confirmation), and the next
+/// wait listens on the connection's next channel. A release then finds nobody on the
+/// retired one, and passes its entries over. Nothing to do when the connection is
+/// gone: its subscriptions went with it.
+pub(crate) fn retire(ep: &Endpoint, channel: &str) {
     with_registry(|reg| {
         let Some(at) = reg.conns.position(&ep.key) else { return };
         let Some(p) = reg.conns.used(at).plain() else { return };
-        if p.listens(channel) && p.unsubscribe(channel).is_err() {
+        if !p.listens(channel) {
+            return;
+        }
+        p.wake_generation += 1;
+        if p.unsubscribe(channel).is_err() {
             reg.conns.take(&ep.key);
         }
     });
 }
 
 /// Subscribes this thread's command connection for `ep` (connecting it if needed)
-/// to the wake channel of wait `wait`: in RESP3, `HELLO 3` first, once in the
-/// connection's life. For a wait in a cluster `slot`, the channel is sharded, unless
-/// the server has no sharded pub/sub (Redis 6) or refuses it.
-pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, wait: u64, naming: Naming) -> Inline {
+/// to its current wake channel: in RESP3, `HELLO 3` first, once in the connection's
+/// life. For a wait in a cluster `slot`, the channel is sharded, unless the server has
+/// no sharded pub/sub (Redis 6) or refuses it.
+pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, naming: Naming) -> Inline {
     with_registry(|reg| {
         let at = match reg.conns.position(&ep.key) {
             Some(at) => at,
@@ -597,7 +620,7 @@ pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, wait: u64, naming: Nam
             },
         };
         let Some(p) = reg.conns.used(at).plain() else { return Inline::Unsupported };
-        let outcome = subscribe_plain(p, slot, wait, naming);
+        let outcome = subscribe_plain(p, slot, naming);
         if matches!(outcome, Inline::Failed) {
             reg.conns.take(&ep.key);
         }
@@ -605,21 +628,21 @@ pub(crate) fn subscribe(ep: &Endpoint, slot: Option<u16>, wait: u64, naming: Nam
     })
 }
 
-fn subscribe_plain(p: &mut Plain, slot: Option<u16>, wait: u64, naming: Naming) -> Inline {
+fn subscribe_plain(p: &mut Plain, slot: Option<u16>, naming: Naming) -> Inline {
     match p.resp3() {
         Ok(true) => {}
         Ok(false) => return Inline::Unsupported,
         Err(_) => return Inline::Failed,
     }
     if slot.is_some() {
-        let Some(channel) = wake_channel(p, slot, wait, naming) else { return Inline::Failed };
+        let Some(channel) = wake_channel(p, slot, naming) else { return Inline::Failed };
         match p.subscribe(&channel, true) {
             Ok(true) => return Inline::Listening(channel, true),
             Ok(false) => {}
             Err(_) => return Inline::Failed,
         }
     }
-    let Some(channel) = wake_channel(p, None, wait, naming) else { return Inline::Failed };
+    let Some(channel) = wake_channel(p, None, naming) else { return Inline::Failed };
     match p.subscribe(&channel, false) {
         Ok(true) => Inline::Listening(channel, false),
         Ok(false) => Inline::Denied,

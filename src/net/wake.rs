@@ -1,31 +1,41 @@
 //! The wake-up signal for blocked waiters.
 //!
-//! Each wait listens on a channel of its own (`redis_lock:wake:<random>:<wait>`)
-//! and queues an entry naming it; the releaser's script hands the lock over and
-//! publishes the new holder's token there. Nothing is sent while waiting: a grant is
-//! one message read from a socket the waiter was already blocked on. When the wait
-//! ends, however it ends, its channel is given up.
+//! A waiter listens on a channel of its own (`redis_lock:wake:<random>:<n>`) and
+//! queues an entry naming it; the releaser's script hands the lock over and publishes
+//! the new holder's token there. Nothing is sent while waiting: a grant is one
+//! message read from a socket the waiter was already blocked on.
 //!
 //! Where it listens: on its command connection, when the server speaks RESP3 (Redis
 //! 6 and later, Valkey), so that a process that waited keeps one connection per
-//! server (`Subscriber::Inline`: `HELLO 3` once in the connection's life, then a
-//! `SUBSCRIBE` per wait, and an `UNSUBSCRIBE` sent unawaited at its end), TLS
-//! included. On a server or proxy without RESP3, on a subscriber connection of its
-//! own, one per endpoint, kept across waits (`Subscriber::Separate`), whose
-//! unsubscription is confirmed before the wait returns. On a cluster the inline
-//! channel is sharded (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a
-//! hash tag of the lock's slot, the scripts `SPUBLISH` to it, and a grant stays in the
-//! slot's shard instead of crossing the cluster bus to every node.
+//! server (`Subscriber::Inline`: `HELLO 3` and the subscription once in the
+//! connection's life), TLS included. On a server or proxy without RESP3, on a
+//! subscriber connection of its own, one per endpoint, kept across waits
+//! (`Subscriber::Separate`). On a cluster the inline channel is sharded
+//! (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a hash tag of the
+//! lock's slot, the scripts `SPUBLISH` to it, and a grant stays in the slot's shard
+//! instead of crossing the cluster bus to every node.
 //!
-//! Why a private channel, and one per wait: PUBLISH reports how many connections
+//! Why a private channel and not one per lock: PUBLISH reports how many connections
 //! heard the message, so the releaser learns in the same script whether the waiter
 //! is still alive (a killed process's connection is closed by the kernel, and Redis
-//! drops its subscription), and exactly one process wakes per release. A channel of
-//! the wait's own makes that answer the wait's, not the connection's: an entry left
-//! queued by a wait that has ended (a cancel that was lost, a try that arrived after
-//! its retry, a wait that failed) is passed over instead of being handed a lock that
-//! nobody will use, and a message meant for an earlier wait is never read as a grant
-//! for this one, even with the same token.
+//! drops its subscription), and exactly one process wakes per release. That answer
+//! must be about the wait an entry belongs to, not only the connection: an entry
+//! left queued by a wait that has ended is passed over only when nobody listens on
+//! its channel any more. So:
+//! - **On the command connection**, the messages of a wait and the replies to its
+//!   commands come in order on one socket: a grant for a wait that ended by its own
+//!   try, or by its cancel, was read before that try's reply, and is dropped when the
+//!   next wait starts. A wait's entries all leave the queue when it ends normally
+//!   (its grant, its try or its cancel takes them out); one that ends in doubt (a
+//!   refusal, Redis trouble until its deadline, an entry that may still be queued)
+//!   retires its channel (`pool::retire`: unsubscribed, and the connection's next
+//!   wait listens on the next channel).
+//! - **On a subscriber of its own**, nothing orders its messages with the command
+//!   connection's replies, and a try sent again after a timeout (on a new command
+//!   connection) names the same subscriber: each wait subscribes a channel of its own
+//!   and unsubscribes it before it returns (confirmed), so that a message of an
+//!   earlier wait is never read as this one's, and an entry of an ended wait is
+//!   passed over.
 
 use crate::fork_wiped;
 use crate::net::idle::Idle;
@@ -40,17 +50,17 @@ use std::time::{Duration, Instant};
 /// channel goes on with `{` (the scripts tell them apart by it).
 pub const CHANNEL_PREFIX: &str = "redis_lock:wake:";
 
-/// The channel of wait `wait` on a command connection whose random id is `id`:
-/// sharded, with a hash tag of `slot`, for a wait in a cluster slot.
-fn inline_channel(id: &str, slot: Option<u16>, wait: u64) -> String {
+/// The channel of generation `generation` of a command connection whose random id is
+/// `id`: sharded, with a hash tag of `slot`, for a wait in a cluster slot.
+fn inline_channel(id: &str, slot: Option<u16>, generation: u64) -> String {
     match slot {
-        Some(slot) => format!("{CHANNEL_PREFIX}{{{}}}{id}:{wait}", crate::keys::slot_tag(slot)),
-        None => format!("{CHANNEL_PREFIX}{id}:{wait}"),
+        Some(slot) => format!("{CHANNEL_PREFIX}{{{}}}{id}:{generation}", crate::keys::slot_tag(slot)),
+        None => format!("{CHANNEL_PREFIX}{id}:{generation}"),
     }
 }
 
-/// The number of this process's next wait: with a connection's random id it names
-/// the wait's channel, which no other wait ever listens on.
+/// The number of this process's next wait: with a subscriber's random name it names
+/// the wait's channel there, which no other wait ever listens on.
 fn next_wait() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -260,27 +270,42 @@ fn confirms(v: &Value, kind: &str, channel: &str) -> bool {
     }
 }
 
-/// Where one wait listens: the process's subscriber for an endpoint, lent out for the
-/// wait, on a channel of the wait's own. When the wait ends (the lease is dropped),
-/// the channel is given up, so that an entry of this wait still queued (its
-/// cancel was lost, or a try arrived late) is never handed the lock: the releaser's
-/// script finds no listener and passes it over. A subscriber of its own goes back to
-/// the registry, so that it survives errors and early returns.
+/// Where one wait listens: the command connection's channel, or the process's
+/// subscriber of its own for the endpoint, lent out for the wait, on a channel of the
+/// wait's own (see the module comment). When the wait ends (the lease is dropped), a
+/// subscriber of its own gives its channel up and goes back to the registry (so that
+/// it survives errors and early returns), and the command connection retires its
+/// channel if the wait ended in doubt (`in_doubt`).
 pub struct Lease {
     ep: Arc<Endpoint>,
     /// The cluster slot whose shard the wait's grants come from, if any.
     slot: Option<u16>,
-    /// The wait's number (`next_wait`): its channel's name ends with it.
+    /// The wait's number (`next_wait`): on a subscriber of its own, its channel's name
+    /// ends with it.
     wait: u64,
     sub: Option<Subscriber>,
+    /// The wait ended in doubt: an entry of it may still be queued.
+    doubt: bool,
 }
 
 impl Lease {
-    /// Borrows the process's subscriber of its own for the endpoint, if it has one;
-    /// does not connect or subscribe (`ensure` does).
+    /// Borrows the endpoint's subscriber if the process already has one (its command
+    /// connection listening already, or a subscriber of its own); does not connect.
+    /// Messages the command connection kept from earlier waits are dropped: a grant
+    /// for this wait can only come after it queues.
     pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
-        let sub = take_subscriber(&ep);
-        Lease { ep, slot, wait: next_wait(), sub }
+        let sub = match pool::listening(&ep, slot, inline_channel) {
+            Some((channel, sharded)) => Some(Subscriber::Inline { ep: ep.clone(), channel, sharded }),
+            None => take_subscriber(&ep),
+        };
+        Lease { ep, slot, wait: next_wait(), sub, doubt: false }
+    }
+
+    /// The wait ends in doubt (a refusal, Redis trouble until its deadline): an entry
+    /// of it may still be queued, naming the channel it listens on, which is given up
+    /// when the lease is dropped.
+    pub fn in_doubt(&mut self) {
+        self.doubt = true;
     }
 
     /// The server this subscriber listens on.
@@ -305,7 +330,7 @@ impl Lease {
             return false;
         }
         if self.sub.is_none() {
-            match pool::subscribe(&self.ep, self.slot, self.wait, inline_channel) {
+            match pool::subscribe(&self.ep, self.slot, inline_channel) {
                 pool::Inline::Listening(channel, sharded) => {
                     self.sub = Some(Subscriber::Inline { ep: self.ep.clone(), channel, sharded });
                     return true;
@@ -346,7 +371,8 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         match self.sub.take() {
-            Some(Subscriber::Inline { ep, channel, .. }) => pool::unsubscribe(&ep, &channel),
+            Some(Subscriber::Inline { ep, channel, .. }) if self.doubt => pool::retire(&ep, &channel),
+            Some(Subscriber::Inline { .. }) => {}
             Some(mut sub) => {
                 // A subscriber that cannot confirm it stopped listening is not kept.
                 if sub.stop_listening().is_ok() {

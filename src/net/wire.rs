@@ -288,6 +288,9 @@ pub struct Plain {
     pushes: VecDeque<(Vec<u8>, Vec<u8>)>,
     /// The random part of its channels' names, once it has one (`wake`'s to choose).
     pub wake_id: Option<String>,
+    /// Which of its channels waits use now: a channel that a wait left in doubt is
+    /// retired, and the next wait subscribes the next one (`pool::retire`).
+    pub wake_generation: u64,
     /// This connection among every one the process made (`serial`).
     serial: u64,
     /// The largest reply it reads: a longer one is a protocol error (`max_reply`).
@@ -538,6 +541,7 @@ impl Plain {
             pushes: VecDeque::new(),
             max_reply: max_reply.clamp(FIRST_BUFFER, MAX_BULK as usize),
             wake_id: None,
+            wake_generation: 0,
             serial: next_serial(),
         };
         if let Some(password) = settings.password() {
@@ -1071,6 +1075,13 @@ impl Plain {
                 Err(e) => return Err(self.broke(e)),
             }
         }
+    }
+
+    /// Forgets the messages that have come so far, read or not (a new wait starts:
+    /// they were for earlier ones).
+    pub fn forget_pushes(&mut self) {
+        self.read_arrived();
+        self.pushes.clear();
     }
 
     /// The oldest kept message on `channel`, dropping those before it on other channels.

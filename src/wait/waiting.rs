@@ -226,7 +226,7 @@ pub(crate) fn wait(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bo
 }
 
 /// `busy`: a try found the hold busy (set, and counted, at the first that does).
-fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut bool) -> Waited {
+fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool) -> Waited {
     let route = w.route();
     if route.lease_only() {
         if may_hold {
@@ -237,6 +237,19 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
     }
     // In a cluster, the first try found the slot's master: grants are published there.
     let mut lease = wake::Lease::take(route.node(), route.slot());
+    let waited = queue_and_listen(w, &mut lease, deadline, may_hold, busy);
+    if matches!(waited, Waited::Failed(_)) {
+        // An entry of this wait may still be queued: nobody must be found listening
+        // for it once the wait has ended (`wake::Lease::in_doubt`).
+        lease.in_doubt();
+    }
+    waited
+}
+
+/// The wait on a route that keeps a queue: an entry naming the channel of `lease`,
+/// then grants, notices and timers until the hold is had or the deadline passes.
+fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant, mut may_hold: bool, busy: &mut bool) -> Waited {
+    let route = w.route();
     // Listening before the first try of the wait, that try queues at once.
     lease.ensure();
     let mut backoff = w.backoff();
@@ -255,7 +268,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
             // The slot moved, or its master failed over: listen where releases run now.
             let node = route.node();
             if node.id() != lease.endpoint().id() {
-                lease = wake::Lease::take(node, route.slot());
+                *lease = wake::Lease::take(node, route.slot());
             }
         }
         if Instant::now() >= deadline {
@@ -358,7 +371,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant, mut may_hold: bool, busy: &mut b
         let mut wake_at = timer.min(deadline);
         if queued {
             let exact = !route.moves() || lease.get().is_some_and(|s| s.sharded());
-            match listen(&mut lease, w.token(), &mut wake_at) {
+            match listen(lease, w.token(), &mut wake_at) {
                 Heard::Granted(fence, at) if exact => {
                     if let Some(granted) = at {
                         lease.endpoint().note_server_clock(Boot::now(), granted);

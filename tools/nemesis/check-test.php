@@ -29,7 +29,7 @@ function head(array $over = []): array {
  * $t1, its section ran to $end, then the release was called. Options:
  *   mode     write (default), read, sem
  *   begin    the section's begin (default $t1); null: no section
- *   fence    its fence (default null)
+ *   fence    its fence (default null); fence_t  when it was known (default $t1)
  *   bounds   its samples, [[t0, until|null], ...] (default: one just after the acquire, a
  *            full lease less 10 ms of drift, clipped by the release anyway)
  *   release  true, false, an exception class ("LockLostException"), or null: none
@@ -45,7 +45,7 @@ function hold(int $w, int $n, string $key, float $t1, float $end, array $o = [])
     $ev[] = $base + ['op' => 'acquire-invoke', 't0' => $inv];
     $extra = array_intersect_key($o, array_flip(['sync', 'fair', 'caller_token', 'reused', 'permits', 'multi']));
     $ev[] = $base + ['op' => 'acquire', 'mode' => $o['mode'] ?? 'write', 't0' => $inv, 't1' => $t1, 'res' => 'ok', 'tok' => substr(md5("$w#$n"), 0, 10),
-        'fence' => $o['fence'] ?? null, 'fence_t' => $t1, 'lease' => LEASE_MS / 1000] + $extra;
+        'fence' => $o['fence'] ?? null, 'fence_t' => $o['fence_t'] ?? $t1, 'lease' => LEASE_MS / 1000] + $extra;
     foreach ($o['bounds'] ?? [[$t1 + 0.1, $t1 + 0.1 + LEASE_MS - 10]] as [$s, $u]) {
         $ev[] = $base + ['op' => 'bound', 't0' => $s, 'until' => $u];
     }
@@ -268,6 +268,14 @@ expect('no bounds: an overlap whose release threw a connection error is learned 
 expect('stale: a fence that went back, one server with AOF', [
     hold(0, 1, 'k0', 1, 100, ['fence' => 5]),
     hold(1, 1, 'k0', 200, 300, ['fence' => 3]),
+], 1, ['stale entry: fence 3 on k0, but fence 5'], [], ['stale entries' => '1 of 2']);
+expect('a holder paused between its acquisition and its section, past its promise: entering late with its old number is no stale entry', [
+    hold(1, 1, 'k0', 200, 400, ['fence' => 3, 'fence_t' => 350, 'begin' => 350, 'bounds' => [[200.1, 300.0]], 'release' => false]),
+    hold(0, 1, 'k0', 310, 340, ['fence' => 5]),
+], 0, [], [], ['stale entries' => '0 of 2 (1 late)']);
+expect('the same holder entering while its promise lasts: a stale entry', [
+    hold(1, 1, 'k0', 200, 400, ['fence' => 3, 'fence_t' => 350, 'begin' => 350, 'bounds' => [[200.1, 690.0]], 'release' => false]),
+    hold(0, 1, 'k0', 310, 340, ['fence' => 5, 'bounds' => [[690.0, 700.0]]]),
 ], 1, ['stale entry: fence 3 on k0, but fence 5'], [], ['stale entries' => '1 of 2']);
 expect('stale without persistence: reported, not failed', [
     hold(0, 1, 'k0', 1, 100, ['fence' => 5]),

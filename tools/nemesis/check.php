@@ -372,8 +372,12 @@ function judge(string $file): array {
         $silentDetails[] = [$group, $at, array_column($unprotected, 'id')];
     }
 
-    // Stale entries: a fence no higher than one already known for the key.
+    // Stale entries: a fence no higher than one already known for the key. With
+    // bounds, only a section that entered while its promise lasted is one: a holder
+    // paused between its acquisition and its section (past its promise) enters late
+    // with its old number by no fault of the lock, and the fenced store refuses it.
     $stale = [];
+    $late = 0;
     $fenced = 0;
     foreach ($byKey as $key => $list) {
         $list = array_values(array_filter($list, fn($s) => $s['fence'] !== null));
@@ -381,7 +385,12 @@ function judge(string $file): array {
         usort($list, fn($a, $b) => $a['fence_t'] <=> $b['fence_t']);
         $max = null;
         foreach ($list as $s) {
-            if ($max !== null && $s['fence'] <= $max['fence']) { $stale[] = [$s, $max]; }
+            if ($max !== null && $s['fence'] <= $max['fence']) {
+                // Judged at its begin, or its first sample when that came later (the
+                // bound is read just after the acquire returns).
+                if ($bounds && !covers($s['promise'], max($s['begin'], $s['first_sample'] ?? $s['begin']))) { $late++; }
+                else { $stale[] = [$s, $max]; }
+            }
             if ($max === null || $s['fence'] > $max['fence']) { $max = $s; }
         }
     }
@@ -441,7 +450,7 @@ function judge(string $file): array {
     return ['file' => $file, 'head' => $head, 'sections' => count($sections), 'fenced' => $fenced, 'reused' => $reused,
         'bounds' => $bounds, 'samples' => $samples, 'violations' => $violations, 'bad_bounds' => $badBounds, 'holds' => $holds,
         'overlaps' => count($overlaps), 'violating_overlaps' => $violatingOv, 'learned' => $learnedOv, 'silent' => $silent, 'silent_fenced' => $silentFenced,
-        'silent_details' => $silentDetails, 'stale' => $stale, 'store' => $store, 'recovery' => $recovery,
+        'silent_details' => $silentDetails, 'stale' => $stale, 'late' => $late, 'store' => $store, 'recovery' => $recovery,
         'lat' => $acqLat, 'acq' => $acqOutcome, 'errors' => $errors, 'fails' => $fails, 'faults' => $faults,
         'fault_count' => $faultCount, 'quiet_from' => $quietFrom];
 }
@@ -503,7 +512,7 @@ foreach ($runs as $r) {
         $h['topology'], $h['mix'], $h['resp3'] ?? '–', $h['seed'], count($r['faults']),
         $r['sections'] . ($r['reused'] ? " ({$r['reused']} reused tokens)" : ''), $r['overlaps'], $r['learned'],
         $bold($r['silent']), $r['silent_fenced'], $violationCell($r),
-        $h['fenced'] ? count($r['stale']) . " of {$r['fenced']}" : 'no fences',
+        $h['fenced'] ? count($r['stale']) . " of {$r['fenced']}" . ($r['late'] ? " ({$r['late']} late)" : '') : 'no fences',
         $r['store']['accepted'], $r['store']['refused'], $r['store']['unfenced'],
         $r['recovery'] ? implode(', ', array_map(fn($k, $v) => "$k " . ($v === null ? 'never' : sprintf('%.2f', $v)), array_keys($r['recovery']), $r['recovery'])) : '–',
         $r['acq']['ok'], $r['acq']['fail'], $r['acq']['exc'],
@@ -533,7 +542,7 @@ foreach ($groups as $g => $rs) {
     $out[] = sprintf('| %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s / %s / %s | %d |', $g, count($rs), $sum('sections'), $sum('overlaps'),
         $sum('learned'), $bold($sum('silent')), $runsCell($seedsOf($rs, fn($r) => $r['silent'] > 0)),
         $vCell, $runsCell($seedsOf($rs, fn($r) => $r['violations'] || $r['bad_bounds'])),
-        $rs[0]['head']['fenced'] ? $sum('stale') . ' of ' . $sum('fenced') : 'no fences',
+        $rs[0]['head']['fenced'] ? $sum('stale') . ' of ' . $sum('fenced') . ($sum('late') ? ' (' . $sum('late') . ' late)' : '') : 'no fences',
         $runsCell($seedsOf($rs, fn($r) => count($r['stale']) > 0)),
         array_sum(array_map(fn($r) => $r['store']['refused'], $rs)),
         in_array(null, $rec, true) ? 'never' : $fmt($rec ? max($rec) : null, '%.2f'),

@@ -17,11 +17,16 @@
 -- ARGV[8] the record of who takes it (owner::record), or '' for none
 -- ARGV[9] each key's mode, one letter a key: 'w' taken alone, 'r' a read share
 --         (beside other readers, and behind any waiter queued for the key)
+-- ARGV[10] '1' when the token is the caller's choice: keys found holding it count as
+--         this waiter's only when the entry it sent as queued (no '+') has left
+--         every queue, which a grant to it does; otherwise {4, pttl}
 --
 -- Returns {1, f1, ..., fn} when the token holds every key (fi: key i's fencing
 -- token; 0 when none was asked for, and for a read share), {0, pttl} busy and not
 -- queued, {2, pttl, entry as queued, clock} busy and queued, {3, pttl} busy and
--- the entry, sent as queued, has left every queue (it is not queued again). pttl is
+-- the entry, sent as queued, has left every queue (it is not queued again), {4, pttl}
+-- some key holds this token, a caller's, with nothing to show it is this waiter's
+-- (as a Lock's acquire: a settle after a lost reply, a fresh entry). pttl is
 -- that of the first busy key; clock the server's clock in ms when the entry was
 -- stamped (absent for an entry sent as queued: see stamp).
 --
@@ -88,6 +93,11 @@ for i = 1, n do
         local head = redis.call('lindex', queue, 0)
         if head and head ~= entry then busy = i end
     end
+end
+-- A caller's token found on a key, and no entry of this waiter's that a grant took
+-- out: the keys may be another holder's with the same token. Never re-entry.
+if next(held) and ARGV[10] == '1' and (entry == '' or not sent_queued) then
+    return {4, redis.call('pttl', KEYS[5 * (next(held)) - 4])}
 end
 if not busy then
     if at then redis.call('lrem', KEYS[5 * at - 3], 0, entry) end

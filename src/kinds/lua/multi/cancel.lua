@@ -4,7 +4,9 @@
 -- KEYS[5i-1] its readers   KEYS[5i] who holds it, for each key i
 -- ARGV[1] the token   ARGV[2] its entry (as queued, or as sent)   ARGV[3] the lease
 -- in ms ('0': none)   ARGV[4] each key's mode, one letter a key ('w', or 'r': a read
--- share)
+-- share)   ARGV[5] '1' when the token is the caller's choice: keys holding it are
+-- this waiter's only if its entry was known to be queued (sent as queued, no '+')
+-- and a grant took it out; otherwise they may be another holder's, and are left be
 --
 -- Returns {1, f1, ..., fn} when every key was granted to the token meanwhile (fi:
 -- the counter of key i; each lease starts again from now, as the waiter counts it
@@ -38,6 +40,8 @@ for i = 1, n do
     held[i] = holds(i)
     if held[i] then count = count + 1 end
 end
+-- A caller's token, and no entry known to be this waiter's: nothing here is known to be its own.
+if not queued and ARGV[5] == '1' and string.byte(ARGV[2], 1) == 43 then return {0} end
 if queued or count < n then
     if not queued then
         -- A grant whose lease ran out in part: what is left goes.
