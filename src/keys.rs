@@ -12,7 +12,7 @@
 
 /// A lock's key and the keys its scripts keep beside it, in the order the scripts
 /// take them (`KEYS[1..6]`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LockKeys {
     /// The lock itself: holds the holder's token, with the lease as its expiry.
     pub lock: Vec<u8>,

@@ -727,7 +727,7 @@ fn plain_connections_authenticate_and_select_without_quoting_the_password() {
 fn request_end_releases_only_the_calling_threads_holds() {
     // Under a threaded SAPI each thread runs its own requests: one thread's request
     // end must leave another thread's locks alone.
-    use redis_lock::kinds::lock::release_all_held;
+    use redis_lock::kinds::core::release_all_held;
     use std::sync::mpsc;
     let server = RedisServer::start();
     let dsn = server.dsn();
@@ -764,7 +764,7 @@ fn a_handled_requests_end_releases_only_what_it_took() {
     // would end too: left open, it shows that each handled request gets a number of
     // its own, as a reused one would release the boot's).
     use redis_lock::hold::table::{begin_handled_request, end_handled_request};
-    use redis_lock::kinds::lock::{release_all_held, release_handled_request_held};
+    use redis_lock::kinds::core::{release_all_held, release_handled_request_held};
     let server = RedisServer::start();
     let dsn = server.dsn();
     std::thread::spawn(move || {
@@ -946,15 +946,28 @@ fn a_release_passes_over_a_waiter_whose_time_is_up_and_finish_releases_unawaited
 /// Runs the acquire script as the hand waiter would: token `WAITER`, lease 60 s, the
 /// entry `entry` (`+<ms>:…` or as queued), `again` as the waiting loop sends it.
 fn acquire_as_waiter(server: &RedisServer, key: &str, entry: &str, again: bool) -> Value {
-    let keys = redis_lock::keys::LockKeys::new(key.as_bytes().to_vec());
-    let mut cmd = redis::cmd("EVALSHA");
-    cmd.arg(redis_lock::kinds::scripts::ACQUIRE.sha()).arg(6);
-    for k in keys.all() {
-        cmd.arg(k);
-    }
-    cmd.arg("WAITER").arg("60000").arg(entry).arg("70000").arg("0").arg(if again { "1" } else { "0" }).arg("5").arg("0").arg("0").arg("");
+    use redis::ConnectionLike;
+    use redis_lock::net::script::Args;
+    let k = redis_lock::keys::LockKeys::new(key.as_bytes().to_vec());
+    let call = redis_lock::kinds::lock::scripts::Acquire {
+        lock: &k.lock,
+        queue: &k.queue,
+        fence: &k.fence,
+        readers: &k.readers,
+        owner: &k.owner,
+        token: b"WAITER",
+        lease: b"60000",
+        sent: entry.as_bytes(),
+        life: b"70000",
+        info: b"",
+        fair: false,
+        again,
+        chosen: false,
+        fenced: false,
+        upgrade: false,
+    };
     let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
-    cmd.query(&mut conn).unwrap()
+    conn.req_packed_command(&call.script().packed_eval(&call)).unwrap()
 }
 
 #[test]
@@ -1021,13 +1034,13 @@ fn fencing_numbers_never_go_back_when_the_counter_is_lost() {
     assert!(l.fencing_token().unwrap().unwrap() > after);
 }
 
-/// Every script, as `kinds::lua` assembles it, compiles on a real server, and the
+/// Every script, as build.rs assembles it, compiles on a real server, and the
 /// server's SHA1 is the one `EVALSHA` sends: a Lua error in a branch no other test
 /// reaches shows here.
 #[test]
 fn every_script_loads_on_the_server() {
     let server = RedisServer::start();
-    for (name, script) in redis_lock::kinds::lua::all() {
+    for (name, script) in redis_lock::kinds::scripts::all() {
         match server.cmd(&["SCRIPT", "LOAD", script.source()]) {
             Ok(Value::BulkString(sha)) => assert_eq!(sha, script.sha().as_bytes(), "{name}: another SHA1"),
             other => panic!("{name}: SCRIPT LOAD answered {other:?}"),

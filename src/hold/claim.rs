@@ -5,11 +5,8 @@
 use crate::fork_wiped;
 use crate::hold::table::{add, forget, mark_lost, orphan, set_lease, status, take, Hold, HoldId, Status};
 use crate::hold::watchdog;
-use crate::keys::LockKeys;
 use crate::token::Token;
-use std::sync::LazyLock;
 use crate::clock::Boot;
-use crate::error::LockError;
 use std::time::Duration;
 
 /// An object's claim on its last hold: the token it took, and the hold's entry in
@@ -22,26 +19,6 @@ pub struct Claim {
     entry: Option<(HoldId, u32)>,
 }
 
-/// A release of `hold` (the `what` named `name`) that failed with `e`. When Redis
-/// could not be reached (or answered with a passing state) after the hold's lease had
-/// ended, as this process counts it, the holder is told its hold is lost
-/// (`LockError::Lost`, counted): its lease no longer protected the work, and nothing
-/// could be learned of who holds the key now. Otherwise `e` as it is.
-pub fn unconfirmed(e: LockError, hold: Option<&Hold>, what: &'static str, name: &[u8]) -> LockError {
-    let ended = hold.is_some_and(|h| h.lost.is_some() || h.until.is_some_and(|u| Boot::now() >= u));
-    match e {
-        LockError::Connection { ref cause, .. } | LockError::Passing { ref cause, .. } if ended => {
-            crate::stats::note(crate::stats::Counter::Lost);
-            LockError::Lost {
-                what,
-                key: String::from_utf8_lossy(name).into_owned(),
-                seen: format!("its lease had ended, as this process counts, before the release, which could not reach Redis ({cause})"),
-            }
-        }
-        other => other,
-    }
-}
-
 impl Claim {
     /// The hold's entry, when this process made it.
     pub fn own(&self) -> Option<HoldId> {
@@ -51,11 +28,6 @@ impl Claim {
     /// Whether `token` is this object's.
     pub fn is(&self, token: &[u8]) -> bool {
         self.token.as_deref() == Some(token)
-    }
-
-    /// `token`, or this object's by default.
-    pub fn pick(&self, token: Option<&[u8]>) -> Option<Token> {
-        token.map(<[u8]>::to_vec).or_else(|| self.token.clone())
     }
 
     /// This process's entry for `token`, when it is this object's.
@@ -71,20 +43,6 @@ impl Claim {
     /// How long ago the watchdog found `token`, this object's, taken from it.
     pub fn lost_ago(&self, token: &[u8]) -> Option<Duration> {
         self.own_for(token).and_then(crate::hold::table::lost_at).map(|at| at.elapsed())
-    }
-
-    /// After `synchronized()`'s work, released with `released`: the error when the
-    /// hold was this object's `token` and was lost before the release (`what`, `name`
-    /// name it). `lost_ago` is read before the release, which forgets it.
-    pub fn finished(&self, ours: bool, lost_ago: Option<Duration>, released: bool, what: &'static str, name: &[u8]) -> crate::error::Result<()> {
-        if released || !ours {
-            return Ok(());
-        }
-        if lost_ago.is_none() {
-            // Found by the release itself: the watchdog had not counted it.
-            crate::stats::note(crate::stats::Counter::Lost);
-        }
-        Err(crate::error::LockError::lost(what, name, lost_ago))
     }
 
     /// Whether `token` is this object's hold and surely still held for more than
@@ -118,18 +76,12 @@ impl Claim {
         }
     }
 
-    /// `token` (default: this object's), unless the watchdog found it taken from this
-    /// object: then there is nothing to ask Redis (`None`).
-    pub fn live(&self, token: Option<&[u8]>) -> Option<Token> {
-        self.pick(token).filter(|t| !self.lost(t))
-    }
-
     /// Records a new hold (the one before it is over: forgotten, without Redis).
     pub fn record(&mut self, hold: Hold) {
         if hold.renew.is_some() {
             // Built here, on the request's thread, not first by the watchdog: a fork
             // while the watchdog was building it would leave the child's copy stuck.
-            LazyLock::force(hold.renew_by.script);
+            hold.part.renew(&hold.token, b"0", &mut |call| call.prepare());
         }
         self.forget();
         self.token = Some(hold.token.clone());
@@ -142,54 +94,6 @@ impl Claim {
             take(id);
         }
         self.entry = None;
-    }
-
-    /// Releases `token` (default: this object's) with `release(token, own)` (`own`:
-    /// the token is this object's), keeping the table right: the hold leaves it
-    /// first, in one step, so that no renewal races the release; it comes back,
-    /// unrenewed, if the release failed. A hold the watchdog found lost is not
-    /// released again: false at once.
-    pub fn release_with(
-        &mut self,
-        keys: &LockKeys,
-        token: Option<&[u8]>,
-        what: &'static str,
-        name: &[u8],
-        release: impl FnOnce(&[u8], bool) -> crate::error::Result<bool>,
-    ) -> crate::error::Result<bool> {
-        let Some(token) = self.pick(token) else { return Ok(false) };
-        let (own, hold) = self.take_for_release(&token);
-        if hold.as_ref().is_some_and(|h| h.lost.is_some()) {
-            self.released(true, keys, &token);
-            return Ok(false);
-        }
-        match release(&token, own) {
-            Ok(released) => {
-                // Released now, or already gone: either way the hold is over.
-                self.released(own, keys, &token);
-                Ok(released)
-            }
-            Err(e) => {
-                let e = unconfirmed(e, hold.as_ref(), what, name);
-                self.put_back(hold);
-                Err(e)
-            }
-        }
-    }
-
-    /// Releases this object's hold `token` with `send`, which sends the release without
-    /// waiting for its answer, keeping the table right as `release_with` does. A hold
-    /// the watchdog found lost sends nothing.
-    pub fn release_unawaited(&mut self, keys: &LockKeys, token: &[u8], send: impl FnOnce() -> crate::error::Result<()>) -> crate::error::Result<()> {
-        let (_, hold) = self.take_for_release(token);
-        if !hold.as_ref().is_some_and(|h| h.lost.is_some()) {
-            if let Err(e) = send() {
-                self.put_back(hold);
-                return Err(e);
-            }
-        }
-        self.released(true, keys, token);
-        Ok(())
     }
 
     /// Before releasing `token`: takes this object's hold of it out of the table, in
@@ -214,14 +118,20 @@ impl Claim {
     }
 
     /// After a release of `token` went through (or found nothing to release): the
-    /// hold is over for this object, or for this process when it was another's.
-    pub fn released(&mut self, own: bool, keys: &LockKeys, token: &[u8]) {
+    /// hold is over for this object, or for this process when it was another's (on
+    /// the lock key `lock`).
+    pub fn released(&mut self, own: bool, lock: &[u8], token: &[u8]) {
         if own {
-            self.forget();
-            self.token = None;
+            self.clear();
         } else {
-            forget(keys, token);
+            forget(lock, token);
         }
+    }
+
+    /// The object's hold is over: forgotten, without Redis, and its token too.
+    pub fn clear(&mut self) {
+        self.forget();
+        self.token = None;
     }
 
     /// After a renewal of `own` (see `own_for`) sent at `sent` with `lease` (None: no

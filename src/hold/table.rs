@@ -18,9 +18,8 @@
 //! that thread does not exist in the child.
 
 use crate::clock::Boot;
-use crate::keys::LockKeys;
+use crate::net::call::Call;
 use crate::terms::Terms;
-use crate::net::script::Script;
 use crate::fork_wiped;
 use crate::topology::route::Route;
 use crate::token::Token;
@@ -28,7 +27,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -79,46 +78,37 @@ pub fn begin_handled_request() {
     HANDLED.with(|h| h.set(n));
 }
 
-/// What a hold is of its lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The lock itself (exclusive).
-    Write,
-    /// One reader's share of it.
-    Read,
-    /// A semaphore's permits.
-    Permits,
-}
-
-/// How a hold's lease is renewed, handed over by its kind so that the watchdog knows
-/// no kind: the kind's token-checked renew script (ARGV: the token, then the lease
-/// in ms; it answers 1 when renewed and 0 when the token no longer holds the key) and
-/// the keys it takes.
-#[derive(Clone, Copy)]
-pub struct RenewBy {
-    pub script: &'static LazyLock<Script>,
-    pub keys: for<'a> fn(&'a LockKeys) -> Vec<&'a [u8]>,
-}
-
-impl std::fmt::Debug for RenewBy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RenewBy")
+/// A hold's share of what its kind keeps, handed over with the hold so that the
+/// table, the watchdog and request end know no kind: where it lives, and its
+/// renewal and its release as script calls. A `Lock`'s key (in write or read mode), a
+/// `Semaphore`'s permits, one slot group of a `MultiLock`.
+pub trait Part: Send + Sync + std::fmt::Debug {
+    /// Where its commands run.
+    fn route(&self) -> &Route;
+    /// The lock key that names it (its first, for a group of keys).
+    fn key(&self) -> &[u8];
+    /// Whether it holds the lock key `lock` (a release by token through another object).
+    fn covers(&self, lock: &[u8]) -> bool {
+        self.key() == lock
     }
+    /// Hands `with` its renewal of `token` to `lease_ms` ('0': no expiry): a
+    /// token-checked script that answers 1 when renewed, 0 when the token no longer
+    /// holds what it held.
+    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>));
+    /// Hands `with` its release of `token`, as sent when nobody waits for the answer
+    /// (request end, the object's end).
+    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>));
 }
 
 /// One acquisition, from the moment it succeeded until it is released.
 #[derive(Debug)]
 pub struct Hold {
-    pub kind: Kind,
     /// The thread whose request took it (and the handled request, under a worker
     /// SAPI): only that request's end releases it.
     pub owner: Owner,
-    /// Where the key's commands run (on a Redlock quorum, every node).
-    pub route: Route,
-    pub keys: Arc<LockKeys>,
+    /// What it holds, where, and how it is renewed and released.
+    pub part: Arc<dyn Part>,
     pub token: Token,
-    /// How its lease is renewed (by the watchdog, while `renew` is set).
-    pub renew_by: &'static RenewBy,
     /// Present while the watchdog renews this hold.
     pub renew: Option<Box<Renewal>>,
     /// Until when its lease surely lasts, on this host's boot clock (less the drift):
@@ -362,11 +352,11 @@ pub fn set_lease(id: HoldId, lease: Option<Duration>, sent: Boot) {
     }
 }
 
-/// Drops the hold of `token` on `keys`, if this process has one (a release by token,
-/// possibly through another object than the one that acquired).
-pub fn forget(keys: &LockKeys, token: &[u8]) {
+/// Drops the holds of `token` on the lock key `lock`, if this process has any (a
+/// release by token, possibly through another object than the one that acquired).
+pub fn forget(lock: &[u8], token: &[u8]) {
     if let Some(s) = existing() {
-        s.lock().holds.retain(|_, h| !(h.token == token && h.keys.lock == keys.lock));
+        s.lock().holds.retain(|_, h| !(h.token == token && h.part.covers(lock)));
     }
 }
 

@@ -14,15 +14,14 @@
 //! auto-renewed acquisition, and is stopped and joined at module shutdown.
 
 use crate::clock::{lease_end, Boot};
-use crate::hold::table::{self, HoldId, RenewBy, Shared};
+use crate::hold::table::{self, HoldId, Part, Shared};
 use crate::stats::{self, Counter};
-use crate::keys::LockKeys;
 use crate::net::pool::{self, Endpoint};
-use crate::net::call::Call;
+use crate::net::resp;
 use crate::topology::redlock::{Extended, Links as LinkSource};
 use crate::topology::route::Route;
 use crate::net::wire::Connection;
-use redis::{ErrorKind, ServerErrorKind};
+use redis::{ErrorKind, ServerErrorKind, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -32,11 +31,10 @@ use std::time::{Duration, Instant};
 struct Due {
     id: HoldId,
     endpoint: Arc<Endpoint>,
-    /// Where the key lives: a Redlock quorum is renewed on all its nodes at once.
-    route: Route,
-    keys: Arc<LockKeys>,
+    /// What is held, where, and how it is renewed (a Redlock quorum on all its nodes
+    /// at once).
+    part: Arc<dyn Part>,
     token: Vec<u8>,
-    renew_by: &'static RenewBy,
     /// The hold's lease when the round began: an `extendLock()` meanwhile changes it.
     lease: Duration,
     /// The lease this renewal sets (shorter than `lease` when `max_hold` cuts it).
@@ -120,11 +118,9 @@ fn run(shared: &'static Shared) {
             r.due = now + r.lease;
             batch.push(Due {
                 id,
-                endpoint: hold.route.node(),
-                route: hold.route.clone(),
-                keys: hold.keys.clone(),
+                endpoint: hold.part.route().node(),
+                part: hold.part.clone(),
                 token: hold.token.clone(),
-                renew_by: hold.renew_by,
                 lease: r.lease,
                 sets: lease,
                 lease_ms: lease.as_millis().max(1).to_string(),
@@ -191,7 +187,7 @@ fn run(shared: &'static Shared) {
         // Endpoints no lock is renewed on any more: close their connections.
         links.conns.retain(|id, _| {
             table.holds.values().any(|h| {
-                h.renew.is_some() && h.route.uses(id)
+                h.renew.is_some() && h.part.route().uses(id)
             })
         });
     }
@@ -211,15 +207,17 @@ impl Links {
         let mut outcomes: Vec<Outcome> = batch.iter().map(|_| Outcome::Failed).collect();
         let mut groups: Vec<(&Arc<str>, Vec<usize>)> = Vec::new();
         for (i, due) in batch.iter().enumerate() {
-            if let Route::Quorum(q) = &due.route {
+            if let Route::Quorum(q) = due.part.route() {
                 // A Redlock lease goes to all its nodes at once, and counts by majority.
-                let keys = (due.renew_by.keys)(&due.keys);
-                let call = Call::Script(due.renew_by.script, &keys, &[&due.token, due.lease_ms.as_bytes()]);
-                outcomes[i] = match q.extend(self, &call, due.sets) {
-                    Ok(Extended::Yes) => Outcome::Renewed,
-                    Ok(Extended::Lost) => Outcome::Lost,
-                    Ok(Extended::No) | Err(_) => Outcome::Failed,
-                };
+                let mut outcome = Outcome::Failed;
+                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| {
+                    outcome = match q.extend(self, call, due.sets) {
+                        Ok(Extended::Yes) => Outcome::Renewed,
+                        Ok(Extended::Lost) => Outcome::Lost,
+                        Ok(Extended::No) | Err(_) => Outcome::Failed,
+                    };
+                });
+                outcomes[i] = outcome;
                 continue;
             }
             let id = due.endpoint.id();
@@ -273,28 +271,27 @@ impl LinkSource for Links {
     }
 }
 
-/// One pipeline of renewals on `conn`; `None` when the connection failed. Calls that
-/// find the script missing from the server's cache (a restart, `SCRIPT FLUSH`) are
-/// sent again one by one, which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
+/// One pipeline of renewals on `conn` (each hold's kind says how, `Part::renew`);
+/// `None` when the connection failed. Calls that find the script missing from the
+/// server's cache (a restart, `SCRIPT FLUSH`) are sent again one by one, by text,
+/// which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
-    // Each hold renews with its kind's script and keys (`RenewBy`).
-    let args = |i: usize| {
-        let due = &batch[i];
-        ((due.renew_by.keys)(&due.keys), [&due.token[..], due.lease_ms.as_bytes()])
-    };
-    let mut pipe = redis::pipe();
-    pipe.ignore_errors();
+    let mut pipeline = Vec::new();
     for &i in members {
-        let (keys, argv) = args(i);
-        batch[i].renew_by.script.add_to(&mut pipe, &keys, &argv);
+        let due = &batch[i];
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| pipeline.extend_from_slice(&call.packed()));
     }
-    let replies: Vec<redis::RedisResult<i64>> = pipe.query(conn).ok()?;
+    conn.send_packed_command(&pipeline).ok()?;
+    // Every reply is read, so that none is left for the next command.
+    let replies: Vec<Value> = members.iter().map(|_| conn.recv_response()).collect::<redis::RedisResult<_>>().ok()?;
     let mut outcomes = Vec::with_capacity(members.len());
     for (&i, reply) in members.iter().zip(replies) {
-        let reply = match reply {
+        let reply = match reply.extract_error() {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                let (keys, argv) = args(i);
-                match batch[i].renew_by.script.invoke::<i64>(conn, &keys, &argv) {
+                let due = &batch[i];
+                let mut again = Err(e);
+                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| again = call.run(conn));
+                match again {
                     Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
                     other => other,
                 }
@@ -303,12 +300,12 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
             Err(e) if e.code() == Some("READONLY") => return None,
             other => other,
         };
-        outcomes.push(match reply {
-            Ok(1) => Outcome::Renewed,
-            Ok(_) => Outcome::Lost,
-            // An error reply (OOM, READONLY, NOPERM): the lease is not renewed, but
-            // the lock is not known to be lost either.
-            Err(_) => Outcome::Failed,
+        outcomes.push(match reply.as_ref().ok().and_then(resp::int) {
+            Some(1) => Outcome::Renewed,
+            Some(_) => Outcome::Lost,
+            // An error reply (OOM, READONLY, NOPERM), or no number: the lease is not
+            // renewed, but the lock is not known to be lost either.
+            None => Outcome::Failed,
         });
     }
     Some(outcomes)

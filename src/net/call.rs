@@ -3,7 +3,7 @@
 //! their calls (their scripts, their keys); the topology decides where they go.
 
 use crate::net::resp;
-use crate::net::script::Script;
+use crate::net::script::Args;
 use crate::net::wire::{self, Connection, Watch};
 use redis::{RedisResult, Value};
 
@@ -12,8 +12,9 @@ use redis::{RedisResult, Value};
 pub enum Call<'a> {
     /// A plain command, its name first.
     Command(&'a [&'a [u8]]),
-    /// A script: by `EVALSHA`, with `EVAL` for a server that answers NOSCRIPT.
-    Script(&'a Script, &'a [&'a [u8]], &'a [&'a [u8]]),
+    /// A script, with its named slots: by `EVALSHA`, with `EVAL` for a server that
+    /// answers NOSCRIPT.
+    Script(&'a dyn Args),
 }
 
 impl Call<'_> {
@@ -21,7 +22,7 @@ impl Call<'_> {
     pub fn run(&self, conn: &mut Connection) -> RedisResult<Value> {
         match self {
             Call::Command(parts) => wire::request(conn, parts),
-            Call::Script(script, keys, args) => script.run(conn, keys, args),
+            Call::Script(args) => args.script().run(conn, *args),
         }
     }
 
@@ -34,7 +35,15 @@ impl Call<'_> {
                 resp::encode(buf, parts.len(), parts.iter().copied());
                 conn.send_unawaited(buf, watch)
             }),
-            Call::Script(script, keys, args) => script.fire(conn, keys, args, watch),
+            Call::Script(args) => args.script().fire(conn, *args, watch),
+        }
+    }
+
+    /// Builds the call's script now, if it is one (it is built once per process, on
+    /// first use): a thread about to hand the call to another builds it first.
+    pub fn prepare(&self) {
+        if let Call::Script(args) = self {
+            let _ = args.script().sha();
         }
     }
 
@@ -47,7 +56,7 @@ impl Call<'_> {
                 resp::encode(&mut buf, parts.len(), parts.iter().copied());
                 buf
             }
-            Call::Script(script, keys, args) => script.packed_evalsha(keys, args),
+            Call::Script(args) => args.script().packed_evalsha(*args),
         }
     }
 }

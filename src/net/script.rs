@@ -1,28 +1,49 @@
 //! A Lua script on the wire: sent by SHA1 with `EVALSHA`, and by text only when the
 //! server answers NOSCRIPT (after a restart or `SCRIPT FLUSH`). `EVAL` also caches
 //! the script, so the next call is back on the short path. The scripts themselves
-//! belong to the kinds of hold that run them (`kinds`).
+//! belong to the kinds of hold that run them (`kinds`), each a struct of its named
+//! slots (`Args`), generated from the script's header at build time.
 
 use crate::net::resp;
 use crate::net::wire::{self, Connection};
-use redis::{ErrorKind, FromRedisValue, RedisError, RedisResult, ServerErrorKind, Value};
+use redis::{ErrorKind, RedisError, RedisResult, ServerErrorKind, Value};
 
 /// A Lua script and its SHA1.
 pub struct Script {
-    source: String,
+    /// Its path under `src/kinds/` ("lock/acquire"), for messages.
+    name: &'static str,
+    source: &'static str,
     sha: String,
+}
+
+/// One call of a script: the script and its slots, named (a struct that build.rs
+/// generates from the script's header), written on the wire in the header's order.
+pub trait Args {
+    /// The script this call runs.
+    fn script(&self) -> &'static Script;
+    /// How many KEYS and how many ARGV it sends.
+    fn counts(&self) -> (usize, usize);
+    /// Appends each key, then each argument, as parts of a command.
+    fn write(&self, buf: &mut Vec<u8>);
+    /// Hands `f` each key (`true`), then each argument (`false`), in order.
+    fn each(&self, f: &mut dyn FnMut(&[u8], bool));
 }
 
 impl Script {
     /// A script of this text; its SHA1 is computed once, here.
-    pub(crate) fn new(source: String) -> Self {
-        let sha = redis::Script::new(&source).get_hash().to_string();
-        Script { source, sha }
+    pub(crate) fn new(name: &'static str, source: &'static str) -> Self {
+        let sha = redis::Script::new(source).get_hash().to_string();
+        Script { name, source, sha }
+    }
+
+    /// Its path under `src/kinds/`, without `.lua`.
+    pub fn name(&self) -> &'static str {
+        self.name
     }
 
     /// The script's text, as `EVAL` sends it.
-    pub fn source(&self) -> &str {
-        &self.source
+    pub fn source(&self) -> &'static str {
+        self.source
     }
 
     /// The script's SHA1, as `EVALSHA` wants it.
@@ -30,14 +51,14 @@ impl Script {
         &self.sha
     }
 
-    /// Runs the script and returns its reply as it came: one round trip when the
-    /// server has the script cached, two when not.
-    pub fn run(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]]) -> RedisResult<Value> {
+    /// Runs the call `args` of this script and returns its reply as it came: one
+    /// round trip when the server has the script cached, two when not.
+    pub fn run(&self, conn: &mut Connection, args: &dyn Args) -> RedisResult<Value> {
         wire::with_buffer(|buf| {
-            self.encode(buf, b"EVALSHA", self.sha.as_bytes(), keys, args);
+            self.encode(buf, b"EVALSHA", self.sha.as_bytes(), args);
             match wire::send(conn, buf) {
                 Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                    self.encode(buf, b"EVAL", self.source.as_bytes(), keys, args);
+                    self.encode(buf, b"EVAL", self.source.as_bytes(), args);
                     wire::send(conn, buf)
                 }
                 other => other,
@@ -72,43 +93,29 @@ impl Script {
         RedisError::from((e.kind(), "script error", format!("{} (that line runs the {names} command)", text.trim_end_matches('.'))))
     }
 
-    /// Runs the script and converts its reply.
-    pub fn invoke<T: FromRedisValue>(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]]) -> RedisResult<T> {
-        Ok(redis::from_redis_value(self.run(conn, keys, args)?)?)
-    }
-
-    /// Sends the script by its text (`EVAL`) without waiting for its reply (see
-    /// `Connection::send_unawaited`). By text, not by SHA1: a reply nobody reads could
-    /// not tell that a flushed script cache refused it (NOSCRIPT).
-    pub fn fire(&self, conn: &mut Connection, keys: &[&[u8]], args: &[&[u8]], watch: Option<wire::Watch>) -> RedisResult<()> {
+    /// Sends the call `args` by the script's text (`EVAL`) without waiting for its
+    /// reply (see `Connection::send_unawaited`). By text, not by SHA1: a reply nobody
+    /// reads could not tell that a flushed script cache refused it (NOSCRIPT).
+    pub fn fire(&self, conn: &mut Connection, args: &dyn Args, watch: Option<wire::Watch>) -> RedisResult<()> {
         wire::with_buffer(|buf| {
-            self.encode(buf, b"EVAL", self.source.as_bytes(), keys, args);
+            self.encode(buf, b"EVAL", self.source.as_bytes(), args);
             conn.send_unawaited(buf, watch)
         })
     }
 
-    /// Adds a call by SHA1 to a pipeline; the caller loads the script first (`load`).
-    pub fn add_to(&self, pipe: &mut redis::Pipeline, keys: &[&[u8]], args: &[&[u8]]) {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(self.sha.as_bytes()).arg(keys.len());
-        for part in keys.iter().chain(args) {
-            cmd.arg(*part);
-        }
-        pipe.add_command(cmd);
-    }
-
-    /// The `EVALSHA` call, encoded, for a caller that sends and reads separately.
-    pub fn packed_evalsha(&self, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
+    /// The call `args` by `EVALSHA`, encoded, for a caller that sends and reads
+    /// separately.
+    pub fn packed_evalsha(&self, args: &dyn Args) -> Vec<u8> {
         let mut buf = Vec::new();
-        self.encode(&mut buf, b"EVALSHA", self.sha.as_bytes(), keys, args);
+        self.encode(&mut buf, b"EVALSHA", self.sha.as_bytes(), args);
         buf
     }
 
-    /// The `EVAL` call (the script's text), encoded: what a caller that read
-    /// NOSCRIPT for `packed_evalsha` sends instead.
-    pub fn packed_eval(&self, keys: &[&[u8]], args: &[&[u8]]) -> Vec<u8> {
+    /// The call `args` by `EVAL` (the script's text), encoded: what a caller that
+    /// read NOSCRIPT for `packed_evalsha` sends instead.
+    pub fn packed_eval(&self, args: &dyn Args) -> Vec<u8> {
         let mut buf = Vec::new();
-        self.encode(&mut buf, b"EVAL", self.source.as_bytes(), keys, args);
+        self.encode(&mut buf, b"EVAL", self.source.as_bytes(), args);
         buf
     }
 
@@ -117,13 +124,12 @@ impl Script {
         wire::request(conn, &[b"SCRIPT", b"LOAD", self.source.as_bytes()]).map(drop)
     }
 
-    fn encode(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], keys: &[&[u8]], args: &[&[u8]]) {
-        resp::begin(buf, 3 + keys.len() + args.len());
+    fn encode(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], args: &dyn Args) {
+        let (keys, argv) = args.counts();
+        resp::begin(buf, 3 + keys + argv);
         resp::push_bulk(buf, verb);
         resp::push_bulk(buf, body);
-        resp::push_bulk_number(buf, keys.len());
-        for part in keys.iter().chain(args) {
-            resp::push_bulk(buf, part);
-        }
+        resp::push_bulk_number(buf, keys);
+        args.write(buf);
     }
 }

@@ -34,7 +34,7 @@ extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
 extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     // Whatever the script left held (it returned, called exit(), or died of a fatal
     // error) is released here. A forked child has no holds of its own to release.
-    let _ = std::panic::catch_unwind(crate::kinds::lock::release_all_held);
+    let _ = std::panic::catch_unwind(crate::kinds::core::release_all_held);
     let _ = std::panic::catch_unwind(crate::net::pool::settle_arrived);
     0
 }

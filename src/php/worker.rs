@@ -67,7 +67,7 @@ unsafe extern "C" fn activate() -> c_int {
 
 unsafe extern "C" fn deactivate() -> c_int {
     // Network only, no engine call: safe wherever the SAPI deactivates.
-    let _ = std::panic::catch_unwind(crate::kinds::lock::release_handled_request_held);
+    let _ = std::panic::catch_unwind(crate::kinds::core::release_handled_request_held);
     // SAFETY: as in `activate`.
     previous(&PREVIOUS_DEACTIVATE).map_or(0, |f| unsafe { f() })
 }

@@ -8,4 +8,5 @@
 pub mod cluster;
 pub mod redlock;
 pub mod route;
+pub mod rules;
 pub mod sentinel;

@@ -177,8 +177,15 @@ impl Node {
 
     /// Whether `call` is a script for one of the keys and tokens of `unsettled`.
     fn settles(&self, call: &Call<'_>) -> bool {
-        let Call::Script(_, keys, args) = call else { return false };
-        self.unsettled.iter().any(|(k, t)| keys.contains(&&k[..]) && args.contains(&&t[..]))
+        let Call::Script(a) = call else { return false };
+        self.unsettled.iter().any(|(k, t)| {
+            let (mut key, mut token) = (false, false);
+            a.each(&mut |part, is_key| {
+                key |= is_key && part == &k[..];
+                token |= !is_key && part == &t[..];
+            });
+            key && token
+        })
     }
 
     /// Remembers the `SET` of `sets` as unsettled.
@@ -451,8 +458,8 @@ fn drain(conn: &mut Connection, owed: &mut VecDeque<Expect>, mut read: bool, cal
         *flushed |= missing;
         match owed.pop_front() {
             Some(Expect::Ours) => {
-                if let (true, Some(Call::Script(script, keys, args))) = (missing, call) {
-                    conn.send_packed_command(&script.packed_eval(keys, args))?;
+                if let (true, Some(Call::Script(a))) = (missing, call) {
+                    conn.send_packed_command(&a.script().packed_eval(*a))?;
                     owed.push_back(Expect::Ours);
                     continue;
                 }
@@ -472,7 +479,7 @@ fn drain(conn: &mut Connection, owed: &mut VecDeque<Expect>, mut read: bool, cal
 fn owe(owed: &mut VecDeque<Expect>, call: &Call<'_>) {
     for e in owed.iter_mut().filter(|e| matches!(e, Expect::Ours)) {
         *e = match call {
-            Call::Script(script, keys, args) => Expect::Script(script.packed_eval(keys, args)),
+            Call::Script(a) => Expect::Script(a.script().packed_eval(*a)),
             Call::Command(_) => Expect::Drop,
         };
     }
@@ -533,7 +540,7 @@ impl Quorum {
         let mut probing = vec![false; n];
         let mut flushed = vec![false; n];
         let sha = match call {
-            Call::Script(script, ..) => Some(script.sha()),
+            Call::Script(a) => Some(a.script().sha()),
             Call::Command(_) => None,
         };
 
@@ -571,10 +578,10 @@ impl Quorum {
             }
             skipped[i] = true;
             let mut error = skip_error(ep, d, start);
-            if let (true, Some(conn), Call::Script(script, keys, args)) = (ask.cleanup && node.settles(call), node.parked.as_mut(), call) {
+            if let (true, Some(conn), Call::Script(a)) = (ask.cleanup && node.settles(call), node.parked.as_mut(), call) {
                 // A SET of this key and token may still land there: its release or undo
                 // follows it on its connection, unawaited (by its text: no NOSCRIPT).
-                match conn.send_packed_command(&script.packed_eval(keys, args)) {
+                match conn.send_packed_command(&a.script().packed_eval(*a)) {
                     Ok(()) => {
                         node.owed.push_back(Expect::Drop);
                         error.sent = true;
@@ -613,7 +620,7 @@ impl Quorum {
                 }
             };
             let bytes: &[u8] = match (call, sha) {
-                (Call::Script(script, keys, args), Some(sha)) if !loaded(ep, sha) => by_text.get_or_insert_with(|| script.packed_eval(keys, args)),
+                (Call::Script(a), Some(sha)) if !loaded(ep, sha) => by_text.get_or_insert_with(|| a.script().packed_eval(*a)),
                 _ => &packed,
             };
             match conn.send_packed_command(bytes) {
@@ -820,9 +827,9 @@ impl Quorum {
     ) {
         let ep = &self.nodes[i];
         let reply = match (reply.and_then(Value::extract_error), call, conns[i].as_mut()) {
-            (Err(e), Call::Script(script, keys, args), Some(conn)) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => conn
+            (Err(e), Call::Script(a), Some(conn)) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => conn
                 .set_read_timeout(Some(left.max(Duration::from_millis(1))))
-                .and_then(|()| script.invoke::<Value>(conn, keys, args)),
+                .and_then(|()| a.script().run(conn, *a)),
             (other, _, _) => other,
         };
         match reply {

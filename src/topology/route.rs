@@ -77,6 +77,13 @@ impl Route {
         }
     }
 
+    /// Runs `op` where the key lives (see `pool::run` for `retry`), handing it a
+    /// runner of calls on the key's server and whether this is the second try, which
+    /// must settle a lost reply. A quorum has no one server: it refuses (`run`).
+    pub fn call<T>(&self, retry: Retry, mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, bool) -> RedisResult<T>) -> Result<T> {
+        self.run(retry, |conn, settling| op(&mut |call: &Call<'_>| call.run(conn), settling))
+    }
+
     /// Runs `call` where the key lives and returns its reply; on a quorum, the reply
     /// a majority gave, or `Nil` when no majority agrees.
     pub fn ask(&self, call: &Call<'_>) -> Result<Value> {
@@ -102,8 +109,8 @@ impl Route {
         }
     }
 
-    /// Takes `key` for `token`. On one server, `one` runs (the kind's command, which
-    /// may also queue the caller; see `run` for `Retry::ToSettle`). On a quorum it is
+    /// Takes `key` for `token`. On one server, `one` runs (the kind's calls, which
+    /// may also queue the caller; see `call` for `Retry::ToSettle`). On a quorum it is
     /// `SET NX PX` on every node for `lease`, taken when a majority took it with time
     /// left of the lease, and undone everywhere by `undo` otherwise; `majority` turns
     /// that outcome into the kind's answer.
@@ -113,7 +120,7 @@ impl Route {
         token: &[u8],
         lease: Option<Duration>,
         undo: &Call<'_>,
-        one: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
+        one: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, bool) -> RedisResult<T>,
         majority: impl FnOnce(bool) -> T,
     ) -> Result<T> {
         match self {
@@ -121,7 +128,7 @@ impl Route {
                 let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
                 Ok(majority(q.try_acquire(key, token, lease, undo)?.is_some()))
             }
-            _ => self.run(Retry::ToSettle, one),
+            _ => self.call(Retry::ToSettle, one),
         }
     }
 
@@ -181,6 +188,13 @@ impl Route {
             prime.run(conn)?;
             crate::net::wire::request(conn, &[b"WAIT", count.as_bytes(), ms.as_bytes()])
         });
+    }
+
+    /// A reply of a shape `script` never gives, as the error it is: the server broke
+    /// the protocol (a broken or hostile server), named.
+    pub fn unexpected(&self, script: &str, reply: &Value) -> LockError {
+        let e = redis::RedisError::from((redis::ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{script} script: {reply:?}")));
+        self.node().error(&e)
     }
 
     /// The server that holds the key, as far as this process knows (no round trip);

@@ -26,6 +26,7 @@ use crate::error::LockError;
 use crate::error::Result;
 use crate::topology::route::Route;
 use crate::wait::backoff::Backoff;
+use crate::wait::entry::{self, Message};
 use crate::net::wake;
 use crate::stats::{self, Counter};
 use crate::net::resp;
@@ -88,10 +89,14 @@ const EXPIRY_SLACK: Duration = Duration::from_millis(2);
 /// a subscriber connection that died without a word).
 const RECHECK_EVERY: Duration = Duration::from_secs(1);
 
+/// The fencing tokens of a hold, one per key taken alone (0 for a read share),
+/// when they were asked for.
+pub(crate) type Fences = Option<Vec<i64>>;
+
 /// What one try found.
 pub(crate) enum Try {
-    /// With the fencing token, when one was asked for.
-    Acquired(Option<i64>),
+    /// With the fencing tokens, when they were asked for.
+    Acquired(Fences),
     /// Someone else holds the lock for `pttl` more (None: no expiry); `queued` is
     /// this waiter's entry as it is in the queue now, if it is; `clock`, the server's
     /// clock (ms) when the try stamped the entry, if it did.
@@ -155,15 +160,15 @@ pub(crate) trait Waiter {
     fn route(&self) -> &Route;
     /// The token the wait is for.
     fn token(&self) -> &[u8];
-    /// This waiter's queue entry, naming its wake `channel` (see `scripts`), without
-    /// the time it waits, which `wait` puts in front (`queue_entry`).
+    /// This waiter's queue entry, naming its wake `channel`, without the time it
+    /// waits, which `wait` puts in front (`entry::head`).
     fn entry(&self, channel: &str) -> Vec<u8>;
     /// One try. A non-empty `entry` queues the waiter when busy; `again`: it may be
     /// queued already, or hold it (an earlier try's reply was lost).
     fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try>;
-    /// Leaves the queue at the deadline. `Some(fencing token)` when the hold was
+    /// Leaves the queue at the deadline. `Some(fencing tokens)` when the hold was
     /// handed to this waiter meanwhile: it is the caller's after all.
-    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>>;
+    fn cancel(&self, entry: &[u8]) -> Result<Option<Fences>>;
     /// The pauses between polls, when no subscriber can wake the waiter.
     fn backoff(&self) -> Backoff;
     /// The lease a hold gets (`None`: no expiry).
@@ -178,24 +183,11 @@ pub(crate) trait Waiter {
     }
 }
 
-/// A queue entry as every kind's scripts read it, less its head:
-/// `<lease ms>:<mark>:<channel length>:<channel><token>`, where the mark is the
-/// kind's (a lock's mode flag, a semaphore's weight). The token comes last, whole,
-/// so that any bytes a caller chose for it read unambiguously. A try sends it with
-/// `+<ms>:` in front, how long the waiter still waits; the script queues it with
-/// until when instead, on the server's clock (`kinds/lua/lib/stamp.lua`), and answers
-/// with the entry as queued, which later tries and the cancel send.
-pub(crate) fn queue_entry(lease_ms: &str, mark: impl std::fmt::Display, channel: &str, token: &[u8]) -> Vec<u8> {
-    let mut entry = format!("{lease_ms}:{mark}:{}:{channel}", channel.len()).into_bytes();
-    entry.extend_from_slice(token);
-    entry
-}
-
 /// How a wait ended.
 pub(crate) enum Waited {
-    /// Handed over or taken, with the fencing token when one was issued, and when its
-    /// lease ends at the earliest.
-    Got(Option<i64>, Until),
+    /// Handed over or taken, with the fencing tokens when they were issued, and when
+    /// its lease ends at the earliest.
+    Got(Fences, Until),
     /// The deadline passed; nothing of the waiter is left queued.
     TimedOut,
     /// Redis trouble that lasted until the deadline (the hold may have been taken:
@@ -289,7 +281,7 @@ fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant,
         let entry = match (&channel, &queued_as) {
             (Some(ch), Some((was, entry))) if ch == was => entry.clone(),
             (Some(ch), _) => {
-                let mut entry = entry_head(lease.endpoint(), deadline);
+                let mut entry = entry::head(lease.endpoint(), deadline);
                 entry.extend_from_slice(&w.entry(ch));
                 entry
             }
@@ -408,21 +400,6 @@ fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant,
     }
 }
 
-/// The head of a new queue entry: `+<ms>:`, how long the waiter still waits, or
-/// `+<ms>~<cap>:` when this thread knows a lower bound of the server's clock
-/// (`Endpoint::server_clock_floor`): the cap, on the server's clock, is no later than
-/// the deadline, so that a try that reaches the server late (held up on a slow or
-/// partitioned link) still has the entry's time end by the deadline (`stamp`).
-fn entry_head(ep: &crate::net::pool::Endpoint, deadline: Instant) -> Vec<u8> {
-    let now = Boot::now();
-    let left = deadline.saturating_duration_since(Instant::now());
-    let ms = left.as_millis();
-    match ep.server_clock_floor(now) {
-        Some(floor) => format!("+{ms}~{}:", floor.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX / 2))).into_bytes(),
-        None => format!("+{ms}:").into_bytes(),
-    }
-}
-
 /// Leaves the queue at the deadline (`entry`, as queued or as sent). Cut off from
 /// the server, the wait ends after one `read_timeout` more: the entry's time is up
 /// on the server too, so no release hands it the hold after that.
@@ -478,7 +455,7 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
 enum Heard {
     /// With the fencing token, when the grant carries one, and the server's time (ms)
     /// of the grant, when it says.
-    Granted(Option<i64>, Option<i64>),
+    Granted(Fences, Option<i64>),
     /// Nothing came before the wake-up time (which a notice may have brought forward).
     Nothing,
     Broken,
@@ -497,8 +474,8 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
             return Heard::Broken;
         };
         match sub.next_grant(*until - now) {
-            Ok(Some(msg)) => match parse_message(&msg, token) {
-                Some(Message::Grant(fence, at)) => return Heard::Granted(fence, at),
+            Ok(Some(msg)) => match entry::message(&msg, token) {
+                Some(Message::Grant(fence, at)) => return Heard::Granted(fence.map(|n| vec![n]), at),
                 Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
                 // A message left over from an earlier wait that ended another way.
                 None => {}
@@ -509,79 +486,9 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
     }
 }
 
-/// A message on the wake channel, for this wait's token. The token comes last, after
-/// the first colon, so that any bytes a caller chose for it read unambiguously.
-#[derive(Debug, PartialEq)]
-enum Message {
-    /// `g[<fencing token>][@<ms>]:<token>`: the lock is this waiter's, with the fencing
-    /// token when it asked for one, since the server's time `ms` when one is given.
-    Grant(Option<i64>, Option<i64>),
-    /// `n<ms>:<token>`: look again in `ms`.
-    Notice(Duration),
-}
-
-fn parse_message(msg: &[u8], token: &[u8]) -> Option<Message> {
-    let (&kind, rest) = msg.split_first()?;
-    let colon = rest.iter().position(|&b| b == b':')?;
-    if &rest[colon + 1..] != token {
-        return None;
-    }
-    let head = &rest[..colon];
-    let number = |digits: &[u8]| -> Option<u64> {
-        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        std::str::from_utf8(digits).ok()?.parse().ok()
-    };
-    match kind {
-        b'g' => {
-            let (fence, at) = match head.iter().position(|&b| b == b'@') {
-                Some(i) => (&head[..i], Some(i64::try_from(number(&head[i + 1..])?).ok()?)),
-                None => (head, None),
-            };
-            let fence = if fence.is_empty() { None } else { Some(i64::try_from(number(fence)?).ok()?) };
-            Some(Message::Grant(fence, at))
-        }
-        b'n' => Some(Message::Notice(Duration::from_millis(number(head)?))),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wake_messages_are_read_for_this_token_only() {
-        let t = b"0123abcd";
-        assert_eq!(parse_message(b"g:0123abcd", t), Some(Message::Grant(None, None)));
-        assert_eq!(parse_message(b"g42:0123abcd", t), Some(Message::Grant(Some(42), None)));
-        assert_eq!(parse_message(b"g@1700000000123:0123abcd", t), Some(Message::Grant(None, Some(1_700_000_000_123))));
-        assert_eq!(parse_message(b"g42@17:0123abcd", t), Some(Message::Grant(Some(42), Some(17))));
-        assert_eq!(parse_message(b"n5:0123abcd", t), Some(Message::Notice(Duration::from_millis(5))));
-        for other in [
-            &b"g:ffff0000"[..],
-            b"gx:0123abcd",
-            b"n:0123abcd",
-            b"g:0123abcdef",
-            b"g:0123",
-            b"0123abcd",
-            b"",
-            b"g@:0123abcd",
-            b"g4@x:0123abcd",
-            b"g4@5@6:0123abcd",
-            b"g+4:0123abcd",
-            b"g99999999999999999999:0123abcd",
-        ] {
-            assert_eq!(parse_message(other, t), None, "{}", String::from_utf8_lossy(other));
-        }
-        // A chosen token may hold the separators: it is compared whole, after the first colon.
-        let odd = b"a:b=c\0";
-        assert_eq!(parse_message(b"g7:a:b=c\0", odd), Some(Message::Grant(Some(7), None)));
-        assert_eq!(parse_message(b"g:a:b=c", odd), None);
-        // An earlier wait's grant whose token starts like this one's is not this one's.
-        assert_eq!(parse_message(b"g:x=7", b"x"), None);
-    }
 
     #[test]
     fn a_grant_is_bounded_from_an_exchange_of_the_wait() {

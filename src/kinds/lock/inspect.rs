@@ -3,9 +3,15 @@
 //! it, and who does (`owner_info`). Tokens are never part of it: they are bearer
 //! secrets.
 
-use super::*;
-use crate::kinds::scripts::INSPECT;
+use crate::error::Result;
+use crate::keys::LockKeys;
+use crate::kinds::lock::scripts::Inspect;
+use crate::kinds::lock::Lock;
+use crate::net::call::Call;
+use crate::net::resp;
 use crate::owner::{self, Owner};
+use crate::topology::route::Route;
+use redis::Value;
 
 /// What a lock is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +57,8 @@ impl Lock {
     /// only the key, it asks the nodes for the key's lease and holder (what a
     /// majority says): no readers, waiters, fencing numbers or records there.
     pub fn inspect(&self) -> Result<Inspection> {
-        let token = self.claim.token.clone().unwrap_or_default();
-        inspect_key(&self.route, &self.keys, &token)
+        let part = &self.h.parts[0];
+        inspect_key(&part.route, &part.keys, self.h.token().unwrap_or_default())
     }
 }
 
@@ -62,8 +68,9 @@ pub fn inspect_key(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspe
     if route.lease_only() {
         return inspect_quorum(route, keys, token);
     }
-    let reply = route.run(Retry::IfStale, |conn, _| INSPECT.run(conn, &keys.all(), &[token]))?;
-    parse(&reply).ok_or_else(|| route.node().error(&unexpected("inspect", &reply)))
+    let call = Inspect { lock: &keys.lock, queue: &keys.queue, fence: &keys.fence, readers: &keys.readers, owner: &keys.owner, token };
+    let reply = route.ask(&Call::Script(&call))?;
+    parse(&reply).ok_or_else(|| route.unexpected("lock/inspect", &reply))
 }
 
 fn inspect_quorum(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspection> {
@@ -72,11 +79,8 @@ fn inspect_quorum(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspec
     };
     let holder = route.ask(&Call::Command(&[b"GET", &keys.lock]))?;
     let mine = !token.is_empty() && matches!(&holder, Value::BulkString(h) if h == token);
-    Ok(Inspection { state: State::Write, ttl: Some(seconds(pttl)), readers: 0, waiters: 0, fence: None, mine, owners: vec![None] })
-}
-
-fn seconds(pttl: Option<u64>) -> f64 {
-    pttl.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)
+    let ttl = pttl.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0);
+    Ok(Inspection { state: State::Write, ttl: Some(ttl), readers: 0, waiters: 0, fence: None, mine, owners: vec![None] })
 }
 
 /// `INSPECT`'s reply, or `None` for any other shape.

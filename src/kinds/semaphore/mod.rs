@@ -1,5 +1,5 @@
 //! Counting semaphores: up to `permits` units held at once, each hold a token with a
-//! weight and a lease of its own.
+//! weight and a lease of its own; a `Holder` (the core) of one key.
 //!
 //! Beside the semaphore's key (a hash: `permits`, `used`, and `w:<token>` for each
 //! holder's weight) the holders are a sorted set (`LockKeys::readers`) of tokens
@@ -15,45 +15,31 @@
 //! `PATIENCE_MS` at the head of the queue: after that, permits gather for it, so a
 //! heavy waiter is never starved by a stream of light ones.
 
-pub(crate) mod scripts;
+pub mod scripts;
 
-use scripts::{ACQUIRE, CANCEL, INSPECT, RELEASE, RENEW, STATE};
-use crate::net::call::Call;
-use crate::net::wire::Watch;
-use crate::clock::Boot;
 use crate::config::Settings;
-use crate::terms::{self, Terms};
 use crate::error::{LockError, Result};
-use crate::hold::claim::Claim;
-use crate::kinds::retake;
-use crate::hold::table::{Hold, Kind, Owner, RenewBy, Renewal};
+use crate::hold::table::Part;
 use crate::keys::LockKeys;
+use crate::kinds::core::{Attempt, Common, Holder as Object, Kind, QUEUE_SLACK};
+use crate::kinds::retake;
+use crate::net::call::Call;
 use crate::net::pool::Retry;
 use crate::net::resp;
-use crate::topology::route::Route;
+use crate::net::wire::Watch;
+use crate::terms::{self, Terms};
 use crate::token::{self, Token};
-use crate::wait::backoff::Backoff;
-use crate::wait::waiting::{self, Try, Waited, Waiter};
-use redis::{ErrorKind, RedisError, Value};
+use crate::topology::route::Route;
+use crate::topology::rules::{self, Need};
+use crate::wait::entry::{self, Mark};
+use crate::wait::waiting::{self, Fences, Try};
+use redis::Value;
+use scripts::{Acquire, Cancel, Inspect, Release, Renew, State};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long (ms) the first waiter lets lighter waiters that fit pass it.
-const PATIENCE_MS: &str = "100";
-
-/// The queue outlives the longest wait in it by this much.
-const QUEUE_SLACK: Duration = Duration::from_secs(5);
-/// How the watchdog renews a semaphore's permits.
-static RENEWAL: RenewBy = RenewBy { script: &RENEW, keys: renew_keys };
-
-fn renew_keys(k: &LockKeys) -> Vec<&[u8]> {
-    script_keys(k).to_vec()
-}
-
-/// The keys of a semaphore, in the order its scripts take them.
-pub(crate) fn script_keys(k: &LockKeys) -> [&[u8]; 4] {
-    [&k.lock, &k.queue, &k.patience, &k.readers]
-}
+const PATIENCE_MS: &[u8] = b"100";
 
 /// One live holder of a semaphore, as `inspect()` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,26 +62,53 @@ pub struct Inspection {
     pub waiters: u64,
 }
 
-/// A counting semaphore on one Redis key.
-pub struct Semaphore {
-    name: Vec<u8>,
-    keys: Arc<LockKeys>,
+/// A semaphore's key on its route: how the watchdog renews a hold's permits and
+/// request end releases them.
+#[derive(Debug)]
+pub(crate) struct Permits {
+    keys: LockKeys,
+    route: Route,
+}
+
+impl Permits {
+    fn release<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
+        let k = &self.keys;
+        Release { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, token, wait: PATIENCE_MS }
+    }
+}
+
+impl Part for Permits {
+    fn route(&self) -> &Route {
+        &self.route
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.keys.lock
+    }
+
+    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+        let k = &self.keys;
+        with(&Call::Script(&Renew { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, token, lease: lease_ms }));
+    }
+
+    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+        with(&Call::Script(&self.release(token)));
+    }
+}
+
+/// A semaphore's own state, beside the core's.
+pub(crate) struct PermitsKind {
+    /// The key's `LockKeys::id`, for `retake`.
+    id: u64,
     permits: u32,
     permits_arg: String,
-    /// Its wait, lease and keeping.
-    terms: Terms,
-    route: Route,
-    /// This object's last hold.
-    claim: Claim,
-    /// The connection `synchronized()`'s hold was taken (or last extended) on
-    /// (`Route::serial`, set by `acquire_or_fail` and `extend`): the
-    /// release that ends `synchronized()` goes unawaited only while it is the same
-    /// one, unclosed (`Route::intact`). A server that restarted without its data, or
-    /// a failover, closed it, and may have forgotten the hold: the release then waits
-    /// for its answer, and tells the caller.
-    serial: Option<u64>,
-    /// Record who holds permits (`owner_info`).
-    owner_info: bool,
+    /// The permits the acquisition in progress wants.
+    weight: u32,
+}
+
+/// A counting semaphore on one Redis key.
+pub struct Semaphore {
+    h: Object<PermitsKind>,
 }
 
 impl Semaphore {
@@ -112,30 +125,24 @@ impl Semaphore {
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lease_ms("Semaphore::__construct(): Argument #4 ($lockOut)", lock_out)?;
         settings.check()?;
-        if !settings.servers.is_empty() {
-            return Err(LockError::InvalidValue(
-                "Semaphore::__construct(): a semaphore needs one server, Sentinel or Cluster; Redlock (\"servers\") keeps no holders' leases on a majority".to_string(),
-            ));
-        }
+        rules::check(settings, &[Need::Holders("Semaphore::__construct()")])?;
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
-        Ok(Semaphore {
-            name: name.to_vec(),
-            route: Route::for_key(settings, &key)?,
-            keys: Arc::new(LockKeys::new(key)),
-            permits,
-            permits_arg: permits.to_string(),
-            terms: Terms::new(settings, wait, ttl_ms),
-            claim: Claim::default(),
-            serial: None,
-            owner_info: settings.owner_info,
-        })
+        let route = Route::for_key(settings, &key)?;
+        let c = Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), false, settings.owner_info);
+        let keys = LockKeys::new(key);
+        let kind = PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
+        Ok(Semaphore { h: Object::new(c, vec![Arc::new(Permits { keys, route })], kind) })
+    }
+
+    fn part(&self) -> &Permits {
+        &self.h.parts[0]
     }
 
     /// The key as given, without the prefix.
     pub fn name(&self) -> &[u8] {
-        &self.name
+        &self.h.c.name
     }
 
     /// Takes `weight` permits with one try: the token of this hold, or `None` when
@@ -147,104 +154,42 @@ impl Semaphore {
     /// Takes `weight` permits, waiting up to `$timeOut` (woken by the release that
     /// frees them, never polling while a subscriber can be had).
     pub fn acquire(&mut self, weight: i64) -> Result<Option<Token>> {
-        self.obtain(weight, !self.terms.wait.is_zero(), "acquire")
+        let wait = !self.h.c.terms.wait.is_zero();
+        self.obtain(weight, wait, "acquire")
     }
 
     fn obtain(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
-        let weight = self.check_weight(weight, method)?;
-        let start = Instant::now();
-        let deadline = self.terms.deadline(start);
-        let token = token::generate()?;
-        let record = if self.owner_info { crate::owner::record() } else { Vec::new() };
-        let w = PermitWait { sem: self, token: &token, weight, record: &record };
-        let id = self.keys.id;
-        // Contended lately: the wait's first try, which queues (and takes the permits
-        // when they are free), is the first try: one script a contended acquisition,
-        // not a try that finds them busy and then a second that queues.
-        if wait && !self.route.lease_only() && retake::contended_lately(id, start) {
-            return self.waited(token, weight, &record, deadline, false, false);
-        }
-        // The lease is counted from before the try was sent.
-        let sent = Boot::now();
-        let mut may_hold = false;
-        match w.attempt(b"", false, deadline) {
-            Ok(Try::Acquired(_)) => {
-                let until = waiting::lease_bound(sent, self.terms.lease);
-                if !waiting::is_stale(until) {
-                    retake::note_contended(id, false, start);
-                    return Ok(Some(self.took(token, until)));
-                }
-                // Its reply came after the lease may have ended: no acquisition.
-                crate::stats::note(crate::stats::Counter::Stale);
-                if !wait || Instant::now() >= deadline {
-                    w.abandon();
-                    return Ok(None);
-                }
-                may_hold = true;
-            }
-            Ok(Try::Busy { .. }) if !wait => return Ok(None),
-            Ok(Try::Busy { .. }) => {}
-            // Its tokens are its own: never found held by another (no script says so).
-            Ok(Try::Unsure) => return Err(self.maybe_taken(token, waiting::unsure(self.route.node().addr()))),
-            Err(e) if wait && e.is_passing() && Instant::now() < deadline => {}
-            Err(e) => return Err(self.maybe_taken(token, e)),
-        }
-        self.waited(token, weight, &record, deadline, may_hold, true)
-    }
-
-    /// Waits for the permits (`waiting::wait`, with `may_hold` and `tried` as there)
-    /// and notes whether they were busy, for the next acquisition's way in.
-    fn waited(&mut self, token: Token, weight: u32, record: &[u8], deadline: Instant, may_hold: bool, tried: bool) -> Result<Option<Token>> {
-        let (outcome, busy) = waiting::wait(&PermitWait { sem: self, token: &token, weight, record }, deadline, may_hold, tried);
-        retake::note_contended(self.keys.id, busy, Instant::now());
-        match outcome {
-            Waited::Got(_, until) => Ok(Some(self.took(token, until))),
-            Waited::TimedOut => Ok(None),
-            Waited::Failed(e) => Err(self.maybe_taken(token, e)),
-        }
-    }
-
-    fn check_weight(&self, weight: i64, method: &str) -> Result<u32> {
-        u32::try_from(weight).ok().filter(|w| (1..=self.permits).contains(w)).ok_or_else(|| {
+        self.h.kind.weight = u32::try_from(weight).ok().filter(|w| (1..=self.h.kind.permits).contains(w)).ok_or_else(|| {
             LockError::InvalidValue(format!(
                 "Semaphore::{method}(): Argument #1 ($weight) must be between 1 and {} (the permits), {weight} given",
-                self.permits
+                self.h.kind.permits
             ))
-        })
+        })?;
+        self.h.obtain(token::generate()?, false, wait)
     }
 
     /// Releases the hold of `token` (default: this object's) and hands the freed
     /// permits out. Returns whether this call released a live hold.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
-        let (route, keys) = (&self.route, &self.keys);
-        self.claim.release_with(keys, token, "semaphore", &self.name, |token, _| release(route, keys, token))
+        self.h.release(token)
     }
 
     /// Sets the lease of the hold of `token` (default: this object's) to `lock_out`
     /// seconds (default: the object's `$lockOut`; `INF`: none) if it is still live.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
-        let ms = terms::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.terms.lease)?;
-        let Some(token) = self.claim.live(token) else { return Ok(false) };
-        let (sent, ms_arg, k) = (Boot::now(), ms.to_string(), &self.keys);
-        let renewed: i64 = self.route.run(Retry::IfStale, |conn, _| RENEW.invoke(conn, &script_keys(k), &[&token, ms_arg.as_bytes()]))?;
-        let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
-        let own = self.claim.own_for(&token);
-        Claim::renewed(own, renewed == 1, lease, sent);
-        if renewed == 1 && own.is_some() {
-            self.serial = self.route.serial();
-        }
-        Ok(renewed == 1)
+        let ms = terms::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.h.c.terms.lease)?;
+        self.h.extend(token, ms)
     }
 
     /// How long this object's permits surely last from now (`Claim::remaining`):
     /// `None` when their lease never ends.
     pub fn remaining(&self) -> Option<Duration> {
-        self.claim.remaining()
+        self.h.remaining()
     }
 
     /// Whether `token` (default: this object's) holds permits right now.
     pub fn is_owned(&self, token: Option<&[u8]>) -> Result<bool> {
-        let Some(token) = self.claim.live(token) else { return Ok(false) };
+        let Some(token) = self.h.live(token) else { return Ok(false) };
         Ok(self.state(&token)?.1)
     }
 
@@ -253,12 +198,12 @@ impl Semaphore {
         Ok(self.state(b"")?.0)
     }
 
-    /// What the semaphore holds now, in one read-only step (see `scripts::INSPECT`).
-    /// Never a permits mismatch: it reports the number the holders agreed on.
+    /// What the semaphore holds now, in one read-only step (`inspect.lua`). Never a
+    /// permits mismatch: it reports the number the holders agreed on.
     pub fn inspect(&self) -> Result<Inspection> {
-        let k = &self.keys;
-        let reply = self.route.run(Retry::IfStale, |conn, _| INSPECT.run(conn, &script_keys(k), &[]))?;
-        self.parse_inspection(&reply).ok_or_else(|| self.unexpected(&reply))
+        let (route, k) = (&self.part().route, &self.part().keys);
+        let reply = route.ask(&Call::Script(&Inspect { sem: &k.lock, queue: &k.queue, holders: &k.readers }))?;
+        self.parse_inspection(&reply).ok_or_else(|| route.unexpected("semaphore/inspect", &reply))
     }
 
     fn parse_inspection(&self, reply: &Value) -> Option<Inspection> {
@@ -282,7 +227,7 @@ impl Semaphore {
             })
             .collect::<Option<Vec<_>>>()?;
         let permits = match resp::int(stored)? {
-            -1 => i64::from(self.permits),
+            -1 => i64::from(self.h.kind.permits),
             n => n,
         };
         Some(Inspection { permits, available: permits - resp::int(used)?, holders, waiters: u64::try_from(resp::int(waiters)?).ok()? })
@@ -290,12 +235,13 @@ impl Semaphore {
 
     /// `(free permits, whether token holds some)`.
     fn state(&self, token: &[u8]) -> Result<(i64, bool)> {
-        let k = &self.keys;
-        let reply = self.route.run(Retry::IfStale, |conn, _| STATE.run(conn, &script_keys(k), &[self.permits_arg.as_bytes(), token]))?;
+        let (route, k) = (&self.part().route, &self.part().keys);
+        let state = State { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, permits: self.h.kind.permits_arg.as_bytes(), token };
+        let reply = route.ask(&Call::Script(&state))?;
         match pair(&reply) {
-            Some((-1, stored)) => Err(self.mismatch(stored)),
+            Some((-1, stored)) => Err(self.h.kind.mismatch(&self.h.c, stored)),
             Some((free, held)) => Ok((free, held == 1)),
-            None => Err(self.unexpected(&reply)),
+            None => Err(route.unexpected("semaphore/state", &reply)),
         }
     }
 
@@ -303,91 +249,22 @@ impl Semaphore {
     /// Remembers the connection the permits were taken on, for `finish` (read here,
     /// not in every `acquire()`, which has no use for it).
     pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
-        let token = self
-            .obtain(weight, !self.terms.wait.is_zero(), "synchronized")?
-            .ok_or_else(|| LockError::timeout("semaphore", &self.name, self.terms.wait))?;
-        self.serial = self.route.serial();
+        let wait = !self.h.c.terms.wait.is_zero();
+        let token = self.obtain(weight, wait, "synchronized")?.ok_or_else(|| self.h.c.timeout())?;
+        self.h.note_serials();
         Ok(token)
     }
 
     /// Releases `token` after the work it protected (`synchronized()`): an error when
     /// the hold was this object's and was lost before the work finished.
-    ///
-    /// While the lease surely lasts (by more than `read_timeout`, as this process
-    /// counts) and the server has not closed the connection the hold was taken on,
-    /// the release is sent unawaited: it cannot find the hold lost then.
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        if !self.route.lease_only() && self.claim.surely_held(token, self.terms.read_timeout) && self.route.intact(self.serial) {
-            return self.release_unawaited(token);
-        }
-        let (ours, lost_ago) = (self.claim.is(token), self.claim.lost_ago(token));
-        let released = self.release(Some(token))?;
-        self.claim.finished(ours, lost_ago, released, "semaphore", &self.name)
+        self.h.finish(token)
     }
 
-    /// Releases `token` after work that did not return normally (`synchronized()`):
-    /// this object's hold without waiting for the answer, errors ignored (the lease
-    /// ends the hold then).
+    /// Releases `token` after work that did not return normally (`synchronized()`),
+    /// errors ignored (the lease ends the hold then).
     pub fn release_unseen(&mut self, token: &[u8]) {
-        if self.claim.own_for(token).is_some() && !self.route.lease_only() {
-            let _ = self.release_unawaited(token);
-        } else {
-            let _ = self.release(Some(token));
-        }
-    }
-
-    /// Releases this object's hold `token` without waiting for Redis's answer.
-    fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
-        let (route, keys) = (&self.route, &self.keys);
-        let by = self.claim.until().flatten();
-        let watch = Watch { what: "semaphore", name: self.name.clone(), at_least: 1, by };
-        self.claim.release_unawaited(keys, token, || fire_release(route, keys, token, Some(watch)))
-    }
-
-    /// Records permits taken, whose lease ends at `until` at the earliest (the renewal
-    /// schedule counted from when the lease began).
-    fn took(&mut self, token: Token, until: waiting::Until) -> Token {
-        crate::stats::note(crate::stats::Counter::Acquired);
-        let renew = Renewal::for_terms(&self.terms, until, Instant::now());
-        self.record(token.clone(), renew, until);
-        token
-    }
-
-    /// Makes `token` this object's hold, in the table of holds too.
-    fn record(&mut self, token: Token, renew: Option<Box<Renewal>>, until: waiting::Until) {
-        self.claim.record(Hold {
-            kind: Kind::Permits,
-            owner: Owner::current(),
-            route: self.route.clone(),
-            keys: self.keys.clone(),
-            renew_by: &RENEWAL,
-            token,
-            renew,
-            until,
-            lost: None,
-            auto_release: self.terms.auto_release,
-            orphan: false,
-        });
-    }
-
-    /// After a failed try the permits may still have been taken (a lost reply): keep
-    /// the token, so that a release (or the object's end) clears them.
-    fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
-        if self.claim.token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
-            // Not known to be held: nothing to renew (and no watchdog started for it),
-            // and it promises nothing (a bound already past).
-            self.record(token, None, Some(Boot::now()));
-        }
-        e
-    }
-
-    fn mismatch(&self, stored: i64) -> LockError {
-        LockError::PermitsMismatch { key: String::from_utf8_lossy(&self.name).into_owned(), stored, given: self.permits }
-    }
-
-    fn unexpected(&self, reply: &Value) -> LockError {
-        let e = RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("semaphore script: {reply:?}")));
-        self.route.node().error(&e)
+        self.h.release_unseen(token);
     }
 }
 
@@ -395,28 +272,8 @@ impl Drop for Semaphore {
     /// A hold still held when its object goes away is released (unless
     /// `auto_release` is off, or the object is a forked child's copy).
     fn drop(&mut self) {
-        if let Some(hold) = self.claim.end(self.terms.auto_release) {
-            let _ = release(&hold.route, &hold.keys, &hold.token);
-        }
+        self.h.end();
     }
-}
-
-/// Releases the hold of `token` on the semaphore `keys` and hands out its permits.
-pub(crate) fn release(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<bool> {
-    let reply = route.run(Retry::IfStale, |conn, _| RELEASE.run(conn, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]))?;
-    let released = resp::int(&reply) == Some(1);
-    if released {
-        crate::stats::note(crate::stats::Counter::Released);
-    }
-    Ok(released)
-}
-
-/// Sends the release of `token` without waiting for its answer (an object's end,
-/// request end, `synchronized()`'s end: see `lock`'s `release` module).
-pub(crate) fn fire_release(route: &Route, keys: &LockKeys, token: &[u8], watch: Option<Watch>) -> Result<()> {
-    route.fire(&Call::Script(&RELEASE, &script_keys(keys), &[token, PATIENCE_MS.as_bytes()]), watch)?;
-    crate::stats::note(crate::stats::Counter::Released);
-    Ok(())
 }
 
 /// A reply `{a, b}` of two integers.
@@ -427,75 +284,74 @@ fn pair(reply: &Value) -> Option<(i64, i64)> {
     }
 }
 
-/// One wait of a `Semaphore`, as `waiting` sees it.
-struct PermitWait<'a> {
-    sem: &'a Semaphore,
-    token: &'a [u8],
-    weight: u32,
-    /// Who takes the permits (`owner::record`), or empty.
-    record: &'a [u8],
+impl PermitsKind {
+    fn mismatch(&self, c: &Common, stored: i64) -> LockError {
+        LockError::PermitsMismatch { key: String::from_utf8_lossy(&c.name).into_owned(), stored, given: self.permits }
+    }
 }
 
-impl Waiter for PermitWait<'_> {
-    fn route(&self) -> &Route {
-        &self.sem.route
-    }
+impl Kind for PermitsKind {
+    type Part = Permits;
+    const RELEASE: &'static str = "release()";
 
-    fn token(&self) -> &[u8] {
-        self.token
-    }
-
-    fn entry(&self, channel: &str) -> Vec<u8> {
-        waiting::queue_entry(&self.sem.terms.ttl_arg, self.weight, channel, self.token)
-    }
-
-    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
-        let s = self.sem;
-        let queue_ms = (deadline.saturating_duration_since(Instant::now()) + QUEUE_SLACK).as_millis().to_string();
+    fn attempt(&self, c: &Common, part: &Permits, a: &Attempt<'_>) -> Result<Try> {
+        let life = a.deadline.map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK).unwrap_or(QUEUE_SLACK).as_millis().to_string();
         let weight = self.weight.to_string();
-        let flag = |on: bool| -> &[u8] { if on { b"1" } else { b"0" } };
-        let reply = s.route.run(Retry::ToSettle, |conn, settling| {
-            ACQUIRE.run(
-                conn,
-                &script_keys(&s.keys),
-                &[
-                    self.token,
-                    s.terms.ttl_arg.as_bytes(),
-                    entry,
-                    queue_ms.as_bytes(),
-                    flag(again || settling),
-                    s.permits_arg.as_bytes(),
-                    weight.as_bytes(),
-                    flag(s.terms.fair),
-                    PATIENCE_MS.as_bytes(),
-                    self.record,
-                ],
-            )
+        let k = &part.keys;
+        let reply = part.route.call(Retry::ToSettle, |run, settling| {
+            run(&Call::Script(&Acquire {
+                sem: &k.lock,
+                queue: &k.queue,
+                patience: &k.patience,
+                holders: &k.readers,
+                token: a.token,
+                lease: c.terms.ttl_arg.as_bytes(),
+                sent: a.sent,
+                life: life.as_bytes(),
+                permits: self.permits_arg.as_bytes(),
+                weight: weight.as_bytes(),
+                wait: PATIENCE_MS,
+                info: &c.record,
+                again: a.again || settling,
+                fair: c.terms.fair,
+            }))
         })?;
         match waiting::reply_parts(&reply) {
             Some((1, _, _, _)) => Ok(Try::Acquired(None)),
-            Some((-1, stored, _, _)) => Err(s.mismatch(stored)),
+            Some((-1, stored, _, _)) => Err(self.mismatch(c, stored)),
             Some((_, ms, queued, clock)) => Ok(Try::busy(ms, queued, clock)),
-            None => Err(s.unexpected(&reply)),
+            None => Err(part.route.unexpected("semaphore/acquire", &reply)),
         }
     }
 
-    fn cancel(&self, entry: &[u8]) -> Result<Option<Option<i64>>> {
-        let k = &self.sem.keys;
-        let lease = self.sem.terms.ttl_arg.as_bytes();
-        let got: i64 = self.sem.route.run(Retry::IfStale, |conn, _| CANCEL.invoke(conn, &script_keys(k), &[self.token, entry, lease]))?;
-        Ok((got == 1).then_some(None))
+    fn entry(&self, c: &Common, _part: &Permits, token: &[u8], channel: &str) -> Vec<u8> {
+        entry::entry(&c.terms.ttl_arg, Mark::Permits(self.weight), channel, b"", token)
     }
 
-    fn backoff(&self) -> Backoff {
-        Backoff::new(self.sem.terms.retry_delay, self.sem.terms.retry_delay_max)
+    fn cancel(&self, c: &Common, part: &Permits, token: &[u8], entry: &[u8]) -> Result<Option<Fences>> {
+        let k = &part.keys;
+        let cancel = Cancel { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, token, entry, lease: c.terms.ttl_arg.as_bytes() };
+        let reply = part.route.ask(&Call::Script(&cancel))?;
+        match resp::int(&reply) {
+            Some(got) => Ok((got == 1).then_some(None)),
+            None => Err(part.route.unexpected("semaphore/cancel", &reply)),
+        }
     }
 
-    fn lease(&self) -> Option<Duration> {
-        self.sem.terms.lease
+    fn release(&mut self, _c: &Common, part: &Permits, token: &[u8], _own: bool) -> Result<u64> {
+        let reply = part.route.ask(&Call::Script(&part.release(token)))?;
+        Ok(u64::from(resp::int(&reply) == Some(1)))
     }
 
-    fn abandon(&self) {
-        let _ = fire_release(&self.sem.route, &self.sem.keys, self.token, None);
+    fn fire_release(&mut self, _c: &Common, part: &Permits, token: &[u8], watch: Watch) -> Result<()> {
+        part.route.fire(&Call::Script(&part.release(token)), Some(watch))
+    }
+
+    fn straight_to_wait(&self, _c: &Common, start: Instant) -> bool {
+        retake::contended_lately(self.id, start)
+    }
+
+    fn contended(&self, busy: bool, at: Instant) {
+        retake::note_contended(self.id, busy, at);
     }
 }

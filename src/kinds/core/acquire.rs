@@ -1,0 +1,193 @@
+//! The way in, for every kind: the parts are taken in order, one try each. A part
+//! found busy ends the round: the parts taken in it are given back first, so that an
+//! object never waits while it holds anything (two MultiLocks never wait on each other
+//! in a circle), and then it waits for that part (`waiting::wait`, which queues and
+//! sleeps until the part is handed over), and the next round tries the others. A
+//! `Lock` and a `Semaphore` have one part: a try, then the wait.
+//!
+//! Every acquisition comes with a bound on when its lease ends, on this process's
+//! clock (`waiting::lease_bound`, counted from before the try was sent): a hold whose
+//! reply came after that (a paused process) is stale, no acquisition.
+
+use crate::clock::Boot;
+use crate::hold::table::Part;
+use crate::error::{LockError, Result};
+use crate::hold::table::{Hold, Owner, Renewal};
+use crate::kinds::core::wait::PartWait;
+use crate::kinds::core::{Holder, Kind};
+use crate::stats::{self, Counter};
+use crate::token::Token;
+use crate::wait::waiting::{self, Fences, Try, Until, Waited};
+use std::time::Instant;
+
+/// What a round took of one part: its fencing tokens, and when its lease ends at the
+/// earliest.
+type Taken = (Fences, Until);
+
+impl<K: Kind> Holder<K> {
+    /// The one way in for every acquisition: `token` (`chosen`: the caller's, which
+    /// another holder may use too) with one try on each part, or (`wait`) until the
+    /// deadline. `Ok(None)` when busy then.
+    pub fn obtain(&mut self, token: Token, chosen: bool, wait: bool) -> Result<Option<Token>> {
+        let start = Instant::now();
+        let deadline = self.c.terms.deadline(start);
+        self.c.caller_token = chosen;
+        if self.c.owner_info {
+            self.c.record = crate::owner::record();
+        }
+        let mut got: Vec<Option<Taken>> = self.parts.iter().map(|_| None).collect();
+        let mut waited = false;
+        loop {
+            // The part found busy: whether a try found it so, and whether that try took
+            // it too late to be used (the wait may find it this waiter's already).
+            let mut busy: Option<(usize, bool, bool)> = None;
+            for i in 0..self.parts.len() {
+                if got[i].is_some() {
+                    continue;
+                }
+                let part = &self.parts[i];
+                // Contended lately: the wait's first try, which queues, is the first try.
+                if wait && !part.route().lease_only() && self.kind.straight_to_wait(&self.c, start) {
+                    busy = Some((i, false, false));
+                    break;
+                }
+                // Redis trouble on the first try is reported at once, as without a wait,
+                // but for a passing state (a server loading its data, a failover),
+                // waited out. The lease is counted from before the try was sent.
+                let sent = Boot::now();
+                match self.kind.first_try(&self.c, part, &token) {
+                    Ok(Try::Acquired(fences)) => {
+                        let until = waiting::lease_bound(sent, self.c.terms.lease);
+                        if !waiting::is_stale(until) {
+                            got[i] = Some((fences, until));
+                            continue;
+                        }
+                        // Its reply came after the lease may have ended: no acquisition.
+                        stats::note(Counter::Stale);
+                        if !wait || Instant::now() >= deadline {
+                            self.abandon(i, &token);
+                            self.give_back(&token, &mut got);
+                            return Ok(None);
+                        }
+                        busy = Some((i, true, true));
+                    }
+                    Ok(Try::Busy { .. }) => busy = Some((i, true, false)),
+                    // A lost reply, and the key holds the caller's token: not known whose.
+                    Ok(Try::Unsure) => {
+                        let e = waiting::unsure(part.route().node().addr());
+                        self.give_back(&token, &mut got);
+                        return Err(self.maybe_taken(token, e));
+                    }
+                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => busy = Some((i, true, false)),
+                    Err(e) => {
+                        self.give_back(&token, &mut got);
+                        return Err(self.maybe_taken(token, e));
+                    }
+                }
+                break;
+            }
+            let Some((i, tried, may_hold)) = busy else {
+                if !waited {
+                    self.kind.contended(false, start);
+                }
+                let until = got.iter().flatten().filter_map(|(_, u)| *u).min();
+                if !waiting::is_stale(until) {
+                    let fences: Fences = got.iter_mut().map(|t| t.take().and_then(|(f, _)| f)).collect::<Option<Vec<Vec<i64>>>>().map(|f| f.concat());
+                    return Ok(Some(self.took(token, fences, until)));
+                }
+                // Taken too late to be used (a paused process): given back, and tried again.
+                stats::note(Counter::Stale);
+                self.give_back(&token, &mut got);
+                if !wait || Instant::now() >= deadline {
+                    return Ok(None);
+                }
+                continue;
+            };
+            self.give_back(&token, &mut got);
+            if !wait || (!may_hold && Instant::now() >= deadline) {
+                return Ok(None);
+            }
+            let (outcome, was_busy) = waiting::wait(&PartWait { holder: self, part: i, token: &token }, deadline, may_hold, tried);
+            waited = true;
+            self.kind.contended(was_busy, Instant::now());
+            match outcome {
+                Waited::Got(fences, until) => got[i] = Some((fences, until)),
+                Waited::TimedOut => return Ok(None),
+                Waited::Failed(e) => return Err(self.maybe_taken(token, e)),
+            }
+        }
+    }
+
+    /// Releases the parts of `got` (those taken in this round), before a wait starts.
+    /// Errors are left to the lease.
+    fn give_back(&mut self, token: &[u8], got: &mut [Option<Taken>]) {
+        for i in 0..got.len() {
+            if got[i].take().is_some() {
+                let part = self.parts[i].clone();
+                let _ = self.kind.release(&self.c, &part, token, false);
+            }
+        }
+    }
+
+    /// Releases part `i`'s hold of `token` taken too late to be used (stale), if it
+    /// still has it; errors are left to the lease.
+    pub(super) fn abandon(&self, i: usize, token: &[u8]) {
+        let part = &self.parts[i];
+        self.kind.held_as(part).release(token, &mut |call| {
+            let _ = part.route().fire(call, None);
+        });
+    }
+
+    /// Records an acquisition whose lease ends at `until` at the earliest: in the
+    /// object, and in the table of holds, one hold a part (renewed by the watchdog with
+    /// `auto_renew`, on a schedule counted from when the lease began, not from now).
+    pub(crate) fn took(&mut self, token: Token, fences: Fences, until: Until) -> Token {
+        self.c.fences = if self.c.fencing { fences } else { None };
+        self.kind.taking(&mut self.c, &self.parts, &token);
+        crate::stats::note(crate::stats::Counter::Acquired);
+        let now = Instant::now();
+        self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
+        token
+    }
+
+    /// Makes `token` this object's hold on every part, in the table too; a hold the
+    /// object had before is over (its keys were free for this one to be taken).
+    fn record(&mut self, token: &Token, until: Until, renew: impl Fn(&crate::terms::Terms) -> Option<Box<Renewal>>) {
+        let owner = Owner::current();
+        for (claim, part) in self.claims.iter_mut().zip(&self.parts) {
+            claim.record(Hold {
+                owner,
+                part: self.kind.held_as(part),
+                token: token.clone(),
+                renew: renew(&self.c.terms),
+                until,
+                lost: None,
+                auto_release: self.c.terms.auto_release,
+                orphan: false,
+            });
+        }
+    }
+
+    /// After a failed try the hold may still have been taken (a lost reply): the token
+    /// is kept, unrenewed, so that a later release (or the object's end) clears it;
+    /// otherwise it expires with its lease. A failure while connecting sent nothing, so
+    /// there is nothing to clear (and no reason to connect again when the object goes
+    /// away).
+    pub(super) fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
+        if self.claims[0].token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
+            // Not known to be held: it promises nothing (a bound already past), and a
+            // fencing token, if asked for, is taken then, checked.
+            self.record(&token, Some(Boot::now()), |_| None);
+            self.c.fences = None;
+            self.kind.maybe_taken(&mut self.c);
+        }
+        match e {
+            LockError::Connection { addr, cause, sent: true } => LockError::Connection {
+                addr,
+                cause: format!("{cause}; the {} may have been taken: {} clears it, or it expires after lockOut", self.c.what, K::RELEASE),
+                sent: true,
+            },
+            other => other,
+        }
+    }
+}

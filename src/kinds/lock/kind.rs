@@ -1,0 +1,337 @@
+//! A `Lock` as a kind of hold: its scripts, and what their replies mean. The first
+//! try is a plain `SET NX PX` when nothing more is needed, the cheapest command there
+//! is (on a Redlock quorum, on every node); with a fencing token or a record of who
+//! takes it, `take`; in fair mode, or for a reader, the acquire script, which gives
+//! way to queued waiters.
+
+use crate::error::Result;
+use crate::hold::table::Part;
+use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
+use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
+use crate::kinds::lock::{Held, LockPart};
+use crate::kinds::retake;
+use crate::net::call::Call;
+use crate::net::resp;
+use crate::net::wire::Watch;
+use crate::topology::route::Extended;
+use crate::wait::entry::{self, Mark};
+use crate::wait::waiting::{self, Fences, Try};
+use redis::{ErrorKind, RedisError, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How an acquisition takes the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Write,
+    Read,
+    /// A read share becoming the write lock, same token.
+    Upgrade,
+}
+
+/// What a release did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Released {
+    /// The token did not hold the key.
+    No,
+    /// Deleted, or handed to a waiter.
+    Yes,
+    /// Only freed, for the releaser's re-take, while waiters are queued.
+    LeftFree,
+}
+
+/// A `Lock`'s own state, beside the core's.
+pub(crate) struct LockKind {
+    /// The key in read mode, made on the first read acquisition.
+    read: Option<Arc<LockPart>>,
+    /// The acquisition in progress.
+    mode: Mode,
+    /// Whether the acquisition in progress issues a fencing token.
+    fence: bool,
+    /// What the object's last hold is.
+    pub held: Held,
+    /// The lock's `LockKeys::id`, for `retake`.
+    id: u64,
+    /// Replicas that must acknowledge an acquisition (`WAIT`), 0 for none: with
+    /// them, an acquisition waits (at most half a `read_timeout`) until that many
+    /// replicas have it. This narrows the window in which a failover loses the lock;
+    /// it is no guarantee (replication stays asynchronous), so it never fails the
+    /// acquire.
+    wait_replicas: u32,
+    /// Whether this process came back for the lock within `QUICK_RETURN` of its last
+    /// release (set by each acquisition): only then may a short hold be re-taken.
+    pub quick: bool,
+    /// When this object acquired its token.
+    pub acquired_at: Option<Instant>,
+    /// Whether the release in progress is of a short hold (see the module comment).
+    pub short: bool,
+    /// What the last release of this object's own hold did, until the object notes it.
+    pub last: Option<Released>,
+    /// When (and in which process) this object's last release freed the lock for a
+    /// re-take while waiters were queued; its end hands the lock to them.
+    pub left_free: Option<(Instant, u32)>,
+}
+
+impl LockKind {
+    pub fn new(id: u64, wait_replicas: u32) -> Self {
+        LockKind {
+            id,
+            read: None,
+            mode: Mode::Write,
+            fence: false,
+            held: Held::Write,
+            wait_replicas,
+            quick: false,
+            acquired_at: None,
+            short: false,
+            last: None,
+            left_free: None,
+        }
+    }
+
+    /// An acquisition in `mode` starts (`fence`: it issues a fencing token) on `part`.
+    pub fn begin(&mut self, mode: Mode, fence: bool, part: &LockPart) {
+        self.mode = mode;
+        self.fence = fence;
+        if mode == Mode::Read && self.read.is_none() {
+            self.read = Some(Arc::new(LockPart { keys: part.keys.clone(), route: part.route.clone(), read: true }));
+        }
+    }
+
+    fn held_now(&self) -> Held {
+        if self.mode == Mode::Read {
+            Held::Read
+        } else {
+            Held::Write
+        }
+    }
+
+    /// One run of the acquire script (a writer's or a reader's).
+    fn acquire(&self, c: &Common, part: &LockPart, a: &Attempt<'_>, run: &mut dyn FnMut(&Call<'_>) -> redis::RedisResult<Value>, again: bool) -> redis::RedisResult<Try> {
+        let life = a.deadline.map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK).unwrap_or(QUEUE_SLACK).as_millis().to_string();
+        let k = &part.keys;
+        let (token, lease) = (a.token, c.terms.ttl_arg.as_bytes());
+        let reply = match self.mode {
+            Mode::Read => run(&Call::Script(&ReadAcquire {
+                lock: &k.lock,
+                queue: &k.queue,
+                readers: &k.readers,
+                owner: &k.owner,
+                token,
+                lease,
+                sent: a.sent,
+                life: life.as_bytes(),
+                info: &c.record,
+                again,
+            }))?,
+            _ => run(&Call::Script(&Acquire {
+                lock: &k.lock,
+                queue: &k.queue,
+                fence: &k.fence,
+                readers: &k.readers,
+                owner: &k.owner,
+                token,
+                lease,
+                sent: a.sent,
+                life: life.as_bytes(),
+                info: &c.record,
+                fair: c.terms.fair,
+                again,
+                chosen: c.caller_token,
+                fenced: self.fence,
+                upgrade: self.mode == Mode::Upgrade,
+            }))?,
+        };
+        match waiting::reply_parts(&reply) {
+            Some((1, number, _, _)) => Ok(Try::Acquired(self.fence.then(|| vec![number]))),
+            Some((4, _, _, _)) => Ok(Try::Unsure),
+            Some((_, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
+            None => Err(unexpected("lock/acquire", &reply)),
+        }
+    }
+}
+
+impl Kind for LockKind {
+    type Part = LockPart;
+
+    fn attempt(&self, c: &Common, part: &LockPart, a: &Attempt<'_>) -> Result<Try> {
+        // A retry after a lost reply must find what the first run did.
+        part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| self.acquire(c, part, a, run, a.again || settling))
+    }
+
+    fn first_try(&self, c: &Common, part: &LockPart, token: &[u8]) -> Result<Try> {
+        if self.mode != Mode::Write || c.terms.fair {
+            return self.attempt(c, part, &Attempt { token, sent: b"", again: false, deadline: None });
+        }
+        let k = &part.keys;
+        let lease = c.terms.ttl_arg.as_bytes();
+        if self.fence || c.owner_info {
+            // A second run settles a lost reply: it finds the key held by this token.
+            return part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| {
+                // Only what is needed: each key and argument costs its encoding.
+                let owner = c.owner_info.then_some(&k.owner[..]);
+                let take = Take { lock: &k.lock, fence: &k.fence, owner, token, lease, again: settling, chosen: c.caller_token, fenced: self.fence, info: owner.map(|_| &c.record[..]) };
+                let reply = run(&Call::Script(&take))?;
+                match resp::int(&reply) {
+                    Some(0) => Ok(Try::busy_unqueued()),
+                    Some(-1) => Ok(Try::Unsure),
+                    Some(n) => Ok(Try::Acquired(self.fence.then(|| vec![n]))),
+                    None => Err(unexpected("lock/take", &reply)),
+                }
+            });
+        }
+        // On a Redlock quorum this is `SET NX PX` on every node, undone by the release.
+        let undo = part.release(token, false);
+        let taken = |took| if took { Try::Acquired(None) } else { Try::busy_unqueued() };
+        let attempt = Attempt { token, sent: b"", again: true, deadline: None };
+        part.route.take(&k.lock, token, c.terms.lease, &Call::Script(&undo), |run, settling| {
+            if settling {
+                // The SET's reply was lost: the script finds out whether it landed. It
+                // must not issue a number: finding the key held already, it would read
+                // the counter, whose value is the previous holder's (`fence` is off here).
+                return self.acquire(c, part, &attempt, run, true);
+            }
+            let reply = match c.terms.lease {
+                Some(_) => run(&Call::Command(&[b"SET", &k.lock, token, b"NX", b"PX", lease]))?,
+                None => run(&Call::Command(&[b"SET", &k.lock, token, b"NX"]))?,
+            };
+            match reply {
+                Value::Okay => Ok(Try::Acquired(None)),
+                // The holder's lease is not known; the waiting loop asks the script.
+                Value::Nil => Ok(Try::busy_unqueued()),
+                // A broken or hostile server: an error, never `false`.
+                other => Err(RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("to SET NX: {other:?}")))),
+            }
+        }, taken)
+    }
+
+    /// The first try again: the cheapest, and the one a quorum runs on every node.
+    fn poll(&self, c: &Common, part: &LockPart, token: &[u8], _deadline: Instant) -> Result<Try> {
+        self.first_try(c, part, token)
+    }
+
+    fn entry(&self, c: &Common, _part: &LockPart, token: &[u8], channel: &str) -> Vec<u8> {
+        let mark = if self.mode == Mode::Read { Mark::Reader } else { Mark::Writer(self.fence) };
+        entry::entry(&c.terms.ttl_arg, mark, channel, b"", token)
+    }
+
+    /// A write lock handed over carries its fencing token (the counter's value, when
+    /// one was asked for); a read share none. For an upgrade, finding its own read
+    /// share is no grant.
+    fn cancel(&self, c: &Common, part: &LockPart, token: &[u8], entry: &[u8]) -> Result<Option<Fences>> {
+        let k = &part.keys;
+        let cancel = Cancel { lock: &k.lock, queue: &k.queue, fence: &k.fence, readers: &k.readers, owner: &k.owner, token, entry, lease: c.terms.ttl_arg.as_bytes(), chosen: c.caller_token };
+        let reply = part.route.ask(&Call::Script(&cancel))?;
+        let pair = match &reply {
+            Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
+            _ => None,
+        };
+        Ok(match pair.ok_or_else(|| part.route.unexpected("lock/cancel", &reply))? {
+            (1, number) if self.mode != Mode::Read => Some(self.fence.then(|| vec![number])),
+            (2, _) if self.mode == Mode::Read => Some(None),
+            _ => None,
+        })
+    }
+
+    fn release(&mut self, _c: &Common, part: &LockPart, token: &[u8], own: bool) -> Result<u64> {
+        // No token is empty: the empty one is the script's sign of a forced release.
+        if token.is_empty() {
+            return Ok(0);
+        }
+        let released = if own && self.held == Held::Read {
+            read_release(part, token)?
+        } else {
+            release_script(part, token, self.short && own)?
+        };
+        if own {
+            self.last = Some(released);
+        }
+        Ok(u64::from(released != Released::No))
+    }
+
+    fn fire_release(&mut self, _c: &Common, part: &LockPart, token: &[u8], watch: Watch) -> Result<()> {
+        if self.held == Held::Read {
+            part.route.fire(&Call::Script(&part.read_release(token)), Some(watch))?;
+            self.last = Some(Released::Yes);
+        } else {
+            part.route.fire(&Call::Script(&part.release(token, self.short)), Some(watch))?;
+            // Whether a short hold only freed the lock is not known: the object's end
+            // hands it to the waiters if it did (`kick` does nothing otherwise).
+            self.last = Some(if self.short { Released::LeftFree } else { Released::Yes });
+        }
+        Ok(())
+    }
+
+    fn held_as(&self, part: &Arc<LockPart>) -> Arc<dyn Part> {
+        match (&self.read, self.mode) {
+            (Some(read), Mode::Read) => read.clone(),
+            _ => part.clone(),
+        }
+    }
+
+    /// A writer's renewal, or (`Lost`, not this object's write hold) a reader's: the
+    /// token may be a reader's (a lease-only route has none).
+    fn renew(&self, _c: &Common, part: &LockPart, token: &[u8], ms: &[u8], lease: Duration, own: bool) -> Result<Extended> {
+        let reading = own && self.held == Held::Read;
+        let extended = if reading { Extended::Lost } else { part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)? };
+        match extended {
+            Extended::Lost if (reading || !own) && !part.route.lease_only() => part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease),
+            other => Ok(other),
+        }
+    }
+
+    fn straight_to_wait(&self, _c: &Common, start: Instant) -> bool {
+        self.mode != Mode::Upgrade && retake::contended_lately(self.id, start)
+    }
+
+    fn contended(&self, busy: bool, at: Instant) {
+        retake::note_contended(self.id, busy, at);
+    }
+
+    fn taking(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8]) {
+        self.held = self.held_now();
+        if self.held == Held::Write && self.wait_replicas > 0 {
+            // `WAIT` covers this connection's own writes, and a lock handed over was
+            // written by the releaser: a token-checked renewal goes first.
+            let part = &parts[0];
+            part.route.wait_replicas(self.wait_replicas, &Call::Script(&part.renew(token, c.terms.ttl_arg.as_bytes(), false)));
+        }
+        self.acquired_at = Some(Instant::now());
+        // A read share has no fencing token.
+        if self.held == Held::Read {
+            c.fences = None;
+        }
+        c.ever_held = self.held == Held::Write;
+    }
+
+    fn maybe_taken(&mut self, c: &mut Common) {
+        self.held = self.held_now();
+        c.ever_held = self.held == Held::Write;
+    }
+}
+
+/// Runs the writer's release script where the key lives (on a Redlock quorum, what a
+/// majority answered counts); `short` as in `release.lua`. A token that readers hold
+/// may be one of them: its share is released then.
+pub(crate) fn release_script(part: &LockPart, token: &[u8], short: bool) -> Result<Released> {
+    let reply = part.route.ask(&Call::Script(&part.release(token, short)))?;
+    match resp::int(&reply) {
+        Some(1) => Ok(Released::Yes),
+        Some(2) => Ok(Released::LeftFree),
+        // Held by readers: the token may be one of them.
+        Some(-1) => read_release(part, token),
+        _ => Ok(Released::No),
+    }
+}
+
+/// Releases a reader's share.
+fn read_release(part: &LockPart, token: &[u8]) -> Result<Released> {
+    let reply = part.route.ask(&Call::Script(&part.read_release(token)))?;
+    Ok(if resp::int(&reply) == Some(1) { Released::Yes } else { Released::No })
+}
+
+/// A reply of a shape the script never gives: the server is not what it seems.
+fn unexpected(script: &str, reply: &Value) -> RedisError {
+    RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{script} script: {reply:?}")))
+}
+

@@ -1,0 +1,76 @@
+//! A `Lock`'s key as a hold holds it, in write or read mode: where it lives, and how
+//! the watchdog renews it and request end releases it.
+
+use crate::hold::table::Part;
+use crate::keys::LockKeys;
+use crate::kinds::lock::scripts::{ReadRelease, ReadRenew, Release, Renew};
+use crate::net::call::Call;
+use crate::topology::route::Route;
+
+/// How long (ms, as the scripts take it) the first waiter lets short holds pass it
+/// over before release must hand over (see the module comment of `lock`).
+pub(crate) const PATIENCE_MS: &[u8] = b"5";
+
+/// A lock's key on its route, held by a writer or (`read`) a reader.
+#[derive(Debug)]
+pub(crate) struct LockPart {
+    pub keys: LockKeys,
+    pub route: Route,
+    pub read: bool,
+}
+
+impl LockPart {
+    /// The release of a writer's `token` (`short`: a short hold, see `release.lua`;
+    /// an empty token forces the lock free).
+    pub fn release<'a>(&'a self, token: &'a [u8], short: bool) -> Release<'a> {
+        let k = &self.keys;
+        Release { lock: &k.lock, queue: &k.queue, patience: &k.patience, fence: &k.fence, readers: &k.readers, owner: &k.owner, token, wait: PATIENCE_MS, short }
+    }
+
+    /// The release of a reader's share.
+    pub fn read_release<'a>(&'a self, token: &'a [u8]) -> ReadRelease<'a> {
+        let k = &self.keys;
+        ReadRelease { lock: &k.lock, queue: &k.queue, fence: &k.fence, readers: &k.readers, owner: &k.owner, token }
+    }
+
+    /// A writer's renewal (`owner`: its record kept as long).
+    pub fn renew<'a>(&'a self, token: &'a [u8], lease: &'a [u8], owner: bool) -> Renew<'a> {
+        Renew { lock: &self.keys.lock, owner: owner.then_some(&self.keys.owner[..]), token, lease }
+    }
+
+    /// A reader's renewal.
+    pub fn read_renew<'a>(&'a self, token: &'a [u8], lease: &'a [u8]) -> ReadRenew<'a> {
+        let k = &self.keys;
+        ReadRenew { lock: &k.lock, readers: &k.readers, owner: Some(&k.owner), token, lease }
+    }
+}
+
+impl Part for LockPart {
+    fn route(&self) -> &Route {
+        &self.route
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.keys.lock
+    }
+
+    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+        if self.read {
+            with(&Call::Script(&self.read_renew(token, lease_ms)));
+        } else {
+            with(&Call::Script(&self.renew(token, lease_ms, true)));
+        }
+    }
+
+    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+        if token.is_empty() {
+            // No token is empty: an empty one would force the lock free.
+            return;
+        }
+        if self.read {
+            with(&Call::Script(&self.read_release(token)));
+        } else {
+            with(&Call::Script(&self.release(token, false)));
+        }
+    }
+}

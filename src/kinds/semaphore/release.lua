@@ -1,0 +1,29 @@
+-- release: gives up a hold's permits and hands the freed ones out, fairly if the
+-- holders were taken in fair mode.
+--
+-- @key sem         the semaphore's hash (see lib/permits)
+-- @key queue       the queue
+-- @key patience    the first waiter's patience
+-- @key holders     the holders, scored by when their lease ends
+-- @arg token       the token
+-- @arg wait        the first waiter's patience in ms
+--
+-- Returns 1 when the hold was released with its lease still running, 0 when the
+-- token held nothing (or its lease had ended).
+--@include semaphore/lib/permits
+--@include semaphore/lib/hand_out
+-- One read for what the release needs (the hold's weight, the semaphore's terms and
+-- the permits held, after the reclaim above), and ZREM as the test of a live hold.
+-- The permits held are written once: by the grant that hands them on, or here.
+local w, count, fair, held = unpack(redis.call('hmget', sem, 'w:' .. token, 'permits', 'fair', 'used'))
+held = tonumber(held) or 0
+local live = 0
+if redis.call('zrem', holders, token) == 1 then
+    live = 1
+    redis.call('hdel', sem, 'w:' .. token, 'o:' .. token)
+    held = held - (tonumber(w) or 0)
+end
+local given = count and hand_out(tonumber(count), fair == '1', wait, held)
+if live == 1 and not given then redis.call('hset', sem, 'used', held) end
+keep()
+return live
