@@ -23,6 +23,7 @@ pub(crate) fn begin(buf: &mut Vec<u8>, count: usize) {
 }
 
 /// Appends one part of a command.
+#[inline(always)]
 pub(crate) fn push_bulk(buf: &mut Vec<u8>, part: &[u8]) {
     push_header(buf, b'$', part.len(), part.len() + 2);
     buf.extend_from_slice(part);
@@ -38,7 +39,9 @@ pub(crate) fn push_bulk_number(buf: &mut Vec<u8>, n: usize) {
 
 /// Appends `kind`, `n` in decimal and CRLF, with room for `more` bytes after
 /// them. Nearly every count and length has one or two digits; writing those as a
-/// fixed-size piece keeps a part to one capacity check and no `memcpy` call.
+/// fixed-size piece keeps a part to one capacity check and no `memcpy` call. Inlined
+/// into each part's writer: a call's entry and exit were a fifth of its cost.
+#[inline(always)]
 fn push_header(buf: &mut Vec<u8>, kind: u8, n: usize, more: usize) {
     buf.reserve(23 + more);
     if n < 10 {

@@ -4,54 +4,17 @@
 // accepts them as named arguments (`new Lock($k, lockOut: 5)`).
 #![allow(non_snake_case)]
 
-use super::ini;
+use super::args::{chosen, settings, token_zval, Seconds};
+use super::held::{run_held, Holder};
 use super::late::Core;
-use crate::config::{OptValue, Settings, Source};
-use crate::error::LockError;
 use crate::kinds::lock;
-use crate::token::{self, Token};
 use ext_php_rs::binary::Binary;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
-use ext_php_rs::types::{ArrayKey, ZendCallable, ZendHashTable, Zval};
-use ext_php_rs::zend::{bailout, try_catch, CatchError};
+use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
 use std::cell::RefCell;
-use std::panic::AssertUnwindSafe;
-
-/// A float parameter in seconds (`$timeOut`, `$lockOut`), taken exactly as an `f64`
-/// is. It exists for its default: ext-php-rs writes a parameter's default as stub
-/// text on every call, and formatting the two floats was a tenth of a `new Lock`.
-#[derive(Clone, Copy)]
-pub struct Seconds(pub f64);
-
-impl From<f64> for Seconds {
-    fn from(s: f64) -> Self {
-        Seconds(s)
-    }
-}
-
-impl ext_php_rs::convert::FromZval<'_> for Seconds {
-    const TYPE: ext_php_rs::flags::DataType = ext_php_rs::flags::DataType::Double;
-
-    fn from_zval(zval: &Zval) -> Option<Self> {
-        <f64 as ext_php_rs::convert::FromZval>::from_zval(zval).map(Seconds)
-    }
-}
-
-impl ext_php_rs::convert::StubLiteral for Seconds {
-    fn stub_literal(&self) -> String {
-        // The text f64's own stub literal gives, without formatting the defaults.
-        if self.0 == 0.0 {
-            "0.0".into()
-        } else if self.0 == 10.0 {
-            "10.0".into()
-        } else {
-            self.0.stub_literal()
-        }
-    }
-}
 
 /// A distributed lock on one Redis key.
 ///
@@ -84,70 +47,6 @@ impl Lock {
     }
 }
 
-pub(super) fn token_zval(token: Option<Token>) -> Zval {
-    let mut z = Zval::new();
-    match token {
-        // Binary-safe: a caller may have chosen any bytes.
-        Some(t) => z.set_binary(t),
-        None => z.set_bool(false),
-    }
-    z
-}
-
-/// A token the caller chose, checked (1 to 256 bytes); `label` names the argument.
-pub(super) fn chosen(label: &str, token: Option<BinarySlice<u8>>) -> PhpResult<Option<Token>> {
-    match token {
-        Some(t) => {
-            token::check_chosen(label, &t)?;
-            Ok(Some(t.to_vec()))
-        }
-        None => Ok(None),
-    }
-}
-
-/// The php.ini settings, overridden by an `$options` array (`label` names it in errors).
-pub(super) fn settings(options: Option<&ZendHashTable>, label: &str) -> PhpResult<Settings> {
-    let mut settings = ini::settings()?;
-    if let Some(options) = options {
-        for (name, value) in options.iter() {
-            let name = match &name {
-                ArrayKey::String(s) => s.as_str(),
-                ArrayKey::Str(s) => s,
-                ArrayKey::ZendString(s) => s.as_str().unwrap_or("\u{fffd}"),
-                ArrayKey::Long(i) => return Err(LockError::InvalidValue(format!("{label} must have string keys, {i} given")).into()),
-            };
-            settings.set(name, &option_value(value), Source::Option)?;
-        }
-    }
-    Ok(settings)
-}
-
-fn option_value(z: &Zval) -> OptValue {
-    if let Some(s) = z.zend_str() {
-        OptValue::Str(s.as_bytes().to_vec())
-    } else if let Some(i) = z.long() {
-        OptValue::Int(i)
-    } else if let Some(f) = z.double() {
-        OptValue::Float(f)
-    } else if let Some(b) = z.bool() {
-        OptValue::Bool(b)
-    } else if z.is_null() {
-        OptValue::Null
-    } else if let Some(list) = z.array() {
-        // A list of strings (Redlock servers, sentinels, cluster seeds); anything else in it
-        // is a type error.
-        let items: Option<Vec<Vec<u8>>> =
-            list.iter().map(|(_, v)| v.zend_str().map(|s| s.as_bytes().to_vec())).collect();
-        match items {
-            Some(items) => OptValue::List(items),
-            None => OptValue::Other("array"),
-        }
-    } else if z.is_object() {
-        OptValue::Other("object")
-    } else {
-        OptValue::Other("resource")
-    }
-}
 
 #[php_impl]
 impl Lock {
@@ -345,63 +244,11 @@ impl Lock {
     }
 }
 
-/// What `synchronized()` needs of a core object once its callable has run.
-pub(super) trait Holder {
-    /// Releases after a normal return: an error when the hold was lost meanwhile.
-    fn finish(&mut self, token: &[u8]) -> crate::error::Result<()>;
-    /// Releases after anything else, without waiting for the answer, ignoring errors
-    /// (the lease ends it then).
-    fn release_quietly(&mut self, token: &[u8]);
-}
-
 impl Holder for lock::Lock {
     fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
         lock::Lock::finish(self, token)
     }
     fn release_quietly(&mut self, token: &[u8]) {
         self.release_unseen(token);
-    }
-}
-
-/// Runs `callable` while the hold `token` of `core` is held, then releases it
-/// whatever happens, so that the callable's own exception, `exit()` or fatal error
-/// is what the caller sees; after a normal return, a hold lost meanwhile is an error.
-pub(super) fn run_held<H: Holder>(callable: ZendCallable, token: Token, core: &RefCell<H>) -> PhpResult<Zval> {
-    let busy = || PhpException::from_message("redis-lock: the object is busy".to_string());
-    let finish = |token: &[u8]| -> PhpResult<()> { Ok(core.try_borrow_mut().map_err(|_| busy())?.finish(token)?) };
-    let release_quietly = |token: &[u8]| {
-        if let Ok(mut core) = core.try_borrow_mut() {
-            core.release_quietly(token);
-        }
-    };
-    let ran = try_catch(AssertUnwindSafe(|| callable.try_call(vec![])));
-    let release_quietly = || release_quietly(&token);
-    match ran {
-        Ok(Ok(value)) => {
-            finish(&token)?;
-            Ok(value)
-        }
-        // It threw (or called exit()): its exception stays pending.
-        Ok(Err(ext_php_rs::error::Error::ExceptionPending { .. })) => {
-            release_quietly();
-            Ok(Zval::new())
-        }
-        Err(CatchError::Bailout) => {
-            release_quietly();
-            drop(token);
-            // A fatal error: the engine goes on unwinding to its own handler.
-            // SAFETY: nothing owned by this frame is left to drop (the caller's frame
-            // owns nothing either: the token was moved here).
-            unsafe { bailout() }
-        }
-        // The call itself failed, with no exception of its own to show for it.
-        Ok(Err(e)) => {
-            release_quietly();
-            Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e}")))
-        }
-        Err(e) => {
-            release_quietly();
-            Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e:?}")))
-        }
     }
 }

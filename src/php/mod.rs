@@ -1,9 +1,17 @@
 //! The PHP binding: argument conversion, exceptions, INI entries, phpinfo and
 //! module registration. All behaviour lives in the core.
+//!
+//! `class`, `semaphore` and `multi` are the three classes over the core's kinds;
+//! `args` converts the arguments they share, `held` runs `synchronized()`, `late`
+//! guards a method call (and warns of a loss learned late), `observe` shows what the
+//! core observes (inspections, counters, listings), `ini` the directives,
+//! `exceptions` the exception classes, `engine` and `worker` the engine's hooks.
 
+mod args;
 mod class;
 mod engine;
 mod exceptions;
+mod held;
 mod ini;
 mod late;
 mod multi;

@@ -2,7 +2,7 @@
 //! process's counters (`redis_lock_stats()`), listings (`redis_lock_scan()`), and
 //! what `owner_info` records of the current request (the SAPI and the script).
 
-use super::class::settings;
+use super::args::settings;
 use crate::kinds::catalog;
 use crate::kinds::lock::Inspection;
 use crate::kinds::semaphore;

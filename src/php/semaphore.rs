@@ -4,7 +4,8 @@
 // arguments (`new Semaphore($k, 4, lockOut: 5)`).
 #![allow(non_snake_case)]
 
-use super::class::{run_held, settings, token_zval, Holder, Seconds};
+use super::args::{settings, token_zval, Seconds};
+use super::held::{run_held, Holder};
 use super::late::Core;
 use crate::kinds::semaphore;
 use ext_php_rs::binary_slice::BinarySlice;
@@ -111,13 +112,9 @@ impl Semaphore {
         Ok(self.core()?.is_owned(token.as_deref().copied())?)
     }
 
-    /// How long this object's permits surely last, in seconds, as this process counts it
-    /// without asking Redis: from when the acquiring command was sent (or from the
-    /// server's time in a hand-over), each confirmed renewal or extension moving it
-    /// on, less the clock drift allowed for (1% of the lease, plus 2 ms). 0.0 when the
-    /// object holds nothing, its hold was found lost, or that time has passed; INF for
-    /// a lease that never ends. Work that must not outlive the lock checks it before
-    /// each step it cannot undo; it is the bound the lock promises exclusion for.
+    /// How long this object's permits surely last, in seconds, as this process counts
+    /// it without asking Redis (as Lock::getRemainingLifetime(): the bound the hold promises
+    /// exclusion for); 0.0 when it holds nothing, INF for a lease that never ends.
     pub fn get_remaining_lifetime(&self) -> PhpResult<f64> {
         Ok(crate::kinds::lock::seconds(self.core()?.remaining()))
     }

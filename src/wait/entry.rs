@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 /// Who waits, as an entry's mark says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mark {
+pub enum Mark {
     /// A writer of a `Lock`; `true`: it wants a fencing token.
     Writer(bool),
     /// A reader of a `Lock`.
@@ -37,7 +37,7 @@ pub(crate) enum Mark {
 
 /// An entry, less its head (`head`): `lease_ms` is the lease as the scripts take it,
 /// `keys` a group's key list (`Mark::Group` only, see there).
-pub(crate) fn entry(lease_ms: &str, mark: Mark, channel: &str, keys: &[u8], token: &[u8]) -> Vec<u8> {
+pub fn entry(lease_ms: &str, mark: Mark, channel: &str, keys: &[u8], token: &[u8]) -> Vec<u8> {
     let mut e = String::with_capacity(lease_ms.len() + channel.len() + 16);
     let _ = match mark {
         Mark::Writer(fenced) => write!(e, "{lease_ms}:{}", if fenced { '1' } else { '0' }),
@@ -55,7 +55,7 @@ pub(crate) fn entry(lease_ms: &str, mark: Mark, channel: &str, keys: &[u8], toke
 }
 
 /// One key of a group's list (`Mark::Group`), appended to `out`.
-pub(crate) fn group_key(out: &mut Vec<u8>, read: bool, names: [&[u8]; 4]) {
+pub fn group_key(out: &mut Vec<u8>, read: bool, names: [&[u8]; 4]) {
     out.push(if read { b'r' } else { b'w' });
     for name in names {
         out.extend_from_slice(name.len().to_string().as_bytes());
@@ -80,7 +80,7 @@ pub(crate) fn head(ep: &Endpoint, deadline: Instant) -> Vec<u8> {
 
 /// A message on the wake channel, for this wait's token.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Message {
+pub enum Message {
     /// `g[<fencing token>][@<ms>]:<token>`: the hold is this waiter's, with the
     /// fencing token when it asked for one, since the server's time `ms` when given.
     Grant(Option<i64>, Option<i64>),
@@ -89,7 +89,7 @@ pub(crate) enum Message {
 }
 
 /// `msg` read as a message for `token`; `None` for another token's, or another shape.
-pub(crate) fn message(msg: &[u8], token: &[u8]) -> Option<Message> {
+pub fn message(msg: &[u8], token: &[u8]) -> Option<Message> {
     let (&kind, rest) = msg.split_first()?;
     let colon = rest.iter().position(|&b| b == b':')?;
     if &rest[colon + 1..] != token {

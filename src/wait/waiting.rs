@@ -89,9 +89,34 @@ const EXPIRY_SLACK: Duration = Duration::from_millis(2);
 /// a subscriber connection that died without a word).
 const RECHECK_EVERY: Duration = Duration::from_secs(1);
 
-/// The fencing tokens of a hold, one per key taken alone (0 for a read share),
-/// when they were asked for.
-pub(crate) type Fences = Option<Vec<i64>>;
+/// The fencing tokens of a hold, one per key taken alone (0 for a read share), when
+/// they were asked for.
+pub(crate) type Fences = Option<Numbers>;
+
+/// Fencing tokens, kept without an allocation for the one key most holds have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Numbers {
+    One(i64),
+    Many(Vec<i64>),
+}
+
+impl Numbers {
+    /// The numbers of `list`, in order.
+    pub(crate) fn of(list: Vec<i64>) -> Numbers {
+        match list[..] {
+            [one] => Numbers::One(one),
+            _ => Numbers::Many(list),
+        }
+    }
+
+    /// The numbers, in order.
+    pub(crate) fn as_slice(&self) -> &[i64] {
+        match self {
+            Numbers::One(one) => std::slice::from_ref(one),
+            Numbers::Many(many) => many,
+        }
+    }
+}
 
 /// What one try found.
 pub(crate) enum Try {
@@ -475,7 +500,7 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
         };
         match sub.next_grant(*until - now) {
             Ok(Some(msg)) => match entry::message(&msg, token) {
-                Some(Message::Grant(fence, at)) => return Heard::Granted(fence.map(|n| vec![n]), at),
+                Some(Message::Grant(fence, at)) => return Heard::Granted(fence.map(Numbers::One), at),
                 Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
                 // A message left over from an earlier wait that ended another way.
                 None => {}

@@ -14,10 +14,10 @@ use crate::hold::table::Part;
 use crate::error::{LockError, Result};
 use crate::hold::table::{Hold, Owner, Renewal};
 use crate::kinds::core::wait::PartWait;
-use crate::kinds::core::{Holder, Kind};
+use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
 use crate::token::Token;
-use crate::wait::waiting::{self, Fences, Try, Until, Waited};
+use crate::wait::waiting::{self, Fences, Numbers, Try, Until, Waited};
 use std::time::Instant;
 
 /// What a round took of one part: its fencing tokens, and when its lease ends at the
@@ -25,17 +25,16 @@ use std::time::Instant;
 type Taken = (Fences, Until);
 
 impl<K: Kind> Holder<K> {
-    /// The one way in for every acquisition: `token` (`chosen`: the caller's, which
-    /// another holder may use too) with one try on each part, or (`wait`) until the
-    /// deadline. `Ok(None)` when busy then.
-    pub fn obtain(&mut self, token: Token, chosen: bool, wait: bool) -> Result<Option<Token>> {
-        let start = Instant::now();
+    /// The one way in for every acquisition, which started at `start`: `token`
+    /// (`chosen`: the caller's, which another holder may use too) with one try on each
+    /// part, or (`wait`) until the deadline. `Ok(None)` when busy then.
+    pub fn obtain(&mut self, start: Instant, token: Token, chosen: bool, wait: bool) -> Result<Option<Token>> {
         let deadline = self.c.terms.deadline(start);
         self.c.caller_token = chosen;
         if self.c.owner_info {
             self.c.record = crate::owner::record();
         }
-        let mut got: Vec<Option<Taken>> = self.parts.iter().map(|_| None).collect();
+        let mut got: PerPart<Option<Taken>> = PerPart::new(self.parts.len(), |_| None);
         let mut waited = false;
         loop {
             // The part found busy: whether a try found it so, and whether that try took
@@ -90,9 +89,19 @@ impl<K: Kind> Holder<K> {
                 if !waited {
                     self.kind.contended(false, start);
                 }
+                // One part was found fresh as it was taken; of several, the first ones
+                // taken may have run out since.
+                if let [Some((fences, until))] = &mut got[..] {
+                    let (fences, until) = (fences.take(), *until);
+                    return Ok(Some(self.took(token, fences, until)));
+                }
                 let until = got.iter().flatten().filter_map(|(_, u)| *u).min();
                 if !waiting::is_stale(until) {
-                    let fences: Fences = got.iter_mut().map(|t| t.take().and_then(|(f, _)| f)).collect::<Option<Vec<Vec<i64>>>>().map(|f| f.concat());
+                    let fences: Fences = got
+                        .iter_mut()
+                        .map(|t| t.take().and_then(|(f, _)| f))
+                        .collect::<Option<Vec<Numbers>>>()
+                        .map(|f| Numbers::of(f.iter().flat_map(|n| n.as_slice()).copied().collect()));
                     return Ok(Some(self.took(token, fences, until)));
                 }
                 // Taken too late to be used (a paused process): given back, and tried again.
@@ -143,9 +152,9 @@ impl<K: Kind> Holder<K> {
     /// `auto_renew`, on a schedule counted from when the lease began, not from now).
     pub(crate) fn took(&mut self, token: Token, fences: Fences, until: Until) -> Token {
         self.c.fences = if self.c.fencing { fences } else { None };
-        self.kind.taking(&mut self.c, &self.parts, &token);
-        crate::stats::note(crate::stats::Counter::Acquired);
         let now = Instant::now();
+        self.kind.taking(&mut self.c, &self.parts, &token, now);
+        crate::stats::note(crate::stats::Counter::Acquired);
         self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
         token
     }

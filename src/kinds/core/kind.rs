@@ -4,7 +4,7 @@
 
 use crate::error::Result;
 use crate::hold::table::Part;
-use crate::kinds::core::Common;
+use crate::kinds::core::common::Common;
 use crate::net::wire::Watch;
 use crate::topology::route::Extended;
 use crate::wait::waiting::{Fences, Try};
@@ -101,8 +101,8 @@ pub(crate) trait Kind: Sized {
     fn contended(&self, _busy: bool, _at: Instant) {}
 
     /// An acquisition of `token` on `parts` is about to be recorded (after its last
-    /// try), its fencing tokens, if any, in `c.fences`.
-    fn taking(&mut self, _c: &mut Common, _parts: &[Arc<Self::Part>], _token: &[u8]) {}
+    /// try, found fresh at `now`), its fencing tokens, if any, in `c.fences`.
+    fn taking(&mut self, _c: &mut Common, _parts: &[Arc<Self::Part>], _token: &[u8], _now: Instant) {}
 
     /// A hold of `token` may have been taken by a try whose reply was lost: it is
     /// recorded, unrenewed, so that a release clears it.

@@ -13,9 +13,11 @@
 //!   end), `extendLock()`, and what the object says of its hold.
 
 mod acquire;
+mod common;
 mod kind;
 mod wait;
 
+pub(crate) use common::{Common, PerPart};
 pub(crate) use kind::{Attempt, Kind};
 
 use crate::clock::Boot;
@@ -23,7 +25,7 @@ use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
 use crate::hold::table::{self, Hold, Part};
 use crate::net::wire::Watch;
-use crate::terms::{self, Terms};
+use crate::terms;
 use crate::token::Token;
 use crate::topology::route::Extended;
 use std::sync::Arc;
@@ -33,74 +35,26 @@ use std::time::Duration;
 /// it (at its deadline) still finds it.
 pub(crate) const QUEUE_SLACK: Duration = Duration::from_secs(5);
 
-/// What every object keeps besides its kind's own state.
-pub(crate) struct Common {
-    /// What it is, in messages: "lock", "semaphore", "multilock".
-    pub what: &'static str,
-    /// Its name in messages: the key as given, or a MultiLock's keys.
-    pub name: Vec<u8>,
-    /// Its wait, lease and keeping.
-    pub terms: Terms,
-    /// Whether it issues fencing tokens (never on a Redlock quorum).
-    pub fencing: bool,
-    /// Record who holds it (`owner_info`; never on a Redlock quorum).
-    pub owner_info: bool,
-    /// Whether the acquisition in progress takes a token the caller chose, which may
-    /// be another holder's too, rather than one of its own.
-    pub caller_token: bool,
-    /// The record of the acquisition in progress (`owner::record`), empty when none is kept.
-    pub record: Vec<u8>,
-    /// The fencing tokens of the last acquisition, one per key, once issued (at the
-    /// acquisition, or when first asked for); kept after the release.
-    pub fences: Option<Vec<i64>>,
-    /// Whether it ever acquired (a write hold): before that there is no fencing token
-    /// to ask for.
-    pub ever_held: bool,
-    /// The connection each part's hold was taken (or last extended) on, for
-    /// `synchronized()` (`Route::serial`): its release goes unawaited only while they
-    /// are the same ones, unclosed (`Route::intact`). A server that restarted without
-    /// its data, or a failover, closed it, and may have forgotten the hold: the
-    /// release then waits for its answer, and tells the caller.
-    pub serials: Vec<Option<u64>>,
-}
-
-impl Common {
-    /// The common state of a new object: `what` named `name`, on these terms.
-    pub fn new(what: &'static str, name: Vec<u8>, terms: Terms, fencing: bool, owner_info: bool) -> Self {
-        Common {
-            what,
-            name,
-            terms,
-            fencing,
-            owner_info,
-            caller_token: false,
-            record: Vec::new(),
-            fences: None,
-            ever_held: false,
-            serials: Vec::new(),
-        }
-    }
-
-    /// A timeout error for `synchronized()`.
-    pub fn timeout(&self) -> LockError {
-        LockError::timeout(self.what, &self.name, self.terms.wait)
-    }
-}
-
 /// An object of a kind of hold: its parts, its claim on each (one hold each in the
 /// table), and the kind's own state.
 pub(crate) struct Holder<K: Kind> {
     pub c: Common,
-    pub parts: Vec<Arc<K::Part>>,
+    pub parts: PerPart<Arc<K::Part>>,
     /// One claim per part, in the parts' order.
-    pub claims: Vec<Claim>,
+    pub claims: PerPart<Claim>,
     pub kind: K,
 }
 
 impl<K: Kind> Holder<K> {
+    /// An object of `kind` on one part.
+    pub fn one(c: Common, part: Arc<K::Part>, kind: K) -> Self {
+        Holder { claims: PerPart::One([Claim::default()]), c, parts: PerPart::One([part]), kind }
+    }
+
     /// An object of `kind` on `parts` (at least one).
     pub fn new(c: Common, parts: Vec<Arc<K::Part>>, kind: K) -> Self {
-        Holder { claims: parts.iter().map(|_| Claim::default()).collect(), c, parts, kind }
+        let claims = PerPart::new(parts.len(), |_| Claim::default());
+        Holder { claims, c, parts: PerPart::Many(parts), kind }
     }
 
     /// Whether its parts live on a Redlock quorum, whose safety rests on the lease
@@ -153,12 +107,12 @@ impl<K: Kind> Holder<K> {
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         let Some(token) = self.pick(token) else { return Ok(false) };
         let mut own = false;
-        let mut holds = Vec::with_capacity(self.claims.len());
-        for claim in &mut self.claims {
-            let (mine, hold) = claim.take_for_release(&token);
+        let claims = &mut self.claims;
+        let mut holds = PerPart::new(claims.len(), |i| {
+            let (mine, hold) = claims[i].take_for_release(&token);
             own |= mine;
-            holds.push(hold);
-        }
+            hold
+        });
         let lost = holds.iter().flatten().any(|h| h.lost.is_some());
         let mut held = 0;
         let mut failed = None;
@@ -173,8 +127,8 @@ impl<K: Kind> Holder<K> {
         if let Some(e) = failed {
             let e = unconfirmed(e, holds.iter().flatten().next(), self.c.what, &self.c.name);
             // Tried again by the object's end or request end; otherwise the lease ends them.
-            for (claim, hold) in self.claims.iter_mut().zip(holds) {
-                claim.put_back(hold);
+            for (claim, hold) in self.claims.iter_mut().zip(holds.iter_mut()) {
+                claim.put_back(hold.take());
             }
             return Err(e);
         }
@@ -194,22 +148,23 @@ impl<K: Kind> Holder<K> {
     /// `release` does. A hold the watchdog found lost sends nothing.
     pub fn release_unawaited(&mut self, token: &[u8]) -> Result<()> {
         let by = self.claims.iter().filter_map(|c| c.until().flatten()).min();
-        let holds: Vec<Option<Hold>> = self.claims.iter_mut().map(|c| c.take_for_release(token).1).collect();
+        let claims = &mut self.claims;
+        let mut holds = PerPart::new(claims.len(), |i| claims[i].take_for_release(token).1);
         let lost = holds.iter().flatten().any(|h| h.lost.is_some());
         if !lost || self.kind.releases_lost() {
             for part in &self.parts {
                 // The release answers how many of the part's keys it held.
                 let watch = Watch { what: self.c.what, name: self.c.name.clone(), at_least: self.kind.keys_in(part) as i64, by };
                 if let Err(e) = self.kind.fire_release(&self.c, part, token, watch) {
-                    for (claim, hold) in self.claims.iter_mut().zip(holds) {
-                        claim.put_back(hold);
+                    for (claim, hold) in self.claims.iter_mut().zip(holds.iter_mut()) {
+                        claim.put_back(hold.take());
                     }
                     return Err(e);
                 }
             }
             crate::stats::note(crate::stats::Counter::Released);
         }
-        for claim in &mut self.claims {
+        for claim in self.claims.iter_mut() {
             claim.clear();
         }
         Ok(())

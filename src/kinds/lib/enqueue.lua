@@ -11,18 +11,8 @@ if entry == '' then return {0, pttl} end
 -- Sent as queued, and gone: granted or passed over. Never queued twice.
 if not queued and again and string.byte(sent, 1) ~= 43 then return {3, pttl} end
 if not queued then
-    -- One command per line: an error names its line (see Script::explain).
-    local n
-    if push == 'lpush' then
-        n = redis.call('lpush', queue, entry)
-    else
-        n = redis.call('rpush', queue, entry)
-    end
-    if n == 1 then
-        redis.call('pexpire', queue, life)
-    else
-        redis.call('pexpire', queue, life, 'gt')
-    end
+    --@include lib/queue_entry
+    queue_entry(queue, entry, push, life)
     if info ~= '' then
         --@include lib/own
         local ms = '0'

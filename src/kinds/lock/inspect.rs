@@ -6,7 +6,6 @@
 use crate::error::Result;
 use crate::keys::LockKeys;
 use crate::kinds::lock::scripts::Inspect;
-use crate::kinds::lock::Lock;
 use crate::net::call::Call;
 use crate::net::resp;
 use crate::owner::{self, Owner};
@@ -50,16 +49,6 @@ pub struct Inspection {
     pub mine: bool,
     /// Who holds it, one entry per holder; `None` where no record was kept.
     pub owners: Vec<Option<Owner>>,
-}
-
-impl Lock {
-    /// Looks at the lock (see the module comment). On a Redlock quorum, which keeps
-    /// only the key, it asks the nodes for the key's lease and holder (what a
-    /// majority says): no readers, waiters, fencing numbers or records there.
-    pub fn inspect(&self) -> Result<Inspection> {
-        let part = &self.h.parts[0];
-        inspect_key(&part.route, &part.keys, self.h.token().unwrap_or_default())
-    }
 }
 
 /// What Redis holds for the lock `keys` on `route` now, `mine` telling whether `token`

@@ -8,14 +8,14 @@ use crate::error::Result;
 use crate::hold::table::Part;
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
 use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
-use crate::kinds::lock::{Held, LockPart};
+use crate::kinds::lock::part::LockPart;
 use crate::kinds::retake;
 use crate::net::call::Call;
 use crate::net::resp;
 use crate::net::wire::Watch;
 use crate::topology::route::Extended;
 use crate::wait::entry::{self, Mark};
-use crate::wait::waiting::{self, Fences, Try};
+use crate::wait::waiting::{self, Fences, Numbers, Try};
 use redis::{ErrorKind, RedisError, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +27,13 @@ pub(crate) enum Mode {
     Read,
     /// A read share becoming the write lock, same token.
     Upgrade,
+}
+
+/// What a hold is of its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Held {
+    Write,
+    Read,
 }
 
 /// What a release did.
@@ -143,7 +150,7 @@ impl LockKind {
             }))?,
         };
         match waiting::reply_parts(&reply) {
-            Some((1, number, _, _)) => Ok(Try::Acquired(self.fence.then(|| vec![number]))),
+            Some((1, number, _, _)) => Ok(Try::Acquired(self.fence.then_some(Numbers::One(number)))),
             Some((4, _, _, _)) => Ok(Try::Unsure),
             Some((_, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
             None => Err(unexpected("lock/acquire", &reply)),
@@ -175,7 +182,7 @@ impl Kind for LockKind {
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::busy_unqueued()),
                     Some(-1) => Ok(Try::Unsure),
-                    Some(n) => Ok(Try::Acquired(self.fence.then(|| vec![n]))),
+                    Some(n) => Ok(Try::Acquired(self.fence.then_some(Numbers::One(n)))),
                     None => Err(unexpected("lock/take", &reply)),
                 }
             });
@@ -227,7 +234,7 @@ impl Kind for LockKind {
             _ => None,
         };
         Ok(match pair.ok_or_else(|| part.route.unexpected("lock/cancel", &reply))? {
-            (1, number) if self.mode != Mode::Read => Some(self.fence.then(|| vec![number])),
+            (1, number) if self.mode != Mode::Read => Some(self.fence.then_some(Numbers::One(number))),
             (2, _) if self.mode == Mode::Read => Some(None),
             _ => None,
         })
@@ -288,7 +295,7 @@ impl Kind for LockKind {
         retake::note_contended(self.id, busy, at);
     }
 
-    fn taking(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8]) {
+    fn taking(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8], now: Instant) {
         self.held = self.held_now();
         if self.held == Held::Write && self.wait_replicas > 0 {
             // `WAIT` covers this connection's own writes, and a lock handed over was
@@ -296,7 +303,7 @@ impl Kind for LockKind {
             let part = &parts[0];
             part.route.wait_replicas(self.wait_replicas, &Call::Script(&part.renew(token, c.terms.ttl_arg.as_bytes(), false)));
         }
-        self.acquired_at = Some(Instant::now());
+        self.acquired_at = Some(now);
         // A read share has no fencing token.
         if self.held == Held::Read {
             c.fences = None;

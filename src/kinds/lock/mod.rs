@@ -44,7 +44,8 @@ use crate::terms::{self, Terms};
 use crate::token::{self, Token};
 use crate::topology::route::Route;
 use crate::topology::rules::{self, Need};
-use kind::{LockKind, Mode};
+use crate::wait::waiting::Numbers;
+use kind::{Held, LockKind, Mode};
 use redis::Value;
 use scripts::{Downgrade, Fence, Holds, Kick};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,13 +64,6 @@ static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
 /// but never in a forked child, whose copy of the object belongs to the parent.
 pub struct Lock {
     h: Holder<LockKind>,
-}
-
-/// What a hold is of its lock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Held {
-    Write,
-    Read,
 }
 
 impl Lock {
@@ -93,7 +87,7 @@ impl Lock {
         // Independent counters give no order across holders: see docs/redlock.md.
         let c = Common::new("lock", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings.fencing && !lease_only, settings.owner_info && !lease_only);
         let part = Arc::new(LockPart { keys, route, read: false });
-        Ok(Lock { h: Holder::new(c, vec![part], LockKind::new(id, settings.wait_replicas)) })
+        Ok(Lock { h: Holder::one(c, part, LockKind::new(id, settings.wait_replicas)) })
     }
 
     fn part(&self) -> &LockPart {
@@ -125,7 +119,7 @@ impl Lock {
         }
         EAGER_FENCING.store(true, Ordering::Relaxed);
         if self.h.c.fences.is_some() || !self.h.c.ever_held {
-            return Ok(self.h.c.fences.as_ref().and_then(|f| f.first().copied()));
+            return Ok(self.h.c.fences.as_ref().and_then(|f| f.as_slice().first().copied()));
         }
         let lost = || LockError::Unfenced { key: String::from_utf8_lossy(self.name()).into_owned() };
         let Some(token) = self.h.token().map(<[u8]>::to_vec) else { return Err(lost()) };
@@ -138,7 +132,7 @@ impl Lock {
         if number <= 0 {
             return Err(lost());
         }
-        self.h.c.fences = Some(vec![number]);
+        self.h.c.fences = Some(Numbers::One(number));
         Ok(Some(number))
     }
 
@@ -209,9 +203,9 @@ impl Lock {
         // Decided once for the whole wait: a retry that found the key handed over reads
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
-        let part = self.h.parts[0].clone();
-        self.h.kind.begin(mode, fence, &part);
-        self.h.obtain(token, chosen_token, wait)
+        let h = &mut self.h;
+        h.kind.begin(mode, fence, &h.parts[0]);
+        self.h.obtain(start, token, chosen_token, wait)
     }
 
     /// What this object holds, as far as it knows: none, or a hold the watchdog
@@ -337,6 +331,13 @@ impl Lock {
         self.h.kind.short = retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
         self.h.release_unseen(token);
         self.after_release();
+    }
+
+    /// Looks at the lock in one read-only step (see `inspect`). On a Redlock quorum,
+    /// which keeps only the key, it asks the nodes for the key's lease and holder
+    /// (what a majority says): no readers, waiters, fencing numbers or records there.
+    pub fn inspect(&self) -> Result<Inspection> {
+        inspect_key(&self.part().route, &self.part().keys, self.h.token().unwrap_or_default())
     }
 
     /// Whether anyone holds the lock.

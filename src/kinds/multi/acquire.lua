@@ -159,16 +159,7 @@ if not at then
     entry, stamped = stamp(into, entry, false)
     -- Its cap has passed: its waiter's deadline has too.
     if entry == '' then return {0, pttl} end
-    local len
-    if push == 'lpush' then
-        len = redis.call('lpush', into, entry)
-    else
-        len = redis.call('rpush', into, entry)
-    end
-    if len == 1 then
-        redis.call('pexpire', into, life)
-    else
-        redis.call('pexpire', into, life, 'gt')
-    end
+    --@include lib/queue_entry
+    queue_entry(into, entry, push, life)
 end
 return {2, pttl, entry, stamped}

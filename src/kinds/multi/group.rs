@@ -12,7 +12,7 @@ use crate::net::resp;
 use crate::net::wire::Watch;
 use crate::topology::route::Route;
 use crate::wait::entry::{self, Mark};
-use crate::wait::waiting::{self, Fences, Try};
+use crate::wait::waiting::{self, Fences, Numbers, Try};
 use redis::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -80,7 +80,7 @@ impl GroupsKind {
             if resp::int(items.first().unwrap_or(&Value::Nil)) == Some(1) && items.len() == group.keys.len() + 1 {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
                 let numbers = numbers.ok_or_else(|| group.route.unexpected("multi/acquire", reply))?;
-                return Ok(Try::Acquired(self.fence.then_some(numbers)));
+                return Ok(Try::Acquired(self.fence.then(|| Numbers::of(numbers))));
             }
         }
         match waiting::reply_parts(reply) {
@@ -145,7 +145,7 @@ impl Kind for GroupsKind {
         match &reply {
             Value::Array(items) if items.len() == group.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
-                Ok(Some(numbers.filter(|_| self.fence)))
+                Ok(Some(numbers.filter(|_| self.fence).map(Numbers::of)))
             }
             Value::Array(items) if items.len() == 1 => Ok(None),
             _ => Err(group.route.unexpected("multi/cancel", &reply)),
@@ -171,9 +171,9 @@ impl Kind for GroupsKind {
     }
 
     /// Fencing tokens stand only when every key taken alone has a number.
-    fn taking(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8]) {
+    fn taking(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8], _now: Instant) {
         let reads = &self.reads;
-        c.fences = c.fences.take().filter(|f| f.len() == reads.len() && f.iter().zip(reads).all(|(&n, &r)| r || n > 0));
+        c.fences = c.fences.take().filter(|f| f.as_slice().len() == reads.len() && f.as_slice().iter().zip(reads).all(|(&n, &r)| r || n > 0));
         c.ever_held = true;
     }
 

@@ -48,6 +48,7 @@ use crate::token::{self, Token};
 use crate::topology::route::Route;
 use crate::topology::rules::{self, Need};
 use crate::wait::entry;
+use crate::wait::waiting::Numbers;
 use group::{Group, GroupsKind};
 use redis::Value;
 use scripts::{Fence, State};
@@ -155,7 +156,7 @@ impl MultiLock {
             Some(t) => t,
             None => token::generate()?,
         };
-        self.h.obtain(token, chosen_token, wait)
+        self.h.obtain(std::time::Instant::now(), token, chosen_token, wait)
     }
 
     /// Acquires like `acquire()`, a timeout being `LockError::Timeout` (`synchronized()`).
@@ -259,7 +260,7 @@ impl MultiLock {
         }
         EAGER_FENCING.store(true, Ordering::Relaxed);
         if self.h.c.fences.is_some() || !self.h.c.ever_held {
-            return Ok(self.h.c.fences.clone());
+            return Ok(self.h.c.fences.as_ref().map(|f| f.as_slice().to_vec()));
         }
         let lost = || LockError::Unfenced { key: String::from_utf8_lossy(&self.h.c.name).into_owned() };
         let Some(token) = self.token().map(<[u8]>::to_vec) else { return Err(lost()) };
@@ -283,7 +284,7 @@ impl MultiLock {
             let mut numbers = numbers.ok_or_else(|| group.route.unexpected("multi/fence", &reply))?.into_iter();
             all.extend((0..group.keys.len()).map(|i| if group.is_read(i) { 0 } else { numbers.next().unwrap_or(0) }));
         }
-        self.h.c.fences = Some(all.clone());
+        self.h.c.fences = Some(Numbers::of(all.clone()));
         Ok(Some(all))
     }
 

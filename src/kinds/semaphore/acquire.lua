@@ -57,11 +57,7 @@ if entry == '' then return {0, ms} end
 if not queued and again and string.byte(sent, 1) ~= 43 then return {3, ms} end
 if not queued then
     if info ~= '' and redis.call('exists', sem) == 1 then redis.call('hset', sem, 'o:' .. token, info) end
-    -- A new queue gets its lifetime; a longer wait than any before extends it.
-    if redis.call('rpush', queue, entry) == 1 then
-        redis.call('pexpire', queue, life)
-    else
-        redis.call('pexpire', queue, life, 'gt')
-    end
+    --@include lib/queue_entry
+    queue_entry(queue, entry, 'rpush', life)
 end
 return {2, ms, entry, stamped}

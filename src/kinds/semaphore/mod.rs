@@ -133,7 +133,7 @@ impl Semaphore {
         let c = Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), false, settings.owner_info);
         let keys = LockKeys::new(key);
         let kind = PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
-        Ok(Semaphore { h: Object::new(c, vec![Arc::new(Permits { keys, route })], kind) })
+        Ok(Semaphore { h: Object::one(c, Arc::new(Permits { keys, route }), kind) })
     }
 
     fn part(&self) -> &Permits {
@@ -165,7 +165,7 @@ impl Semaphore {
                 self.h.kind.permits
             ))
         })?;
-        self.h.obtain(token::generate()?, false, wait)
+        self.h.obtain(Instant::now(), token::generate()?, false, wait)
     }
 
     /// Releases the hold of `token` (default: this object's) and hands the freed
