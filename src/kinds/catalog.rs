@@ -5,9 +5,8 @@
 use crate::config::Settings;
 use crate::error::Result;
 use crate::keys;
-use crate::net::pool::Retry;
-use crate::net::wire;
-use crate::topology::route::Route;
+use crate::net::call::Call;
+use crate::topology::route::{self, Route};
 use redis::{ErrorKind, RedisError, RedisResult, Value};
 use std::collections::BTreeMap;
 
@@ -49,7 +48,7 @@ pub fn scan(settings: &Settings, pattern: &[u8], limit: usize) -> Result<Listing
     let mut truncated = false;
     'masters: for ep in route.masters()? {
         for (kind, type_name) in [(Found::Lock, &b"string"[..]), (Found::Semaphore, b"hash")] {
-            let keys = crate::net::pool::run(&ep, Retry::IfStale, |conn, _| scan_type(conn, &glob, type_name, limit + 1))?;
+            let keys = route::on_node(&ep, |run| scan_type(run, &glob, type_name, limit + 1))?;
             for key in keys {
                 if keys::is_aux(&key) {
                     continue;
@@ -67,11 +66,11 @@ pub fn scan(settings: &Settings, pattern: &[u8], limit: usize) -> Result<Listing
 }
 
 /// The keys of type `type_name` matching `glob` on one server, at most `max`.
-fn scan_type(conn: &mut wire::Connection, glob: &[u8], type_name: &[u8], max: usize) -> RedisResult<Vec<Vec<u8>>> {
+fn scan_type(run: &mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, glob: &[u8], type_name: &[u8], max: usize) -> RedisResult<Vec<Vec<u8>>> {
     let mut cursor = b"0".to_vec();
     let mut out = Vec::new();
     loop {
-        let reply = wire::request(conn, &[b"SCAN", &cursor, b"MATCH", glob, b"COUNT", b"1000", b"TYPE", type_name])?;
+        let reply = run(&Call::Command(&[b"SCAN", &cursor, b"MATCH", glob, b"COUNT", b"1000", b"TYPE", type_name]))?;
         let Value::Array(mut parts) = reply else { return Err(bad_reply()) };
         let (Some(Value::Array(keys)), Some(Value::BulkString(next))) = (parts.pop(), parts.pop()) else { return Err(bad_reply()) };
         out.extend(keys.into_iter().filter_map(|k| match k {

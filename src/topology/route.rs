@@ -66,7 +66,7 @@ impl Route {
     /// Runs `op` on the key's server (see `pool::run` for `retry` and the closure's
     /// second argument, true on a retry that must settle a lost reply). A quorum has
     /// no one server: it refuses, and the kinds never ask it (`lease_only`).
-    pub fn run<T>(&self, retry: Retry, op: impl FnMut(&mut Connection, bool) -> RedisResult<T>) -> Result<T> {
+    fn run<T>(&self, retry: Retry, op: impl FnMut(&mut Connection, bool) -> RedisResult<T>) -> Result<T> {
         match self {
             Route::Node(ep) => pool::run(ep, retry, op),
             Route::Slot(p) => p.run(retry, op),
@@ -256,6 +256,12 @@ impl Route {
             _ => None,
         }
     }
+}
+
+/// Runs `op` on the server `ep` (one that `Route::masters` named), handing it a runner
+/// of calls there (a connection that went stale is replaced once, as `Retry::IfStale`).
+pub fn on_node<T>(ep: &Endpoint, mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>) -> RedisResult<T>) -> Result<T> {
+    pool::run(ep, Retry::IfStale, |conn, _| op(&mut |call: &Call<'_>| call.run(conn)))
 }
 
 /// Why a quorum refuses a key without expiry.

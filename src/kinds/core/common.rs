@@ -1,7 +1,9 @@
 //! What every object keeps besides its kind's own state (`Common`), and a list of
 //! one value per part that allocates nothing for the one part most objects have.
 
+use crate::config::Settings;
 use crate::error::LockError;
+use crate::topology::rules;
 use crate::terms::Terms;
 use crate::wait::waiting::Fences;
 
@@ -82,14 +84,17 @@ pub(crate) struct Common {
 }
 
 impl Common {
-    /// The common state of a new object: `what` named `name`, on these terms.
-    pub fn new(what: &'static str, name: Vec<u8>, terms: Terms, fencing: bool, owner_info: bool) -> Self {
+    /// The common state of a new object: `what` named `name`, on these terms, under
+    /// `settings`. A Redlock quorum keeps only the key: no fencing (independent
+    /// counters give no order across holders: see docs/redlock.md), no records.
+    pub fn new(what: &'static str, name: Vec<u8>, terms: Terms, settings: &Settings) -> Self {
+        let more = !rules::lease_only(settings);
         Common {
             what,
             name,
             terms,
-            fencing,
-            owner_info,
+            fencing: settings.fencing && more,
+            owner_info: settings.owner_info && more,
             caller_token: false,
             record: Vec::new(),
             fences: None,

@@ -80,12 +80,10 @@ impl Lock {
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
         let route = Route::for_key(settings, &key)?;
-        let lease_only = route.lease_only();
         let keys = LockKeys::new(key);
         let id = keys.id;
         retake::note_made(id);
-        // Independent counters give no order across holders: see docs/redlock.md.
-        let c = Common::new("lock", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings.fencing && !lease_only, settings.owner_info && !lease_only);
+        let c = Common::new("lock", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
         let part = Arc::new(LockPart { keys, route, read: false });
         Ok(Lock { h: Holder::one(c, part, LockKind::new(id, settings.wait_replicas)) })
     }

@@ -119,11 +119,9 @@ impl MultiLock {
             entry::group_key(&mut group.list, is_read, [&lock_keys.lock, &lock_keys.queue, &lock_keys.fence, &lock_keys.readers]);
             group.keys.push(lock_keys);
         }
-        let lease_only = groups.first().is_some_and(|g| g.route.lease_only());
         let names: Vec<Vec<u8>> = order.into_iter().map(|(_, _, n)| n).collect();
         let shown = names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect::<Vec<_>>().join(", ");
-        // Independent counters give no order across holders: see docs/redlock.md.
-        let c = Common::new("MultiLock", shown.into_bytes(), Terms::new(settings, wait, ttl_ms), settings.fencing && !lease_only, settings.owner_info && !lease_only);
+        let c = Common::new("MultiLock", shown.into_bytes(), Terms::new(settings, wait, ttl_ms), settings);
         let parts = groups.into_iter().map(Arc::new).collect();
         Ok(MultiLock { h: Holder::new(c, parts, GroupsKind { fence: false, reads }), names })
     }

@@ -130,7 +130,9 @@ impl Semaphore {
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
         let route = Route::for_key(settings, &key)?;
-        let c = Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), false, settings.owner_info);
+        let mut c = Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
+        // Permits have no fencing tokens.
+        c.fencing = false;
         let keys = LockKeys::new(key);
         let kind = PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
         Ok(Semaphore { h: Object::one(c, Arc::new(Permits { keys, route }), kind) })
