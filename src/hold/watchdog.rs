@@ -21,7 +21,7 @@ use crate::net::pool::{self, Endpoint};
 use crate::net::call::Call;
 use crate::topology::redlock::{Extended, Links as LinkSource};
 use crate::topology::route::Route;
-use crate::net::wire::Connection;
+use crate::net::wire::{self, Connection};
 use redis::{ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -282,16 +282,15 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
         let due = &batch[i];
         ((due.renew_by.keys)(&due.keys), [&due.token[..], due.lease_ms.as_bytes()])
     };
-    let mut pipe = redis::pipe();
-    pipe.ignore_errors();
+    let mut pipe = Vec::new();
     for &i in members {
         let (keys, argv) = args(i);
-        batch[i].renew_by.script.add_to(&mut pipe, &keys, &argv);
+        batch[i].renew_by.script.push_evalsha(&mut pipe, &keys, &argv);
     }
-    let replies: Vec<redis::RedisResult<i64>> = pipe.query(conn).ok()?;
+    let replies = wire::pipeline(conn, &pipe, members.len()).ok()?;
     let mut outcomes = Vec::with_capacity(members.len());
     for (&i, reply) in members.iter().zip(replies) {
-        let reply = match reply {
+        let reply = match reply.extract_error().and_then(|v| Ok(redis::from_redis_value::<i64>(v)?)) {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 let (keys, argv) = args(i);
                 match batch[i].renew_by.script.invoke::<i64>(conn, &keys, &argv) {

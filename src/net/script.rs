@@ -87,14 +87,9 @@ impl Script {
         })
     }
 
-    /// Adds a call by SHA1 to a pipeline; the caller loads the script first (`load`).
-    pub fn add_to(&self, pipe: &mut redis::Pipeline, keys: &[&[u8]], args: &[&[u8]]) {
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(self.sha.as_bytes()).arg(keys.len());
-        for part in keys.iter().chain(args) {
-            cmd.arg(*part);
-        }
-        pipe.add_command(cmd);
+    /// Appends a call by SHA1 to `buf`, a pipeline's commands (`wire::pipeline`).
+    pub fn push_evalsha(&self, buf: &mut Vec<u8>, keys: &[&[u8]], args: &[&[u8]]) {
+        self.push_call(buf, b"EVALSHA", self.sha.as_bytes(), keys, args);
     }
 
     /// The `EVALSHA` call, encoded, for a caller that sends and reads separately.
@@ -117,8 +112,15 @@ impl Script {
         wire::request(conn, &[b"SCRIPT", b"LOAD", self.source.as_bytes()]).map(drop)
     }
 
+    /// Replaces `buf`'s content with the call.
     fn encode(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], keys: &[&[u8]], args: &[&[u8]]) {
-        resp::begin(buf, 3 + keys.len() + args.len());
+        buf.clear();
+        self.push_call(buf, verb, body, keys, args);
+    }
+
+    /// Appends the call `verb` (`EVAL`, `EVALSHA`) of `body` (the text, the SHA1).
+    fn push_call(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], keys: &[&[u8]], args: &[&[u8]]) {
+        resp::push_command(buf, 3 + keys.len() + args.len());
         resp::push_bulk(buf, verb);
         resp::push_bulk(buf, body);
         resp::push_bulk_number(buf, keys.len());
