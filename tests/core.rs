@@ -1156,7 +1156,7 @@ fn a_late_try_never_queues_past_its_cap() {
 /// counts (and a refusal, NOPERM, is told apart), a message on another of its
 /// channels is skipped, a wait with nothing to hear ends on time and leaves the
 /// connection usable, and an unsubscription is confirmed before it returns (the
-/// server has no listener left there).
+/// server has no listener left there; a stalled server's is an error).
 #[test]
 fn a_subscriber_in_resp2_confirms_filters_and_unsubscribes() {
     use redis_lock::net::wire::Connection;
@@ -1199,4 +1199,11 @@ fn a_subscriber_in_resp2_confirms_filters_and_unsubscribes() {
     let mut limited = connect(&server.dsn().replace("redis://", "redis://subber:pw@"));
     assert!(!limited.subscribe_resp2("core:sub:forbidden").unwrap(), "NOPERM is a refusal");
     assert!(limited.subscribe_resp2("core:sub:allowed").unwrap());
+    // An unsubscription the server does not confirm (stalled) is no success: such a
+    // subscriber is not kept, as it may still listen.
+    limited.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    server.signal(libc::SIGSTOP);
+    let unconfirmed = limited.unsubscribe_resp2("core:sub:allowed");
+    server.signal(libc::SIGCONT);
+    assert!(unconfirmed.is_err(), "returned before the server confirmed");
 }
