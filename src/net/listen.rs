@@ -76,14 +76,14 @@ impl Connection {
             buf.extend_from_slice(&more);
             dropped = Some(old);
         }
-        self.r.send(&buf)?;
+        self.reader.send(&buf)?;
         // The confirmations are push messages; a refusal is an error reply.
         let want: &[u8] = if sharded { b"ssubscribe" } else { b"subscribe" };
         let mut subscribed = None;
         let mut waiting_unsubscribe = dropped.is_some();
         let mut pushes = None;
         while subscribed.is_none() || waiting_unsubscribe {
-            match self.r.next_value()? {
+            match self.reader.next_value()? {
                 Value::Push { data, .. } => {
                     if names(&data, want, channel) {
                         subscribed = Some(true);
@@ -98,7 +98,7 @@ impl Connection {
                 v if subscribed.is_none() => {
                     subscribed = Some(false);
                     if v.extract_error().is_ok() {
-                        return Err(self.r.broke(protocol("a subscription", b"a reply")));
+                        return Err(self.reader.broke(protocol("a subscription", b"a reply")));
                     }
                 }
                 // The unsubscription's refusal: nothing more comes for it.
@@ -122,7 +122,7 @@ impl Connection {
         self.pushes.retain(|(c, _)| c != channel.as_bytes());
         let mut buf = Vec::new();
         resp::encode(&mut buf, 2, [if sharded { &b"SUNSUBSCRIBE"[..] } else { b"UNSUBSCRIBE" }, channel.as_bytes()]);
-        self.r.send(&buf)
+        self.reader.send(&buf)
     }
 
     /// Waits up to `timeout` for a message on `channel` (RESP3); messages on other
@@ -133,7 +133,7 @@ impl Connection {
             return Ok(Heard::Message(msg));
         }
         let until = Instant::now() + timeout;
-        let mut scan = self.r.scan();
+        let mut scan = self.reader.scan();
         loop {
             if !self.listens(channel) {
                 return Ok(Heard::Unsubscribed);
@@ -147,7 +147,7 @@ impl Connection {
                     }
                 }
                 Some(v) if self.pending.any() => self.pending.came(&v),
-                Some(_) => return Err(self.r.broke(protocol("a push message", b"a reply nobody asked for"))),
+                Some(_) => return Err(self.reader.broke(protocol("a push message", b"a reply nobody asked for"))),
             }
             // Checked after every frame too: pushes that are no message could come without end.
             if Instant::now() >= until {
@@ -188,7 +188,7 @@ impl Connection {
     pub fn unsubscribe_resp2(&mut self, channel: &str) -> RedisResult<()> {
         match self.confirmed(b"UNSUBSCRIBE", channel)? {
             true => Ok(()),
-            false => Err(self.r.broke(protocol("an unsubscription", b"a refusal"))),
+            false => Err(self.reader.broke(protocol("an unsubscription", b"a refusal"))),
         }
     }
 
@@ -196,9 +196,9 @@ impl Connection {
     /// returns its payload; `None` when none came in time. Messages on other channels
     /// are dropped. The read timeout is as it was after.
     pub fn next_message(&mut self, channel: &str, timeout: Duration) -> RedisResult<Option<Vec<u8>>> {
-        let was = self.r.stream.read_timeout().map_err(|e| self.r.broke(e))?;
+        let was = self.reader.stream.read_timeout().map_err(|e| self.reader.broke(e))?;
         let until = Instant::now() + timeout;
-        let mut scan = self.r.scan();
+        let mut scan = self.reader.scan();
         let heard = loop {
             match self.frame_before(&mut scan, until) {
                 Ok(Some(v)) => {
@@ -222,11 +222,11 @@ impl Connection {
     fn confirmed(&mut self, verb: &[u8], channel: &str) -> RedisResult<bool> {
         let mut buf = Vec::new();
         resp::encode(&mut buf, 2, [verb, channel.as_bytes()]);
-        self.r.send(&buf)?;
+        self.reader.send(&buf)?;
         let kind = verb.to_ascii_lowercase();
         let mut others = None;
         loop {
-            match self.r.next_value()? {
+            match self.reader.next_value()? {
                 Value::ServerError(_) => return Ok(false),
                 Value::Array(data) | Value::Push { data, .. } if names(&data, &kind, channel) => return Ok(true),
                 _ => self.pushed(&mut others)?,
@@ -238,18 +238,18 @@ impl Connection {
     /// whole by then (what came of one stays for the next call, which scans it again).
     fn frame_before(&mut self, scan: &mut Scan, until: Instant) -> RedisResult<Option<Value>> {
         loop {
-            if let Some(v) = self.r.parse_next(scan)? {
+            if let Some(v) = self.reader.parse_next(scan)? {
                 return Ok(Some(v));
             }
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Ok(None);
             }
-            self.r.stream.set_read_timeout(Some(left)).map_err(|e| self.r.broke(e))?;
-            match self.r.fill() {
+            self.reader.stream.set_read_timeout(Some(left)).map_err(|e| self.reader.broke(e))?;
+            match self.reader.fill() {
                 Ok(()) => {}
                 Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Ok(None),
-                Err(e) => return Err(self.r.broke(e)),
+                Err(e) => return Err(self.reader.broke(e)),
             }
         }
     }

@@ -265,7 +265,7 @@ pub fn run<T>(
     })
 }
 
-/// The serial of this thread's connection for `ep` (`Plain::serial`), if it has one
+/// The serial of this thread's connection for `ep` (`Connection::serial`), if it has one
 /// now: what a hold taken on it remembers (`intact`).
 pub(crate) fn serial(ep: &Endpoint) -> Option<u64> {
     with_registry(|reg| reg.conns.position(ep.id()).map(|at| reg.conns.used(at).serial()))

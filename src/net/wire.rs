@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// A connection to one server.
 pub struct Connection {
-    pub(super) r: Reader,
+    pub(super) reader: Reader,
     /// Replies owed to commands sent unawaited (`send_unawaited`), read first.
     pub(super) pending: Owed,
     /// Whether it speaks RESP3: `None` until asked (`listen`), `Some(true)` from the
@@ -59,7 +59,7 @@ impl Connection {
     pub fn connect(info: &ConnectionInfo, tls: &TlsFiles, timeout: Duration, max_reply: usize) -> RedisResult<Connection> {
         let stream = Stream::connect(info, tls, timeout)?;
         let mut conn = Connection {
-            r: Reader::new(stream, max_reply),
+            reader: Reader::new(stream, max_reply),
             pending: Owed::default(),
             resp3: None,
             channels: Vec::new(),
@@ -99,33 +99,33 @@ impl Connection {
     /// kernel knows now (a `poll` that does not wait; on Linux a reply not read yet
     /// does not hide a close). A server that restarted closed every connection it had.
     pub fn hung_up(&self) -> bool {
-        self.r.broken || self.r.stream.peer_closed()
+        self.reader.broken || self.reader.stream.peer_closed()
     }
 
     /// The socket, for a caller that waits on several connections at once (`poll(2)`).
     pub fn fd(&self) -> RawFd {
-        self.r.stream.fd()
+        self.reader.stream.fd()
     }
 
     /// Whether rustls holds decrypted bytes that were not read yet: `poll(2)` on `fd`
     /// would not see them, so a caller that polls reads this connection first.
     pub fn buffered(&mut self) -> bool {
-        self.r.stream.buffered()
+        self.reader.stream.buffered()
     }
 
     /// Sets how long a read may block (`None`: forever).
     pub fn set_read_timeout(&self, d: Option<Duration>) -> RedisResult<()> {
-        self.r.stream.set_read_timeout(d).map_err(RedisError::from)
+        self.reader.stream.set_read_timeout(d).map_err(RedisError::from)
     }
 
     /// Sets how long a write may block (`None`: forever).
     pub fn set_write_timeout(&self, d: Option<Duration>) -> RedisResult<()> {
-        self.r.stream.set_write_timeout(d).map_err(RedisError::from)
+        self.reader.stream.set_write_timeout(d).map_err(RedisError::from)
     }
 
     /// Sends an encoded command without reading its reply (`recv_response` does).
     pub fn send_packed_command(&mut self, cmd: &[u8]) -> RedisResult<()> {
-        self.r.send(cmd)
+        self.reader.send(cmd)
     }
 
     /// Sends an encoded command whose reply nobody waits for: it is read and put
@@ -133,7 +133,7 @@ impl Connection {
     /// `watch` then, if given. Its outcome is not known to the caller; a connection
     /// lost before the reply came means what a crash means.
     pub fn send_unawaited(&mut self, cmd: &[u8], watch: Option<Watch>) -> RedisResult<()> {
-        self.r.send(cmd)?;
+        self.reader.send(cmd)?;
         self.pending.push(watch);
         Ok(())
     }
@@ -147,9 +147,9 @@ impl Connection {
         // matched where it was parsed. A reply in pieces, and a push message, go on
         // in `read_reply_rest`.
         loop {
-            match parse(self.r.unparsed(), 0) {
+            match parse(self.reader.unparsed(), 0) {
                 Ok(Some((value, used))) => {
-                    self.r.consumed(used);
+                    self.reader.consumed(used);
                     match value {
                         value @ Value::Push { .. } => return self.read_reply_rest(Ok(value)),
                         value if self.pending.any() => self.pending.came(&value),
@@ -157,12 +157,12 @@ impl Connection {
                     }
                 }
                 // Nothing read yet: the path of every command, one read away.
-                Ok(None) if self.r.drained() => self.r.fill().map_err(|e| self.r.broke(e))?,
+                Ok(None) if self.reader.drained() => self.reader.fill().map_err(|e| self.reader.broke(e))?,
                 Ok(None) => {
-                    let value = self.r.complete();
+                    let value = self.reader.complete();
                     return self.read_reply_rest(value);
                 }
-                Err(e) => return Err(self.r.broke(e)),
+                Err(e) => return Err(self.reader.broke(e)),
             }
         }
     }
@@ -183,7 +183,7 @@ impl Connection {
                 value if self.pending.any() => self.pending.came(&value),
                 value => return Ok(value),
             }
-            next = self.r.next_value();
+            next = self.reader.next_value();
         }
     }
 
@@ -193,9 +193,9 @@ impl Connection {
     /// `poll(2)` said it is readable, so that this never blocks.
     pub fn try_reply(&mut self, mut read: bool) -> RedisResult<Option<Value>> {
         loop {
-            match parse(self.r.unparsed(), 0) {
+            match parse(self.reader.unparsed(), 0) {
                 Ok(Some((value, used))) => {
-                    self.r.consumed(used);
+                    self.reader.consumed(used);
                     match value {
                         Value::Push { data, .. } => self.keep(data),
                         value if self.pending.any() => self.pending.came(&value),
@@ -204,10 +204,10 @@ impl Connection {
                 }
                 Ok(None) if read => {
                     read = false;
-                    self.r.fill_ready().map_err(|e| self.r.broke(e))?;
+                    self.reader.fill_ready().map_err(|e| self.reader.broke(e))?;
                 }
                 Ok(None) => return Ok(None),
-                Err(e) => return Err(self.r.broke(e)),
+                Err(e) => return Err(self.reader.broke(e)),
             }
         }
     }
@@ -217,10 +217,10 @@ impl Connection {
     /// server could send them without end and never the reply.
     #[cold]
     pub(super) fn pushed(&mut self, since: &mut Option<(Instant, Option<Duration>)>) -> RedisResult<()> {
-        let stream = &self.r.stream;
+        let stream = &self.reader.stream;
         let (first, budget) = *since.get_or_insert_with(|| (Instant::now(), stream.read_timeout().ok().flatten()));
         if budget.is_some_and(|b| first.elapsed() >= b) {
-            return Err(self.r.broke(io::Error::new(io::ErrorKind::TimedOut, "push messages, and no reply, for read_timeout")));
+            return Err(self.reader.broke(io::Error::new(io::ErrorKind::TimedOut, "push messages, and no reply, for read_timeout")));
         }
         Ok(())
     }
@@ -262,32 +262,32 @@ impl Connection {
     /// Reads, without blocking, what has come: replies owed to unawaited commands,
     /// and push messages (kept).
     pub(super) fn read_arrived(&mut self) {
-        if self.r.broken || self.r.stream.set_nonblocking(true).is_err() {
+        if self.reader.broken || self.reader.stream.set_nonblocking(true).is_err() {
             return;
         }
-        let mut scan = self.r.scan();
+        let mut scan = self.reader.scan();
         loop {
-            match self.r.parse_next(&mut scan) {
+            match self.reader.parse_next(&mut scan) {
                 Ok(Some(Value::Push { data, .. })) => self.keep(data),
                 Ok(Some(v)) if self.pending.any() => self.pending.came(&v),
                 Ok(Some(_)) => {
                     // Nothing was asked: the connection is out of step.
-                    self.r.broken = true;
+                    self.reader.broken = true;
                     break;
                 }
-                Ok(None) => match self.r.fill() {
+                Ok(None) => match self.reader.fill() {
                     Ok(()) => {}
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => {
-                        self.r.broke(e);
+                        self.reader.broke(e);
                         break;
                     }
                 },
                 Err(_) => break,
             }
         }
-        if self.r.stream.set_nonblocking(false).is_err() {
-            self.r.broken = true;
+        if self.reader.stream.set_nonblocking(false).is_err() {
+            self.reader.broken = true;
         }
     }
 }
@@ -298,8 +298,8 @@ impl Drop for Connection {
     /// run yet (an unawaited release).
     fn drop(&mut self) {
         let mut pushes = None;
-        while self.pending.any() && !self.r.broken {
-            match self.r.next_value() {
+        while self.pending.any() && !self.reader.broken {
+            match self.reader.next_value() {
                 Ok(Value::Push { .. }) => {
                     if self.pushed(&mut pushes).is_err() {
                         break;
@@ -427,7 +427,7 @@ pub(crate) fn with_buffer<T>(f: impl FnOnce(&mut Vec<u8>) -> T) -> T {
 
 /// Sends an encoded command and reads its reply; an error reply is an `Err`.
 pub(crate) fn send(conn: &mut Connection, buf: &[u8]) -> RedisResult<Value> {
-    conn.r.send(buf)?;
+    conn.reader.send(buf)?;
     conn.recv_response()?.extract_error()
 }
 
@@ -435,7 +435,7 @@ pub(crate) fn send(conn: &mut Connection, buf: &[u8]) -> RedisResult<Value> {
 /// came (an error reply is a `Value::ServerError`): every reply is read, so that none
 /// is left for the next command.
 pub fn pipeline(conn: &mut Connection, cmds: &[u8], count: usize) -> RedisResult<Vec<Value>> {
-    conn.r.send(cmds)?;
+    conn.reader.send(cmds)?;
     (0..count).map(|_| conn.recv_response()).collect()
 }
 

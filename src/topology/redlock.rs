@@ -19,9 +19,7 @@
 //! reply in the meantime (it was only stalled) rejoins at once. This is per thread,
 //! like the connections (`pool`); the watchdog's renewals keep their own.
 //! TLS connections are polled too (`pollfd` counts bytes rustls decrypted and not
-//! yet read). Only redis-rs's connection (a DSN with `?protocol=resp3`) cannot be:
-//! its replies are read node by node against the deadline, and a hung node costs
-//! one `read_timeout` when it hangs and at each probe, none in between.
+//! yet read), and so is a DSN with `?protocol=resp3`: every connection is ours.
 //!
 //! The lock is held when a majority of the nodes took it and time is left of the
 //! lease: validity = lease − elapsed − drift, with drift = 1% of the lease + 2 ms
