@@ -444,6 +444,28 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    fn server_error(line: &[u8]) -> RedisError {
+        redis::parse_redis_value(line).unwrap().extract_error().unwrap_err()
+    }
+
+    /// A refused `HELLO 3` or `AUTH` never passes the password on, even from a server
+    /// that repeats the refused command's arguments; bad credentials are an
+    /// authentication failure, anything else says RESP3 was refused.
+    #[test]
+    fn refusals_at_connect_never_show_the_password() {
+        let echoed = server_error(b"-ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default' 's3cret-pw' \r\n");
+        let e = hello_refused(echoed, Some("s3cret-pw"));
+        assert_eq!(e.kind(), ErrorKind::InvalidClientConfig);
+        assert!(e.to_string().contains("HELLO 3") && !format!("{e} {e:?}").contains("s3cret-pw"), "{e}");
+        let e = hello_refused(server_error(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"), Some("s3cret-pw"));
+        assert_eq!(e.kind(), ErrorKind::AuthenticationFailed);
+        assert!(e.to_string().contains("invalid username-password pair"), "{e}");
+        let e = auth_refused(server_error(b"-ERR unknown command 'AUTH', with args beginning with: 's3cret-pw' \r\n"), "s3cret-pw");
+        assert!(!format!("{e} {e:?}").contains("s3cret-pw"), "{e}");
+        let e = hello_refused(server_error(b"-NOPROTO unsupported protocol version\r\n"), None);
+        assert!(e.to_string().contains("NOPROTO unsupported protocol version"), "{e}");
+    }
+
     /// A connection knows, without waiting, when the server has closed its side
     /// (as a restart does); an unread reply is no close (on Linux, a close behind an
     /// unread reply is seen too); and every connection gets a serial of its own.
