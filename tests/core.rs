@@ -675,50 +675,44 @@ fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
 
 #[test]
 fn plain_connections_read_large_split_and_pipelined_replies() {
-    use redis::ConnectionLike;
-    use redis_lock::net::wire::{Connection, Plain};
+    use redis_lock::net::wire::{self, Connection};
     let server = RedisServer::start();
     let info = redis_lock::dsn::parse_dsn(&server.dsn()).unwrap();
-    assert!(Connection::plain_for(&info));
-    let mut conn = Connection::Plain(Plain::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap());
+    let mut conn = Connection::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap();
     // A reply far past the first buffer (4 KiB), read in many pieces.
     let big: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
-    let _: () = redis::cmd("SET").arg("core:big").arg(&big).query(&mut conn).unwrap();
-    let back: Vec<u8> = redis::cmd("GET").arg("core:big").query(&mut conn).unwrap();
-    assert_eq!(back, big);
+    assert_eq!(wire::request(&mut conn, &[b"SET", b"core:big", &big]).unwrap(), Value::Okay);
+    let back = wire::request(&mut conn, &[b"GET", b"core:big"]).unwrap();
+    assert_eq!(back, Value::BulkString(big));
     // Many replies to one write: they arrive together and are split here.
-    let mut pipe = redis::pipe();
-    for _ in 0..500 {
-        pipe.cmd("INCR").arg("core:count");
-    }
-    let counts: Vec<i64> = pipe.query(&mut conn).unwrap();
-    assert_eq!(counts, (1..=500).collect::<Vec<i64>>());
+    let pipe: Vec<u8> = b"*2\r\n$4\r\nINCR\r\n$10\r\ncore:count\r\n".repeat(500);
+    let counts = wire::pipeline(&mut conn, &pipe, 500).unwrap();
+    assert_eq!(counts, (1..=500).map(Value::Int).collect::<Vec<_>>());
     // An error reply keeps redis-rs's kind and leaves the connection usable.
-    let err = redis::cmd("EVALSHA").arg("0".repeat(40)).arg(0).query::<Value>(&mut conn).unwrap_err();
+    let err = wire::request(&mut conn, &[b"EVALSHA", "0".repeat(40).as_bytes(), b"0"]).unwrap_err();
     assert_eq!(err.kind(), redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
-    assert!(conn.check_connection() && conn.is_open());
+    assert!(matches!(wire::request(&mut conn, &[b"PING"]), Ok(Value::SimpleString(ref s)) if s == "PONG") && !conn.hung_up());
     // The server going away is a dropped connection, and the connection says so.
     let mut server = server;
     server.kill();
-    let gone = redis::cmd("GET").arg("core:count").query::<Value>(&mut conn).unwrap_err();
+    let gone = wire::request(&mut conn, &[b"GET", b"core:count"]).unwrap_err();
     assert!(gone.is_connection_dropped() || gone.is_io_error(), "{gone:?}");
-    assert!(!conn.is_open());
+    assert!(conn.hung_up());
 }
 
 #[test]
 fn plain_connections_authenticate_and_select_without_quoting_the_password() {
-    use redis::ConnectionLike;
-    use redis_lock::net::wire::{Connection, Plain};
+    use redis_lock::net::wire::{self, Connection};
     let port = support::free_port();
     let server = RedisServer::start_on(port);
     server.cmd(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
     let at = |dsn: String| redis_lock::dsn::parse_dsn(&dsn).unwrap();
-    let wrong = Plain::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).err().expect("refused");
+    let wrong = Connection::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).err().expect("refused");
     assert_eq!(wrong.kind(), redis::ErrorKind::AuthenticationFailed);
     assert!(!wrong.to_string().contains("wrong-pw") && !format!("{wrong:?}").contains("wrong-pw"), "{wrong}");
-    let mut conn = Connection::Plain(Plain::connect(&at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap());
-    assert_eq!(conn.get_db(), 3);
-    let info: String = redis::cmd("CLIENT").arg("INFO").query(&mut conn).unwrap();
+    let mut conn = Connection::connect(&at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap();
+    let info = wire::request(&mut conn, &[b"CLIENT", b"INFO"]).unwrap();
+    let info: String = redis::from_redis_value(info).unwrap();
     assert!(info.contains(" db=3 "), "{info}");
     drop(server);
 }
@@ -1168,4 +1162,61 @@ fn a_late_try_never_queues_past_its_cap() {
         other => panic!("{other:?}"),
     }
     assert_eq!(server.cmd(&["LLEN", &format!("{{{key}}}:queue")]).unwrap(), Value::Int(0));
+}
+
+/// The wake subscriber of its own (for a server or proxy that refuses `HELLO 3`) is
+/// our connection in RESP2's subscribed mode: a subscription is confirmed before it
+/// counts (and a refusal, NOPERM, is told apart), a message on another of its
+/// channels is skipped, a wait with nothing to hear ends on time and leaves the
+/// connection usable, and an unsubscription is confirmed before it returns (the
+/// server has no listener left there; a stalled server's is an error).
+#[test]
+fn a_subscriber_in_resp2_confirms_filters_and_unsubscribes() {
+    use redis_lock::net::wire::Connection;
+    let server = RedisServer::start();
+    let connect = |dsn: &str| {
+        let info = redis_lock::dsn::parse_dsn(dsn).unwrap();
+        let conn = Connection::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        conn
+    };
+    let listeners = |channel: &str| match server.cmd(&["PUBSUB", "NUMSUB", channel]).unwrap() {
+        Value::Array(v) => v[1].clone(),
+        other => panic!("{other:?}"),
+    };
+    let mut sub = connect(&server.dsn());
+    // An earlier wait's channel, still listened on, with a message waiting on it: the
+    // next subscription reads past it to its own confirmation.
+    assert!(sub.subscribe_resp2("core:sub:earlier").unwrap());
+    server.cmd(&["PUBLISH", "core:sub:earlier", "stale-before"]).unwrap();
+    assert!(sub.subscribe_resp2("core:sub:now").unwrap());
+    assert_eq!(listeners("core:sub:now"), Value::Int(1), "confirmed: the server counts it");
+    // A message on the other channel comes first and is skipped.
+    server.cmd(&["PUBLISH", "core:sub:earlier", "stale-after"]).unwrap();
+    server.cmd(&["PUBLISH", "core:sub:now", "g:mine"]).unwrap();
+    assert_eq!(sub.next_message("core:sub:now", Duration::from_secs(2)).unwrap(), Some(b"g:mine".to_vec()));
+    // Nothing more on it: the wait ends on time, and the skipped one is not kept.
+    let started = Instant::now();
+    assert_eq!(sub.next_message("core:sub:now", Duration::from_millis(150)).unwrap(), None);
+    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    // Unsubscribed, confirmed: nobody listens there once it returns.
+    sub.unsubscribe_resp2("core:sub:now").unwrap();
+    assert_eq!(listeners("core:sub:now"), Value::Int(0));
+    assert_eq!(server.cmd(&["PUBLISH", "core:sub:now", "late"]).unwrap(), Value::Int(0));
+    // Still in step after the timeout and the unsubscription: the next wait's channel works.
+    assert!(sub.subscribe_resp2("core:sub:next").unwrap());
+    server.cmd(&["PUBLISH", "core:sub:next", "g:next"]).unwrap();
+    assert_eq!(sub.next_message("core:sub:next", Duration::from_secs(2)).unwrap(), Some(b"g:next".to_vec()));
+    // A user whose ACL has no such channel: refused (NOPERM), which is no failure.
+    server.cmd(&["ACL", "SETUSER", "subber", "on", ">pw", "~*", "+@all", "resetchannels", "&core:sub:allowed"]).unwrap();
+    let mut limited = connect(&server.dsn().replace("redis://", "redis://subber:pw@"));
+    assert!(!limited.subscribe_resp2("core:sub:forbidden").unwrap(), "NOPERM is a refusal");
+    assert!(limited.subscribe_resp2("core:sub:allowed").unwrap());
+    // An unsubscription the server does not confirm (stalled) is no success: such a
+    // subscriber is not kept, as it may still listen.
+    limited.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    server.signal(libc::SIGSTOP);
+    let unconfirmed = limited.unsubscribe_resp2("core:sub:allowed");
+    server.signal(libc::SIGCONT);
+    assert!(unconfirmed.is_err(), "returned before the server confirmed");
 }

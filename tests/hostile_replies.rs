@@ -5,7 +5,7 @@
 //! valid ones serialized then mutated (bit flips, truncation, splices, lengths
 //! replaced with huge, negative or garbage numbers, deep nesting, endless lines) and
 //! plain random bytes, each sent by a fake server over a real socket (Unix, and TCP
-//! on loopback for one in eight) to our plain connection, read as a reply, as a push
+//! on loopback for one in eight) to our connection, read as a reply, as a push
 //! message a waiter listens for, or as the owed reply settled at request end. A
 //! counting allocator measures what each read allocates. The other tests drive what
 //! the generator cannot: a reply that trickles, an endless stream, a reply too big.
@@ -20,7 +20,8 @@ mod resp_gen;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use redis::Value;
-use redis_lock::net::wire::{Connection, Heard, Plain};
+use redis_lock::net::listen::Heard;
+use redis_lock::net::wire::Connection;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::{Read, Write};
@@ -189,7 +190,7 @@ impl ReadWrite for UnixStream {}
 
 fn connect(dsn: &str, read_timeout: Duration) -> Connection {
     let info = redis_lock::dsn::parse_dsn(dsn).expect("dsn");
-    let conn = Connection::Plain(Plain::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).expect("connect"));
+    let conn = Connection::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).expect("connect");
     conn.set_read_timeout(Some(read_timeout)).unwrap();
     conn
 }
@@ -273,7 +274,7 @@ fn hostile_replies_are_refused_safely() {
             // The subscription is the setting, not the case: its confirmation may
             // take a busy machine longer than the case's 5 ms.
             conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-            let subscribed = conn.plain().unwrap().subscribe("ch", false);
+            let subscribed = conn.subscribe("ch", false);
             assert!(matches!(subscribed, Ok(true)), "{replay}: the subscription failed: {subscribed:?}");
             conn.set_read_timeout(Some(read_timeout)).unwrap();
         }
@@ -283,7 +284,7 @@ fn hostile_replies_are_refused_safely() {
         let (outcome, grew) = measured(|| {
             catch_unwind(AssertUnwindSafe(|| match mode {
                 Mode::Reply => conn.recv_response().map(Some),
-                Mode::Listen => conn.plain().unwrap().next_push("ch", read_timeout).map(|heard| match heard {
+                Mode::Listen => conn.next_push("ch", read_timeout).map(|heard| match heard {
                     Heard::Message(m) => Some(Value::BulkString(m)),
                     Heard::Nothing | Heard::Unsubscribed => None,
                 }),
@@ -414,9 +415,9 @@ fn an_endless_stream_of_push_messages_ends_within_the_read_timeout() {
         stream(sock, b"", b">1\r\n$4\r\npong\r\n", Duration::ZERO)
     });
     let mut conn = connect(&dsn, Duration::from_millis(300));
-    assert!(matches!(conn.plain().unwrap().subscribe("ch", false), Ok(true)));
+    assert!(matches!(conn.subscribe("ch", false), Ok(true)));
     let started = Instant::now();
-    let heard = conn.plain().unwrap().next_push("ch", Duration::from_millis(200));
+    let heard = conn.next_push("ch", Duration::from_millis(200));
     let took = started.elapsed();
     assert!(matches!(heard, Ok(Heard::Nothing)), "{:?}", heard.err());
     assert!(took < Duration::from_millis(600), "took {took:?}");

@@ -20,8 +20,9 @@ use crate::net::pool::{self, Endpoint};
 use crate::net::resp;
 use crate::topology::redlock::{Extended, Links as LinkSource};
 use crate::topology::route::Route;
-use crate::net::wire::Connection;
-use redis::{ErrorKind, ServerErrorKind, Value};
+use crate::net::call::Call;
+use crate::net::wire::{self, Connection};
+use redis::{ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -276,14 +277,15 @@ impl LinkSource for Links {
 /// server's cache (a restart, `SCRIPT FLUSH`) are sent again one by one, by text,
 /// which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
-    let mut pipeline = Vec::new();
+    let mut pipe = Vec::new();
     for &i in members {
         let due = &batch[i];
-        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| pipeline.extend_from_slice(&call.packed()));
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| match call {
+            Call::Script(args) => args.script().push_evalsha(&mut pipe, *args),
+            other => pipe.extend_from_slice(&other.packed()),
+        });
     }
-    conn.send_packed_command(&pipeline).ok()?;
-    // Every reply is read, so that none is left for the next command.
-    let replies: Vec<Value> = members.iter().map(|_| conn.recv_response()).collect::<redis::RedisResult<_>>().ok()?;
+    let replies = wire::pipeline(conn, &pipe, members.len()).ok()?;
     let mut outcomes = Vec::with_capacity(members.len());
     for (&i, reply) in members.iter().zip(replies) {
         let reply = match reply.extract_error() {

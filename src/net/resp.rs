@@ -19,6 +19,11 @@ pub(crate) fn encode<'a>(buf: &mut Vec<u8>, count: usize, parts: impl IntoIterat
 /// Replaces the buffer's content with the header of a command of `count` parts.
 pub(crate) fn begin(buf: &mut Vec<u8>, count: usize) {
     buf.clear();
+    push_command(buf, count);
+}
+
+/// Appends the header of a command of `count` parts (the next of a pipeline).
+pub(crate) fn push_command(buf: &mut Vec<u8>, count: usize) {
     push_header(buf, b'*', count, 0);
 }
 

@@ -103,6 +103,12 @@ impl Script {
         })
     }
 
+    /// Appends the call `args` by SHA1 to `buf`, a pipeline's commands
+    /// (`wire::pipeline`).
+    pub fn push_evalsha(&self, buf: &mut Vec<u8>, args: &dyn Args) {
+        self.push_call(buf, b"EVALSHA", self.sha.as_bytes(), args);
+    }
+
     /// The call `args` by `EVALSHA`, encoded, for a caller that sends and reads
     /// separately.
     pub fn packed_evalsha(&self, args: &dyn Args) -> Vec<u8> {
@@ -124,9 +130,17 @@ impl Script {
         wire::request(conn, &[b"SCRIPT", b"LOAD", self.source.as_bytes()]).map(drop)
     }
 
+    /// Replaces `buf`'s content with the call.
     fn encode(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], args: &dyn Args) {
+        buf.clear();
+        self.push_call(buf, verb, body, args);
+    }
+
+    /// Appends the call `args` by `verb` (`EVAL`, `EVALSHA`) of `body` (the text, the
+    /// SHA1).
+    fn push_call(&self, buf: &mut Vec<u8>, verb: &[u8], body: &[u8], args: &dyn Args) {
         let (keys, argv) = args.counts();
-        resp::begin(buf, 3 + keys + argv);
+        resp::push_command(buf, 3 + keys + argv);
         resp::push_bulk(buf, verb);
         resp::push_bulk(buf, body);
         resp::push_bulk_number(buf, keys);

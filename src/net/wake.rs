@@ -10,7 +10,8 @@
 //! server (`Subscriber::Inline`: `HELLO 3` and the subscription once in the
 //! connection's life), TLS included. On a server or proxy without RESP3, on a
 //! subscriber connection of its own, one per endpoint, kept across waits
-//! (`Subscriber::Separate`). On a cluster the inline channel is sharded
+//! (`Subscriber::Separate`: a connection like any other, in RESP2's subscribed
+//! mode). On a cluster the inline channel is sharded
 //! (`SSUBSCRIBE`, Redis 7 and later, Valkey): its name carries a hash tag of the
 //! lock's slot, the scripts `SPUBLISH` to it, and a grant stays in the slot's shard
 //! instead of crossing the cluster bus to every node.
@@ -28,7 +29,7 @@
 //!   next wait starts. A wait's entries all leave the queue when it ends normally
 //!   (its grant, its try or its cancel takes them out); one that ends in doubt (a
 //!   refusal, Redis trouble until its deadline, an entry that may still be queued)
-//!   retires its channel (`pool::retire`: unsubscribed, and the connection's next
+//!   retires its channel (`retire`: unsubscribed, and the connection's next
 //!   wait listens on the next channel).
 //! - **On a subscriber of its own**, nothing orders its messages with the command
 //!   connection's replies, and a try sent again after a timeout (on a new command
@@ -38,10 +39,13 @@
 //!   passed over.
 
 use crate::fork_wiped;
+use crate::net::endpoint::{self, Endpoint};
 use crate::net::idle::Idle;
-use crate::net::pool::{self, Endpoint};
+use crate::net::listen::Heard;
+use crate::net::pool;
+use crate::net::wire::Connection;
 use crate::token;
-use redis::{Connection, ErrorKind, PushKind, RedisError, Value};
+use redis::RedisError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -152,7 +156,7 @@ pub enum Refusal {
 impl Subscriber {
     /// Connects a subscriber of its own, listening on no channel yet.
     pub fn connect(ep: &Endpoint) -> std::result::Result<Subscriber, Refusal> {
-        let conn = pool::connect_subscriber(ep).map_err(|_| Refusal::Failed)?;
+        let conn = endpoint::connect(ep).map_err(|_| Refusal::Failed)?;
         let base = format!("{CHANNEL_PREFIX}{}", String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?));
         Ok(Subscriber::Separate { conn, base, channel: None })
     }
@@ -165,23 +169,13 @@ impl Subscriber {
         if channel.as_deref() == Some(name.as_str()) {
             return Ok(());
         }
-        // Sent by hand: redis-rs's PubSub::subscribe does not look at the reply, and
-        // an ACL refusal (NOPERM) would pass for a subscription.
-        let packed = redis::cmd("SUBSCRIBE").arg(&name).get_packed_command();
-        conn.send_packed_command(&packed).map_err(|_| Refusal::Failed)?;
-        loop {
-            match conn.recv_response() {
-                Ok(Value::ServerError(_)) => return Err(Refusal::Denied),
-                Ok(v) => {
-                    if confirms(&v, "subscribe", &name) {
-                        *channel = Some(name);
-                        return Ok(());
-                    }
-                    // A message of an earlier wait, or an unsubscription's confirmation.
-                }
-                Err(e) if matches!(e.kind(), ErrorKind::Server(_)) => return Err(Refusal::Denied),
-                _ => return Err(Refusal::Failed),
+        match conn.subscribe_resp2(&name) {
+            Ok(true) => {
+                *channel = Some(name);
+                Ok(())
             }
+            Ok(false) => Err(Refusal::Denied),
+            Err(_) => Err(Refusal::Failed),
         }
     }
 
@@ -191,15 +185,7 @@ impl Subscriber {
     fn stop_listening(&mut self) -> std::result::Result<(), ()> {
         let Subscriber::Separate { conn, channel, .. } = self else { return Ok(()) };
         let Some(name) = channel.take() else { return Ok(()) };
-        let packed = redis::cmd("UNSUBSCRIBE").arg(&name).get_packed_command();
-        conn.send_packed_command(&packed).map_err(|_| ())?;
-        loop {
-            match conn.recv_response() {
-                Ok(Value::ServerError(_)) | Err(_) => return Err(()),
-                Ok(v) if confirms(&v, "unsubscribe", &name) => return Ok(()),
-                Ok(_) => {}
-            }
-        }
+        conn.unsubscribe_resp2(&name).map_err(drop)
     }
 
     /// The channel a waiter names in its queue entry.
@@ -225,48 +211,12 @@ impl Subscriber {
         // A zero timeout would mean "block forever" to the socket.
         let timeout = timeout.max(Duration::from_millis(1));
         match self {
-            Subscriber::Inline { ep, channel, .. } => pool::listen(ep, channel, timeout),
-            Subscriber::Separate { conn, channel, .. } => {
-                let Some(channel) = channel.as_deref() else {
-                    return Err(RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the subscriber listens on no channel")));
-                };
-                let until = Instant::now() + timeout;
-                loop {
-                    let left = until.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Ok(None);
-                    }
-                    conn.set_read_timeout(Some(left))?;
-                    let mut ps = conn.as_pubsub();
-                    let got = ps.get_message();
-                    std::mem::forget(ps);
-                    match got {
-                        // Only this wait's: the channel names it.
-                        Ok(msg) if msg.get_channel_name().as_bytes() == channel.as_bytes() => {
-                            return Ok(Some(msg.get_payload_bytes().to_vec()))
-                        }
-                        Ok(_) => {}
-                        Err(e) if e.is_timeout() => return Ok(None),
-                        Err(e) => return Err(e),
-                    }
-                }
-            }
+            Subscriber::Inline { ep, channel, .. } => listen(ep, channel, timeout),
+            Subscriber::Separate { conn, channel, .. } => match channel.as_deref() {
+                Some(channel) => conn.next_message(channel, timeout),
+                None => Err(RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the subscriber listens on no channel"))),
+            },
         }
-    }
-}
-
-/// Whether `v`, read on a subscriber connection, confirms `kind` ("subscribe",
-/// "unsubscribe") of `channel`: an array in RESP2, a push message in RESP3 (a dsn that
-/// asks for RESP3 from the start).
-fn confirms(v: &Value, kind: &str, channel: &str) -> bool {
-    let named = |c: Option<&Value>| matches!(c, Some(Value::BulkString(n)) if n == channel.as_bytes());
-    match v {
-        Value::Array(items) => matches!(items.first(), Some(Value::BulkString(k)) if k == kind.as_bytes()) && named(items.get(1)),
-        Value::Push { kind: k, data } => {
-            let same = matches!((k, kind), (PushKind::Subscribe, "subscribe") | (PushKind::Unsubscribe, "unsubscribe"));
-            same && named(data.first())
-        }
-        _ => false,
     }
 }
 
@@ -294,7 +244,7 @@ impl Lease {
     /// Messages the command connection kept from earlier waits are dropped: a grant
     /// for this wait can only come after it queues.
     pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
-        let sub = match pool::listening(&ep, slot, inline_channel) {
+        let sub = match listening(&ep, slot) {
             Some((channel, sharded)) => Some(Subscriber::Inline { ep: ep.clone(), channel, sharded }),
             None => take_subscriber(&ep),
         };
@@ -330,17 +280,17 @@ impl Lease {
             return false;
         }
         if self.sub.is_none() {
-            match pool::subscribe(&self.ep, self.slot, inline_channel) {
-                pool::Inline::Listening(channel, sharded) => {
+            match subscribe(&self.ep, self.slot) {
+                Inline::Listening(channel, sharded) => {
                     self.sub = Some(Subscriber::Inline { ep: self.ep.clone(), channel, sharded });
                     return true;
                 }
-                pool::Inline::Unsupported => {}
-                pool::Inline::Denied => {
+                Inline::Unsupported => {}
+                Inline::Denied => {
                     note_subscribe_refused(&self.ep);
                     return false;
                 }
-                pool::Inline::Failed => return false,
+                Inline::Failed => return false,
             }
             match Subscriber::connect(&self.ep) {
                 Ok(sub) => self.sub = Some(sub),
@@ -371,7 +321,7 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         match self.sub.take() {
-            Some(Subscriber::Inline { ep, channel, .. }) if self.doubt => pool::retire(&ep, &channel),
+            Some(Subscriber::Inline { ep, channel, .. }) if self.doubt => retire(&ep, &channel),
             Some(Subscriber::Inline { .. }) => {}
             Some(mut sub) => {
                 // A subscriber that cannot confirm it stopped listening is not kept.
@@ -382,4 +332,108 @@ impl Drop for Lease {
             None => {}
         }
     }
+}
+
+/// What subscribing the command connection came to (`subscribe`).
+enum Inline {
+    /// It listens on this channel; `true`: a sharded one.
+    Listening(String, bool),
+    /// Not on this connection: a server or proxy without RESP3.
+    Unsupported,
+    /// The server refused the subscription (ACL).
+    Denied,
+    /// The connection failed.
+    Failed,
+}
+
+/// The current wake channel of a command connection (its random id, made on first
+/// use, and its generation), for a wait in `slot` (sharded) or on the server.
+fn wake_channel(conn: &mut Connection, slot: Option<u16>) -> Option<String> {
+    if conn.wake_id.is_none() {
+        conn.wake_id = Some(String::from_utf8_lossy(&token::generate().ok()?).into_owned());
+    }
+    Some(inline_channel(conn.wake_id.as_deref()?, slot, conn.wake_generation))
+}
+
+/// The channel this thread's command connection for `ep` listens on for a wait in
+/// `slot` (sharded) or on the server, if it does; its kept messages are dropped then
+/// (they were for earlier waits).
+fn listening(ep: &Endpoint, slot: Option<u16>) -> Option<(String, bool)> {
+    pool::with_connection(ep, false, |conn| {
+        let channel = wake_channel(conn, slot).filter(|c| conn.listens(c));
+        if channel.is_some() {
+            conn.forget_pushes();
+        }
+        (channel.map(|c| (c, slot.is_some())), false)
+    })
+    .flatten()
+}
+
+/// Retires `channel`, which a wait that ended in doubt listened on (an entry of its
+/// may still be queued, naming it): this thread's command connection for `ep` stops
+/// listening on it (unsubscribed without waiting for the confirmation), and the next
+/// wait listens on the connection's next channel. A release then finds nobody on the
+/// retired one, and passes its entries over. Nothing to do when the connection is
+/// gone: its subscriptions went with it.
+fn retire(ep: &Endpoint, channel: &str) {
+    pool::with_connection(ep, false, |conn| {
+        if !conn.listens(channel) {
+            return ((), false);
+        }
+        conn.wake_generation += 1;
+        ((), conn.unsubscribe(channel).is_err())
+    });
+}
+
+/// Subscribes this thread's command connection for `ep` (connecting it if needed)
+/// to its current wake channel: in RESP3, `HELLO 3` first, once in the connection's
+/// life. For a wait in a cluster `slot`, the channel is sharded, unless the server has
+/// no sharded pub/sub (Redis 6) or refuses it.
+fn subscribe(ep: &Endpoint, slot: Option<u16>) -> Inline {
+    let subscribed = pool::with_connection(ep, true, |conn| {
+        let outcome = subscribe_on(conn, slot);
+        let failed = matches!(outcome, Inline::Failed);
+        (outcome, failed)
+    });
+    subscribed.unwrap_or(Inline::Failed)
+}
+
+fn subscribe_on(conn: &mut Connection, slot: Option<u16>) -> Inline {
+    match conn.resp3() {
+        Ok(true) => {}
+        Ok(false) => return Inline::Unsupported,
+        Err(_) => return Inline::Failed,
+    }
+    if slot.is_some() {
+        let Some(channel) = wake_channel(conn, slot) else { return Inline::Failed };
+        match conn.subscribe(&channel, true) {
+            Ok(true) => return Inline::Listening(channel, true),
+            Ok(false) => {}
+            Err(_) => return Inline::Failed,
+        }
+    }
+    let Some(channel) = wake_channel(conn, None) else { return Inline::Failed };
+    match conn.subscribe(&channel, false) {
+        Ok(true) => Inline::Listening(channel, false),
+        Ok(false) => Inline::Denied,
+        Err(_) => Inline::Failed,
+    }
+}
+
+/// Waits up to `timeout` for a message on `channel`, which this thread's command
+/// connection for `ep` listens on. An error when it broke or no longer listens.
+fn listen(ep: &Endpoint, channel: &str, timeout: Duration) -> Result<Option<Vec<u8>>, RedisError> {
+    let gone = || RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the wake channel is no longer listened to"));
+    let heard = pool::with_connection(ep, false, |conn| {
+        let heard = conn.next_push(channel, timeout);
+        let reset = conn.set_read_timeout(Some(ep.read_timeout()));
+        let heard = match (heard, reset) {
+            (Ok(Heard::Message(m)), Ok(())) => Ok(Some(m)),
+            (Ok(Heard::Nothing), Ok(())) => Ok(None),
+            (Ok(Heard::Unsubscribed), Ok(())) => Err(gone()),
+            (Err(e), _) | (_, Err(e)) => return (Err(e), true),
+        };
+        (heard, false)
+    });
+    heard.unwrap_or_else(|| Err(gone()))
 }

@@ -23,7 +23,7 @@ use crate::config::{self, Settings};
 use crate::dsn;
 use crate::error::{LockError, Result};
 use crate::net::pool::{self, Endpoint, Retry};
-use crate::net::wire::Connection;
+use crate::net::wire::{self, Connection};
 use redis::{ConnectionInfo, ErrorKind, RedisError, RedisResult, ServerErrorKind, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -130,7 +130,7 @@ impl Placement {
             let ask = std::mem::take(&mut asking);
             let outcome = pool::run(&node, retry, |conn, again| {
                 if ask {
-                    redis::cmd("ASKING").exec(conn)?;
+                    wire::request(conn, &[b"ASKING"])?;
                 }
                 // The cluster's own answers come back as values, to be acted on here.
                 // After a failure on the old master, the first run's outcome is unknown
@@ -265,7 +265,7 @@ impl Cluster {
         candidates.sort_by_key(|ep| Some(ep.id()) == dead);
         let mut causes = Vec::new();
         for ep in candidates {
-            let reply = pool::run(&ep, Retry::IfStale, |conn, _| redis::cmd("CLUSTER").arg("SLOTS").query::<Value>(conn));
+            let reply = pool::run(&ep, Retry::IfStale, |conn, _| wire::request(conn, &[b"CLUSTER", b"SLOTS"]));
             let parsed = reply.and_then(|v| {
                 parse_slots(&v, &host_of(ep.info())).ok_or_else(|| LockError::Server {
                     addr: ep.addr().to_string(),

@@ -19,9 +19,7 @@
 //! reply in the meantime (it was only stalled) rejoins at once. This is per thread,
 //! like the connections (`pool`); the watchdog's renewals keep their own.
 //! TLS connections are polled too (`pollfd` counts bytes rustls decrypted and not
-//! yet read). Only redis-rs's connection (a DSN with `?protocol=resp3`) cannot be:
-//! its replies are read node by node against the deadline, and a hung node costs
-//! one `read_timeout` when it hangs and at each probe, none in between.
+//! yet read), and so is a DSN with `?protocol=resp3`: every connection is ours.
 //!
 //! The lock is held when a majority of the nodes took it and time is left of the
 //! lease: validity = lease − elapsed − drift, with drift = 1% of the lease + 2 ms
@@ -33,7 +31,7 @@ use crate::error::{LockError, Result};
 use crate::fork_wiped;
 use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint};
-use crate::net::wire::{Connection, Plain};
+use crate::net::wire::Connection;
 use redis::{ErrorKind, ServerErrorKind, Value};
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -211,11 +209,10 @@ impl Drop for Node {
 /// a Unix socket (the host is this one), false where this cannot be told.
 #[cfg(target_os = "linux")]
 fn host_acknowledges(conn: &mut Connection) -> bool {
-    let Some(p) = conn.plain() else { return false };
     // SAFETY: tcp_info is plain data, zeroed is valid; getsockopt writes at most `len` bytes.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    let r = unsafe { libc::getsockopt(p.fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
+    let r = unsafe { libc::getsockopt(conn.fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
     // Refused: not TCP, a Unix socket.
     r != 0 || info.tcpi_unacked == 0
 }
@@ -226,7 +223,7 @@ fn host_acknowledges(_conn: &mut Connection) -> bool {
 }
 
 /// Drops a connection that may owe replies to a silent server, waiting for them at
-/// most a millisecond (a plain connection reads what it owes before it closes).
+/// most a millisecond (a connection reads what it owes before it closes).
 fn forsake(conn: Connection) {
     let _ = conn.set_read_timeout(Some(Duration::from_millis(1)));
     drop(conn);
@@ -395,7 +392,7 @@ fn poll(fds: &mut [libc::pollfd], wait: Duration) -> std::io::Result<()> {
 
 /// What `poll` watches for `p`: its socket, and whether it has bytes to read already
 /// that the socket would not show (TLS).
-fn pollfd(p: &mut Plain) -> libc::pollfd {
+fn pollfd(p: &mut Connection) -> libc::pollfd {
     let revents = if p.buffered() { libc::POLLIN } else { 0 };
     libc::pollfd { fd: p.fd(), events: libc::POLLIN, revents }
 }
@@ -406,7 +403,7 @@ fn catch_up(nodes: &mut [Node], now: Instant) {
     let mut fds = Vec::new();
     let mut at = Vec::new();
     for (i, node) in nodes.iter_mut().enumerate() {
-        if let Some(p) = node.parked.as_mut().and_then(Connection::plain) {
+        if let Some(p) = node.parked.as_mut() {
             fds.push(pollfd(p));
             at.push(i);
         }
@@ -450,8 +447,7 @@ fn catch_up(nodes: &mut [Node], now: Instant) {
 fn drain(conn: &mut Connection, owed: &mut VecDeque<Expect>, mut read: bool, call: Option<&Call<'_>>, flushed: &mut bool) -> redis::RedisResult<(Option<Value>, bool)> {
     let mut heard = false;
     loop {
-        let Some(p) = conn.plain() else { return Ok((None, heard)) };
-        let Some(reply) = p.try_reply(read)? else { return Ok((None, heard)) };
+        let Some(reply) = conn.try_reply(read)? else { return Ok((None, heard)) };
         read = false;
         heard = true;
         let missing = matches!(&reply, Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript));
@@ -628,9 +624,7 @@ impl Quorum {
                     // A probe gets a whole read_timeout; any other command to a node
                     // that owes replies, what is left of the node's.
                     quiet[i] = if probing[i] { asked } else { node.silent_since.map_or(asked, |t| t.min(asked)) };
-                    if conn.plain().is_some() {
-                        owed[i].push_back(Expect::Ours);
-                    }
+                    owed[i].push_back(Expect::Ours);
                     conns[i] = Some(conn);
                 }
                 Err(e) => {
@@ -639,18 +633,6 @@ impl Quorum {
                     slots[i] = Some(Err(failure(ep, &e)));
                 }
             }
-        }
-
-        // redis-rs's connection (?protocol=resp3) cannot be polled; its replies are read in turn.
-        for i in 0..n {
-            let Some(conn) = conns[i].as_mut() else { continue };
-            if conn.plain().is_some() {
-                continue;
-            }
-            let ep = &self.nodes[i];
-            let left = (quiet[i] + ep.read_timeout()).saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-            let reply = conn.set_read_timeout(Some(left)).and_then(|()| conn.recv_response());
-            self.take_reply(i, reply, call, &mut slots, &mut conns, &mut timed_out, left);
         }
 
         // The others as they come, until the outcome is decided. A node's time runs
@@ -668,7 +650,7 @@ impl Quorum {
                 if slots[i].is_some() {
                     continue;
                 }
-                let Some(p) = conns[i].as_mut().and_then(Connection::plain) else { continue };
+                let Some(p) = conns[i].as_mut() else { continue };
                 let due = quiet[i] + self.nodes[i].read_timeout();
                 next = Some(next.map_or(due, |x: Instant| x.min(due)));
                 fds.push(pollfd(p));
@@ -706,7 +688,7 @@ impl Quorum {
         at.clear();
         for i in 0..n {
             if slots[i].is_none() {
-                if let Some(p) = conns[i].as_mut().and_then(Connection::plain) {
+                if let Some(p) = conns[i].as_mut() {
                     fds.push(pollfd(p));
                     at.push(i);
                 }
@@ -805,34 +787,17 @@ impl Quorum {
             }
             Ok((Some(v), _)) => {
                 quiet[i] = now;
-                self.take_reply(i, Ok(v), call, slots, conns, timed_out, self.nodes[i].read_timeout());
+                self.take_reply(i, Ok(v), slots, conns, timed_out);
             }
-            Err(e) => self.take_reply(i, Err(e), call, slots, conns, timed_out, Duration::ZERO),
+            Err(e) => self.take_reply(i, Err(e), slots, conns, timed_out),
         }
     }
 
-    /// Files node `i`'s `reply`: on redis-rs's connection a script the server lacks is sent again by
-    /// its text (within `left`; a plain connection's `drain` does it unblocked); a
-    /// connection that failed is dropped.
-    #[allow(clippy::too_many_arguments)]
-    fn take_reply(
-        &self,
-        i: usize,
-        reply: redis::RedisResult<Value>,
-        call: &Call<'_>,
-        slots: &mut [Option<Reply>],
-        conns: &mut [Option<Connection>],
-        timed_out: &mut [bool],
-        left: Duration,
-    ) {
+    /// Files node `i`'s `reply` (`drain` sent a script the server lacked again by its
+    /// text already); a connection that failed is dropped.
+    fn take_reply(&self, i: usize, reply: redis::RedisResult<Value>, slots: &mut [Option<Reply>], conns: &mut [Option<Connection>], timed_out: &mut [bool]) {
         let ep = &self.nodes[i];
-        let reply = match (reply.and_then(Value::extract_error), call, conns[i].as_mut()) {
-            (Err(e), Call::Script(a), Some(conn)) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => conn
-                .set_read_timeout(Some(left.max(Duration::from_millis(1))))
-                .and_then(|()| a.script().run(conn, *a)),
-            (other, _, _) => other,
-        };
-        match reply {
+        match reply.and_then(Value::extract_error) {
             Ok(v) => slots[i] = Some(Ok(v)),
             Err(e) => {
                 slots[i] = Some(Err(failure(ep, &e)));

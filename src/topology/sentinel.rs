@@ -8,8 +8,8 @@
 
 use crate::config::{Settings, TlsFiles};
 use crate::dsn;
-use crate::net::pool::{self, Discovery, Endpoint, Use};
-use crate::net::wire::Connection;
+use crate::net::pool::{self, Discovery, Endpoint};
+use crate::net::wire::{self, Connection};
 use redis::{ConnectionInfo, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +65,6 @@ impl Sentinels {
         master: &ConnectionInfo,
         connect_timeout: Duration,
         read_timeout: Duration,
-        use_: Use,
     ) -> Result<Connection, String> {
         let start = Instant::now();
         let mut causes = Vec::new();
@@ -79,7 +78,7 @@ impl Sentinels {
                 }
             };
             let info = dsn::info_at(master, &named.0, named.1);
-            match self.open(&info, left, read_timeout, use_).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
+            match self.open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
                 Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), dsn::display_addr(node))),
             }
@@ -87,18 +86,14 @@ impl Sentinels {
         Err(format!("no master found: {}", causes.join("; ")))
     }
 
-    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply, use_)
+    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
+        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply)
             .map_err(|e| pool::setup_failure(&e, info).unwrap_or_else(|| e.to_string()))
     }
 
     fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
-        let mut conn = self.open(node, connect_timeout, read_timeout, Use::Commands)?;
-        let reply: Value = redis::cmd("SENTINEL")
-            .arg("GET-MASTER-ADDR-BY-NAME")
-            .arg(&self.service)
-            .query(&mut conn)
-            .map_err(|e| e.to_string())?;
+        let mut conn = self.open(node, connect_timeout, read_timeout)?;
+        let reply = wire::request(&mut conn, &[b"SENTINEL", b"GET-MASTER-ADDR-BY-NAME", self.service.as_bytes()]).map_err(|e| e.to_string())?;
         match reply {
             Value::Array(items) if items.len() == 2 => {
                 let text = |v: &Value| match v {
@@ -117,8 +112,8 @@ impl Sentinels {
 }
 
 impl Discovery for Sentinels {
-    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, use_: Use) -> Result<Connection, String> {
-        self.connect_master(info, connect_timeout, read_timeout, use_)
+    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
+        self.connect_master(info, connect_timeout, read_timeout)
     }
 }
 
@@ -131,7 +126,7 @@ fn display((host, port): &(String, u16)) -> String {
 }
 
 fn role_is_master(conn: &mut Connection) -> Result<(), String> {
-    let reply: Value = redis::cmd("ROLE").query(conn).map_err(|e| e.to_string())?;
+    let reply = wire::request(conn, &[b"ROLE"]).map_err(|e| e.to_string())?;
     match reply {
         Value::Array(items) if matches!(items.first(), Some(Value::BulkString(r)) if r == b"master") => Ok(()),
         Value::Array(items) => match items.first() {

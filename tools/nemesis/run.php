@@ -69,7 +69,7 @@
 // RESP3 (single, single-nopersist, redlock, redlock-nopersist; the default is the
 // extension's own connection, which says HELLO 3 when a waiter listens on it):
 //   --resp3     the odd workers' dsns ask for RESP3 from the start (?protocol=resp3):
-//               redis-rs's connection, and a subscriber connection of their own for waits
+//               HELLO 3 at connect, and waits on that connection
 //   --no-resp3  every proxy answers HELLO 3 with an error (`nohello`), as a server without
 //               RESP3: waits use a subscriber connection of their own
 // --wait-replicas N (sentinel, cluster): every worker's locks have `wait_replicas => N`:
@@ -157,7 +157,7 @@ $workloads = isset($opt['workloads']) ? explode(',', $opt['workloads']) : $topo[
 // run on every topology, when asked for: the default deals stay as they were, so
 // that a seed replays as before.
 foreach ($workloads as $w) { if (!in_array($w, [...$topo['workloads'], 'multi', 'reuse'], true)) { fail("workload $w is not run on $topology"); } }
-// RESP3: the extension's own choice (native), redis-rs's connection for the odd
+// RESP3: the extension's own choice (native), RESP3 from the start for the odd
 // workers (half), or proxies that refuse HELLO 3 (none).
 if (isset($opt['resp3']) && isset($opt['no-resp3'])) { fail('--resp3 and --no-resp3 exclude each other'); }
 $resp3 = isset($opt['resp3']) ? 'half' : (isset($opt['no-resp3']) ? 'none' : 'native');
@@ -448,7 +448,7 @@ $endMs = $duration * 1000;
 $threadArgs = [];
 for ($w = 0; $w < $nworkers; $w++) {
     $cfg = ['id' => $w, 'seed' => $seed, 'topology' => $topology, 'workload' => $workerCfg[$w]['workload'],
-        // --resp3: the odd workers ask for RESP3 from the start (redis-rs's connection).
+        // --resp3: the odd workers ask for RESP3 from the start (HELLO 3 at connect).
         'auto_renew' => $workerCfg[$w]['auto_renew'],
         'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
