@@ -33,11 +33,11 @@ plant() {
     local bug=$1 dir=$2 file before after
     case "$bug" in
         release-any-token)
-            file=src/kinds/lua/lock/release.lua
-            before="if holder ~= ARGV[1] and ARGV[1] ~= '' then"
+            file=src/kinds/lock/release.lua
+            before="if holder ~= token and token ~= '' then"
             after="if false then" ;;
         release-says-yes)
-            file=src/kinds/lua/lock/release.lua
+            file=src/kinds/lock/release.lua
             before=$'    return 0\nend\n-- Forced, in read mode'
             after=$'    return 1\nend\n-- Forced, in read mode' ;;
         bound-past-lease)
