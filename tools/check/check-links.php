@@ -5,7 +5,7 @@
 // scheme (https:, mailto:, ...) are skipped, and so is everything inside fenced
 // code blocks and inline code spans.
 //
-//   php -n tools/check-links.php [ROOT]     ROOT defaults to this script's repository
+//   php -n tools/check/check-links.php [ROOT]     ROOT defaults to this script's repository
 //
 // Prints `FILE:LINE: broken link TARGET (why)` for each broken link and exits 1,
 // or a one-line summary and exits 0. Needs only PHP's always-built extensions
@@ -13,10 +13,10 @@
 
 declare(strict_types=1);
 
-$root = $argv[1] ?? dirname(__DIR__);
+$root = $argv[1] ?? dirname(__DIR__, 2);
 $root = realpath($root);
 if ($root === false || !is_dir($root)) {
-    fwrite(STDERR, "check-links: no such directory: " . ($argv[1] ?? dirname(__DIR__)) . "\n");
+    fwrite(STDERR, "check-links: no such directory: " . ($argv[1] ?? dirname(__DIR__, 2)) . "\n");
     exit(2);
 }
 
