@@ -177,7 +177,7 @@ test-frankenphp: deps
 ## The official php images' install path (docker-php-ext-install's steps), PIE's source
 ## build and make dist, on a PHP built from Debian's source as the images build
 ## theirs (tools/env/php-src.sh nts, cached): in /usr/local inside tools/clean-root.sh,
-## in a prefix of its own elsewhere. make test runs it in a prefix of its own.
+## in a prefix of its own elsewhere. make test-all runs it in a prefix of its own.
 test-image: deps
 	tools/test/test-image.sh
 

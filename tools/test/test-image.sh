@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Usage: tools/test/test-image.sh [--own-prefix] [--zts]   (make test-image; make test runs
-#                                              it with --own-prefix, and with --zts)
+# Usage: tools/test/test-image.sh [--own-prefix] [--zts]   (make test-image;
+#        make test-all runs it with --own-prefix, and with --zts)
 #
 # The official `php` Docker images' install path, PIE's source build and PIE's
 # prebuilt binary, on a non-thread-safe PHP built from Debian's source as the images

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/test/test-zts-apache.sh   (make test-zts-apache, part of make test)
+# Usage: tools/test/test-zts-apache.sh   (make test-zts-apache, part of make test-all)
 #
 # The module under threads, in Apache httpd with mpm_event and a thread-safe mod_php
 # built from Debian's source (tools/env/php-src.sh zts-apache, cached), 2 processes x

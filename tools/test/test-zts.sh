@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/test/test-zts.sh   (make test-zts, part of make test)
+# Usage: tools/test/test-zts.sh   (make test-zts, part of make test-all)
 #
 # The module on a thread-safe (ZTS) PHP built from Debian's source with FrankenPHP's
 # flags (tools/env/php-src.sh zts, cached after the first build):
