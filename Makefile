@@ -61,7 +61,7 @@ test-builds: build
 check-layers: deps
 	$(PHP) -n tools/check/check-layers.php
 
-## Every relative link and image in README.md and docs/ resolves, anchors included.
+## Every relative link and image in README.md, docs/ and tools/'s READMEs resolves, anchors included.
 check-links: deps
 	$(PHP) -n tools/check/check-links.php
 

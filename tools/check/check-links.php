@@ -1,7 +1,8 @@
 <?php
-// Checks every relative link and image in README.md and docs/**/*.md: the
-// target file or directory exists inside the repository, and a #anchor names
-// a heading of the target markdown file under GitHub's rules. Links with a
+// Checks every relative link and image in README.md, docs/**/*.md and the READMEs
+// of tools/ and its folders: the target file or directory exists inside the
+// repository, and a #anchor names a heading of the target markdown file under
+// GitHub's rules. Links with a
 // scheme (https:, mailto:, ...) are skipped, and so is everything inside fenced
 // code blocks and inline code spans.
 //
@@ -20,7 +21,7 @@ if ($root === false || !is_dir($root)) {
     exit(2);
 }
 
-/** The markdown files checked: README.md and everything under docs/. */
+/** The markdown files checked: README.md, everything under docs/, and tools/'s READMEs. */
 function markdownFiles(string $root): array
 {
     $files = [];
@@ -40,7 +41,9 @@ function markdownFiles(string $root): array
         sort($docs);
         $files = array_merge($files, $docs);
     }
-    return $files;
+    $tools = array_merge(glob("$root/tools/README.md") ?: [], glob("$root/tools/*/README.md") ?: []);
+    sort($tools);
+    return array_merge($files, $tools);
 }
 
 /**
