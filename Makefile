@@ -8,11 +8,11 @@ EXT := $(CURDIR)/target/release/libredis_lock.so
 RUN_TESTS = $(shell $${PHP_CONFIG:-php-config} --extension-dir)/build/run-tests.php
 PHP_EXT_ARGS := -n -d extension=posix -d extension=$(EXT)
 # Bench and demo also load phpredis, after the extensions it links against.
-PHP_BENCH_ARGS = $(PHP_EXT_ARGS) $(shell tools/phpredis-args.sh)
+PHP_BENCH_ARGS = $(PHP_EXT_ARGS) $(shell tools/env/phpredis-args.sh)
 # Empty where this PHP has no phpredis (Debian ships none for PHP 8.5 and 8.6).
 PHPREDIS = $(filter extension=redis,$(PHP_BENCH_ARGS))
 # The servers the suite runs on: Redis, and Valkey too where it is installed
-# (tools/deps.sh installs it where the release ships it: Debian 13).
+# (tools/env/deps.sh installs it where the release ships it: Debian 13).
 SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 # The server the test helpers start: redis-server, or valkey-server (…-cli, …-sentinel).
 SERVER ?= redis
@@ -24,7 +24,7 @@ export REDIS_LOCK_TEST_SERVER = $(SERVER)
 all: build
 
 deps:
-	@tools/deps.sh
+	@tools/env/deps.sh
 
 build: deps
 	$(CARGO) build --release
@@ -44,7 +44,7 @@ test: build
 
 ## Everything on this machine (CI's lane 1 runs it, the NTS image path aside, which
 ## its Debian 12 root runs in /usr/local): make test, then what needs PHP built from source
-## (tools/php-src.sh, cached): the thread-safe PHP (test-zts), FrankenPHP built on
+## (tools/env/php-src.sh, cached): the thread-safe PHP (test-zts), FrankenPHP built on
 ## it (test-frankenphp), Apache's threads (test-zts-apache), and the images' install
 ## path with PIE's source build and binary, on the NTS and the ZTS PHP.
 test-all: test test-builds
@@ -53,23 +53,23 @@ test-builds: build
 	@$(MAKE) --no-print-directory test-zts
 	@$(MAKE) --no-print-directory test-frankenphp
 	@$(MAKE) --no-print-directory test-zts-apache
-	@tools/test-image.sh --own-prefix
-	@tools/test-image.sh --own-prefix --zts
+	@tools/test/test-image.sh --own-prefix
+	@tools/test/test-image.sh --own-prefix --zts
 
 ## The core's floors (php > kinds > hold > wait > topology > net > ground): every
-## import points down, and no circle between files (tools/check-layers.php).
+## import points down, and no circle between files (tools/check/check-layers.php).
 check-layers: deps
-	$(PHP) -n tools/check-layers.php
+	$(PHP) -n tools/check/check-layers.php
 
-## Every relative link and image in README.md and docs/ resolves, anchors included.
+## Every relative link and image in README.md, docs/ and tools/'s READMEs resolves, anchors included.
 check-links: deps
-	$(PHP) -n tools/check-links.php
+	$(PHP) -n tools/check/check-links.php
 
 ## The suite on one server: make test-one SERVER=valkey
 test-one: test-rust test-php test-bridges
 
 test-rust: deps
-	tools/with-redis.sh $(CARGO) test --no-default-features
+	tools/test/with-redis.sh $(CARGO) test --no-default-features
 	@# Lease bounds on the clock that counts a suspended machine: a time namespace
 	@# whose boot clock is a day ahead stands for a day of suspension (src/clock.rs).
 	@if unshare --time --boottime 86400 true 2>/dev/null; then \
@@ -78,35 +78,35 @@ test-rust: deps
 
 test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \
-	tools/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
+	tools/test/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
 
-## The module on a thread-safe (ZTS) PHP built from Debian's source (tools/php-src.sh
+## The module on a thread-safe (ZTS) PHP built from Debian's source (tools/env/php-src.sh
 ## zts, cached): the phpt suite with the ZTS CLI, the -zts PIE archive, and the threaded
 ## harness (harness/: 16 PHP threads in one process, FrankenPHP's worker mode).
 test-zts: build
-	tools/test-zts.sh
+	tools/test/test-zts.sh
 
 ## The framework bridges' phpunit tests (bridges/tests), against Debian's framework
 ## packages. Debian's php.ini and conf.d are read: phpunit and the frameworks need
 ## the shared modules (dom, mbstring, …) that -n would leave out.
 test-bridges: build
-	REDIS_LOCK_EXT=$(EXT) tools/with-redis.sh $(PHP) -d extension=$(EXT) $$(command -v phpunit) -c bridges/phpunit.xml
+	REDIS_LOCK_EXT=$(EXT) tools/test/with-redis.sh $(PHP) -d extension=$(EXT) $$(command -v phpunit) -c bridges/phpunit.xml
 
 ## Regenerates stubs/redis_lock.stubs.php from the code.
 stubs: deps
 	$(CARGO) build
-	tools/stubs.sh target/debug/libredis_lock.so > stubs/redis_lock.stubs.php
+	tools/package/stubs.sh target/debug/libredis_lock.so > stubs/redis_lock.stubs.php
 
 ## Fails when the committed stub no longer matches the code.
 stubs-check: deps
 	$(CARGO) build
-	tools/stubs.sh target/debug/libredis_lock.so | diff -u stubs/redis_lock.stubs.php - \
+	tools/package/stubs.sh target/debug/libredis_lock.so | diff -u stubs/redis_lock.stubs.php - \
 	  || { echo "stubs/redis_lock.stubs.php is stale: run make stubs"; exit 1; }
 
 ## Many processes contend for one lock on a throwaway Redis (or REDIS_LOCK_DSN).
 demo: build
 	@if [ -n "$$REDIS_LOCK_DSN" ]; then $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; \
-	else tools/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; fi
+	else tools/test/with-redis.sh $(PHP) $(PHP_BENCH_ARGS) bench/demo.php; fi
 
 ## This extension against the article's class on phpredis: uncontended cost, then
 ## the same cycles through the fault proxy at +4 ms a round trip, with the connections
@@ -121,7 +121,7 @@ demo: build
 ## Where this PHP has no phpredis, the extension's own figures only: each script says so
 ## in a line, and leaves bench/results/ as it is (but redlock.md, which needs no phpredis).
 bench: build
-	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/with-redis.sh $(PHP) -n bench/uncontended.php
+	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/test/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/network.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/contention.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/capacity.php
@@ -136,56 +136,56 @@ bench: build
 	    $(PHP) -d extension=$(EXT) bench/funnel.php; \
 	fi
 
-## Debian's NTS CLI against the ZTS CLI (tools/php-src.sh zts), side by side: the
+## Debian's NTS CLI against the ZTS CLI (tools/env/php-src.sh zts), side by side: the
 ## uncontended cycle and 8 processes x 1 ms holds (bench/results/zts.md), then callgrind.
 bench-zts: build
-	tools/bench-zts.sh
+	tools/bench/bench-zts.sh
 
 ## As root: the module into PHP's extension dir, its ini into mods-available,
 ## enabled for every SAPI (phpenmod), and the redis-lock command into
 ## `php-config --prefix`/bin (docs/cli.md). `make uninstall` undoes it.
 install: build
-	tools/install.sh install $(EXT)
+	tools/package/install.sh install $(EXT)
 
 uninstall:
-	tools/install.sh uninstall
+	tools/package/install.sh uninstall
 
 ## A Debian package, php<ver>-redis-lock_<version>_<arch>.deb, in target/deb/.
 deb: build
-	tools/deb.sh $(EXT) $(CURDIR)/target/deb
+	tools/package/deb.sh $(EXT) $(CURDIR)/target/deb
 
 ## The archive PIE's pre-packaged-binary method downloads, for the PHP of PHP_CONFIG:
 ## target/dist/php_redis_lock-<version>_php<M.m>-<arch>-linux-glibc[-zts].tgz
 dist: build
-	tools/dist.sh $(EXT) $(CURDIR)/target/dist
+	tools/package/dist.sh $(EXT) $(CURDIR)/target/dist
 
 ## The module under threads: Apache httpd with mpm_event and a ZTS mod_php built from
-## Debian's source (tools/php-src.sh zts-apache, cached), 2 processes x 16 threads:
+## Debian's source (tools/env/php-src.sh zts-apache, cached), 2 processes x 16 threads:
 ## an exact counter under ab -c 32, a long hold kept, a fatal error's lock released,
 ## recycled processes leaking nothing.
 test-zts-apache: build
-	tools/test-zts-apache.sh
+	tools/test/test-zts-apache.sh
 
 ## The module in real FrankenPHP, built from its Go module against the ZTS PHP
-## (tools/frankenphp.sh, cached): 2 processes x 32 threads (16 classic, 16 running a
+## (tools/env/frankenphp.sh, cached): 2 processes x 32 threads (16 classic, 16 running a
 ## worker script), under load: exact counters, the per-request release in both modes,
 ## holds kept only where asked, redis_lock_stats() per process, fatal errors and
 ## timeouts, workers restarted every 50 requests losing nothing.
 test-frankenphp: deps
-	tools/test-frankenphp.sh
+	tools/test/test-frankenphp.sh
 
 ## The official php images' install path (docker-php-ext-install's steps), PIE's source
 ## build and make dist, on a PHP built from Debian's source as the images build
-## theirs (tools/php-src.sh nts, cached): in /usr/local inside tools/clean-root.sh,
-## in a prefix of its own elsewhere. make test runs it in a prefix of its own.
+## theirs (tools/env/php-src.sh nts, cached): in /usr/local inside tools/clean-root.sh,
+## in a prefix of its own elsewhere. make test-all runs it in a prefix of its own.
 test-image: deps
-	tools/test-image.sh
+	tools/test/test-image.sh
 
 ## Each install path (make install, phpize, the .deb) checked with the CLI and a
 ## php-fpm pool. It installs and removes system packages, so it runs only inside a
 ## throwaway root: tools/clean-root.sh -- make test-install
 test-install:
-	tools/test-install.sh
+	tools/test/test-install.sh
 
 clean:
 	$(CARGO) clean
@@ -214,9 +214,9 @@ nemesis-plant: deps
 	PHP=$(PHP) tools/nemesis/plant.sh
 
 ## The phpt suite STRESS_RUNS times in a row (default 10) while a busy loop per core
-## keeps the CPU full (tools/test-under-load.sh; stopped on any exit): it must pass
+## keeps the CPU full (tools/test/test-under-load.sh; stopped on any exit): it must pass
 ## every time, so no test leans on timing a busy machine cannot keep.
 .PHONY: test-stress
 STRESS_RUNS ?= 10
 test-stress: build
-	EXT=$(EXT) PHP=$(PHP) tools/test-under-load.sh -n $(STRESS_RUNS)
+	EXT=$(EXT) PHP=$(PHP) tools/test/test-under-load.sh -n $(STRESS_RUNS)

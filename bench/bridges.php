@@ -19,7 +19,7 @@ require __DIR__ . '/../php-tests/_helper.inc';
 require __DIR__ . '/lib.php';
 foreach (['Symfony/Component/Lock', 'Illuminate'] as $package) {
     if (!is_file($autoload = "/usr/share/php/$package/autoload.php")) {
-        fwrite(STDERR, "bridges bench: $autoload is missing (php-symfony-lock, php-laravel-framework: tools/deps.sh installs them)\n");
+        fwrite(STDERR, "bridges bench: $autoload is missing (php-symfony-lock, php-laravel-framework: tools/env/deps.sh installs them)\n");
         exit(2);
     }
     require_once $autoload;

@@ -22,7 +22,7 @@
 require __DIR__ . '/../php-tests/_helper.inc';
 require __DIR__ . '/lib.php';
 if (!is_file($autoload = '/usr/share/php/Illuminate/autoload.php')) {
-    fwrite(STDERR, "funnel bench: $autoload is missing (php-laravel-framework: tools/deps.sh installs it)\n");
+    fwrite(STDERR, "funnel bench: $autoload is missing (php-laravel-framework: tools/env/deps.sh installs it)\n");
     exit(2);
 }
 require_once $autoload;

@@ -1,5 +1,5 @@
 <?php
-// At a network's round trip: the cycles through the fault proxy (tools/fault-proxy.php)
+// At a network's round trip: the cycles through the fault proxy (tools/test/fault-proxy.php)
 // at 2 ms each way (+4 ms a round trip), against the article's class (addLock +
 // releaseLock1, one object) in the same rounds. Every round runs each case for CYCLES
 // cycles, one after the other in one process, the order turning by one each round;
@@ -226,7 +226,7 @@ $labels = [
     'semaphore' => ['Semaphore `acquire` + `release`', '—'],
 ];
 $md = "<!-- written by bench/network.php (make bench) -->\n";
-$md .= sprintf("Through tools/fault-proxy.php at %d ms each way (+%d ms a round trip), %s, %s; %d rounds of %d cycles.\n\n",
+$md .= sprintf("Through tools/test/fault-proxy.php at %d ms each way (+%d ms a round trip), %s, %s; %d rounds of %d cycles.\n\n",
     DELAY_MS, 2 * DELAY_MS, $version, date('Y-m-d'), $rounds, $cycles);
 $md .= "| row | measured | vs article (median of per-round ratios) | round trips per cycle | target (issue 29) | met |\n|---|---|---|---|---|---|\n";
 foreach ($labels as $name => [$label, $target]) {

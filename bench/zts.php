@@ -1,9 +1,9 @@
 <?php
 // ZTS against NTS, in the same run: the uncontended cycle (bench/cycle.php native) and
 // W processes sharing one lock with H µs holds, on Debian's NTS CLI and on the ZTS CLI
-// built from Debian's source (tools/php-src.sh zts), each with the module built for
+// built from Debian's source (tools/env/php-src.sh zts), each with the module built for
 // it. Rounds alternate the order (NTS then ZTS, ZTS then NTS); "ZTS / NTS" is the
-// median over the rounds of each round's ratio. Run by tools/bench-zts.sh (make
+// median over the rounds of each round's ratio. Run by tools/bench/bench-zts.sh (make
 // bench-zts), which builds both and gives the commands.
 //
 // Usage: BENCH_NTS="php -n ..." BENCH_ZTS="/…/php -n ..." [BENCH_ROUNDS=10] php bench/zts.php
@@ -43,7 +43,7 @@ if ($mode === 'contend') {
 
 $php = ['NTS' => getenv('BENCH_NTS'), 'ZTS' => getenv('BENCH_ZTS')];
 if (!$php['NTS'] || !$php['ZTS']) {
-    fwrite(STDERR, "set BENCH_NTS and BENCH_ZTS (tools/bench-zts.sh does)\n");
+    fwrite(STDERR, "set BENCH_NTS and BENCH_ZTS (tools/bench/bench-zts.sh does)\n");
     exit(2);
 }
 $rounds = (int) (getenv('BENCH_ROUNDS') ?: 10);

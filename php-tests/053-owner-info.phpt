@@ -4,7 +4,7 @@ owner_info: who holds a lock (host, pid, SAPI, script, since), recorded with the
 <?php
 if (!function_exists('pcntl_fork')) die('skip pcntl');
 if (PHP_ZTS) die('skip php-fpm here is the NTS build');
-if (!is_executable('/usr/sbin/php-fpm' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION)) die('skip no php-fpm' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION . ' (tools/deps.sh installs it)');
+if (!is_executable('/usr/sbin/php-fpm' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION)) die('skip no php-fpm' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION . ' (tools/env/deps.sh installs it)');
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

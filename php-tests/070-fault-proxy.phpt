@@ -1,5 +1,5 @@
 --TEST--
-The fault proxy (tools/fault-proxy.php): delay, round trips counted per call, a partition while holding (the watchdog marks the lock lost after its lease; another client takes it after expiry, not before), a half-open connection recovered within read_timeout, a reset
+The fault proxy (tools/test/fault-proxy.php): delay, round trips counted per call, a partition while holding (the watchdog marks the lock lost after its lease; another client takes it after expiry, not before), a half-open connection recovered within read_timeout, a reset
 --SKIPIF--
 <?php if (!function_exists('posix_kill')) die('skip posix');
 --FILE--

@@ -14,25 +14,25 @@
 #              Laravel 13, Symfony 7.4; apt there ignores the snapshot's Valid-Until),
 #              or sid (Debian unstable, with experimental in its sources at apt's
 #              lowest priority, so that nothing comes from it unless named: its
-#              php8.5 and php8.6 RC; `PHP_BRANCH=8.5 tools/deps.sh` installs one).
+#              php8.5 and php8.6 RC; `PHP_BRANCH=8.5 tools/env/deps.sh` installs one).
 #   -k         keep the root afterwards and print its path.
 #   -u         uncached: the PHP builds and cargo-php start empty too (see below), as
 #              on a machine that has never run this.
 #
 # Needs root, debootstrap (installed when missing) and unshare. The first run of
 # a suite builds a base root under /var/tmp/redis-lock-root (2-3 minutes); later
-# runs copy it. The PHP builds of tools/php-src.sh are cached the same way: the
+# runs copy it. The PHP builds of tools/env/php-src.sh are cached the same way: the
 # box's /var/tmp/redis-lock-php is a folder kept per suite beside the base, so a
 # PHP built from source in one run is found by the next (it is keyed by release,
 # version, variant and the tool's own text, so it is never taken for another). So is
-# cargo-php, the one cargo tool tools/deps.sh installs (about 2 minutes of compiling):
+# cargo-php, the one cargo tool tools/env/deps.sh installs (about 2 minutes of compiling):
 # the binary a run built is copied into the next run's root, keyed by suite and the
 # version deps.sh asks for, so deps.sh finds it there. Inside, the command has its own PID and mount namespaces: every
 # process it starts dies with it, and no service starts on package install. The
 # network is this machine's; the apt mirror is the one this machine uses.
 #
 # Exits 75 when the root cannot be built from the archive (debootstrap or apt failed),
-# else with COMMAND's exit code (tools/deps.sh, run first, gives 75 for the archive's
+# else with COMMAND's exit code (tools/env/deps.sh, run first, gives 75 for the archive's
 # failures too).
 set -euo pipefail
 
@@ -121,7 +121,7 @@ cleanup() { if ((keep)); then echo "clean-root: kept $box"; else rm -rf "$box"; 
 trap cleanup EXIT
 cp -a "$base/." "$box/"
 cp /etc/resolv.conf "$box/etc/resolv.conf"
-# Tells tools/test-install.sh that it may install and remove system packages here.
+# Tells tools/test/test-install.sh that it may install and remove system packages here.
 echo "a throwaway root made by tools/clean-root.sh" >"$box/.redis-lock-clean-root"
 
 # Rust: the toolchains read-only, and rustup's proxies in an otherwise empty CARGO_HOME.
@@ -134,7 +134,7 @@ php_cache=$cache/php-$suite
 mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin" "$box/var/tmp/redis-lock-php" "$php_cache"
 for t in cargo rustc rustdoc rustup; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
 # cargo-php as an earlier run of this suite built it (see the header).
-tools_cache=$cache/cargo-php-$suite-$(grep -h 'cargo install cargo-php' "$repo/tools/deps.sh" | sha256sum | cut -c1-12)
+tools_cache=$cache/cargo-php-$suite-$(grep -h 'cargo install cargo-php' "$repo/tools/env/deps.sh" | sha256sum | cut -c1-12)
 if ((!uncached)) && [ -x "$tools_cache/cargo-php" ]; then cp -a "$tools_cache/cargo-php" "$box/root/.cargo/bin/"; fi
 
 git clone -q "$repo" "$box/src/redis-lock"

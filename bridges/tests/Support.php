@@ -31,13 +31,13 @@ final class Support
 
     /**
      * Skips the calling test where Laravel cannot run here: no php-laravel-framework (on
-     * Debian sid, it would bring in PHP 8.4 beside 8.5, so tools/deps.sh leaves it out),
+     * Debian sid, it would bring in PHP 8.4 beside 8.5, so tools/env/deps.sh leaves it out),
      * or no phpredis, the Redis client its configuration names.
      */
     public static function needsLaravel(): void
     {
         if (!class_exists(\Illuminate\Foundation\Application::class)) {
-            \PHPUnit\Framework\Assert::markTestSkipped('no php-laravel-framework for this PHP (tools/deps.sh says why)');
+            \PHPUnit\Framework\Assert::markTestSkipped('no php-laravel-framework for this PHP (tools/env/deps.sh says why)');
         }
         if (!class_exists(\Redis::class)) {
             \PHPUnit\Framework\Assert::markTestSkipped('no phpredis for this PHP, the client Laravel\'s Redis connections use here');

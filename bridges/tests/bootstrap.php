@@ -1,13 +1,13 @@
 <?php
 // The framework packages as Debian installs them (/usr/share/php), then the bridges.
 // Laravel may be missing: on Debian sid's PHP 8.5 it would bring in PHP 8.4, so
-// tools/deps.sh leaves it out, and its tests skip (Support::needsLaravel()).
+// tools/env/deps.sh leaves it out, and its tests skip (Support::needsLaravel()).
 foreach (['Symfony/Component/Lock' => true, 'Symfony/Component/Semaphore' => true, 'Illuminate' => false] as $package => $required) {
     $autoload = "/usr/share/php/$package/autoload.php";
     if (is_file($autoload)) {
         require_once $autoload;
     } elseif ($required) {
-        fwrite(STDERR, "bridges tests: $autoload is missing (php-symfony-lock, php-symfony-semaphore: tools/deps.sh installs them)\n");
+        fwrite(STDERR, "bridges tests: $autoload is missing (php-symfony-lock, php-symfony-semaphore: tools/env/deps.sh installs them)\n");
         exit(2);
     }
 }

@@ -1,6 +1,6 @@
 //! The module under threads, in one process: a thread-safe PHP engine started once,
 //! under a SAPI of our own, then PHP threads that run requests against a real server.
-//! Each scenario prints TAP lines and `# figure:` lines; `tools/test-zts.sh` runs them.
+//! Each scenario prints TAP lines and `# figure:` lines; `tools/test/test-zts.sh` runs them.
 //!
 //! Usage: redis-lock-zts-harness MODULE SCENARIO
 //!   MODULE    the redis_lock module built against the same PHP
@@ -9,7 +9,7 @@
 //!             a thread per line of the file $ARGS: tools/nemesis/run.php --threads);
 //!             or eval (runs $CODE in one request on one PHP thread and prints its
 //!             output: for trying things out)
-//! The server is REDIS_LOCK_TEST_DSN's (tools/with-redis.sh).
+//! The server is REDIS_LOCK_TEST_DSN's (tools/test/with-redis.sh).
 
 mod php;
 mod scenarios;
@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let Ok(dsn) = std::env::var("REDIS_LOCK_TEST_DSN") else {
-        eprintln!("REDIS_LOCK_TEST_DSN is not set: run under tools/with-redis.sh");
+        eprintln!("REDIS_LOCK_TEST_DSN is not set: run under tools/test/with-redis.sh");
         return ExitCode::from(2);
     };
     // FrankenPHP's worker mode is recognised by the SAPI's name; the control runs the

@@ -455,6 +455,14 @@ function judge(string $file): array {
         'fault_count' => $faultCount, 'quiet_from' => $quietFrom];
 }
 
+/** A path inside this repository as the tables print it: from the repository's root,
+ * where the replay lines run, so that no machine's own folders end up in them. */
+function from_root(string $text): string {
+    static $root = null;
+    $root ??= realpath(dirname(__DIR__, 2)) . '/';
+    return str_replace($root, '', $text);
+}
+
 /** " / resp3 MODE" for a run whose RESP3 mode is not native and not already in its mix; else "". */
 function resp3_note(array $head): string {
     $m = $head['resp3'] ?? 'native';
@@ -610,7 +618,7 @@ foreach ($runs as $r) {
     $details[] = sprintf('#### %s %s%s seed %d: %s', $h['topology'], $h['mix'], resp3_note($h), $h['seed'],
         $r['fails'] ? 'FAIL: ' . implode('; ', $r['fails']) : 'ok (with findings)');
     $details[] = '';
-    $details[] = "replay: `{$h['replay']}`; check: `php -n tools/nemesis/check.php --verbose {$r['file']}`";
+    $details[] = 'replay: `' . from_root($h['replay']) . "`; check: `php -n tools/nemesis/check.php --verbose {$r['file']}`";
     $details[] = '';
     foreach ($lines as $l) { $details[] = $l; }
     if ($total > $shown) { $details[] = '- … and ' . ($total - $shown) . ' more (--verbose)'; }
@@ -629,7 +637,7 @@ if ($md !== null) {
     $h = $runs[0]['head'];
     $pre = "# Nemesis: the lock under random faults\n\n"
         . "Written by `make nemesis` (tools/nemesis/run.php, judged by tools/nemesis/check.php) on " . date('Y-m-d') . ".\n"
-        . sprintf("Extension %s (md5 %s, tree %s), PHP %s, %s.\n", $h['ext'], substr($h['ext_md5'], 0, 12), $h['git'] ?: '?', $h['php'], preg_replace('/ sha=.*/', '', $h['redis']))
+        . sprintf("Extension %s (md5 %s, tree %s), PHP %s, %s.\n", from_root($h['ext']), substr($h['ext_md5'], 0, 12), $h['git'] ?: '?', $h['php'], preg_replace('/ sha=.*/', '', $h['redis']))
         . sprintf("Each run: %d workers, keys %s (and `sem`), leases %.1f s, waits %.1f s, read_timeout %.1f s; a fault every 0.2–0.8 s until %d s before the end.\n\n",
             $h['workers'], implode(', ', $h['keys']), $h['lease'], $h['wait'], $h['read_timeout'], $h['quiet'])
         . "How to read it (tools/nemesis/README.md has the rules): each holder's client samples the bound it\n"

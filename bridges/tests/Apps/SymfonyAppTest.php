@@ -41,7 +41,7 @@ final class SymfonyAppTest extends TestCase
         }
         if ($missing) {
             $this->markTestSkipped('the Symfony test application needs ' . implode(', ', $missing)
-                . ' (bridges/tests/apps/symfony/packages; tools/deps.sh installs them)');
+                . ' (bridges/tests/apps/symfony/packages; tools/env/deps.sh installs them)');
         }
         $this->varDir = self::tempDir('redis-lock-symfony-app-var');
         $this->prefix = Support::name('symfony-app') . ':';

@@ -1,4 +1,4 @@
-module redis-lock/tools/frankenphp
+module redis-lock/tools/env/frankenphp
 
 go 1.25.0
 

@@ -1,11 +1,12 @@
 <?php
-// Checks every relative link and image in README.md and docs/**/*.md: the
-// target file or directory exists inside the repository, and a #anchor names
-// a heading of the target markdown file under GitHub's rules. Links with a
+// Checks every relative link and image in README.md, docs/**/*.md and the READMEs
+// of tools/ and its folders: the target file or directory exists inside the
+// repository, and a #anchor names a heading of the target markdown file under
+// GitHub's rules. Links with a
 // scheme (https:, mailto:, ...) are skipped, and so is everything inside fenced
 // code blocks and inline code spans.
 //
-//   php -n tools/check-links.php [ROOT]     ROOT defaults to this script's repository
+//   php -n tools/check/check-links.php [ROOT]     ROOT defaults to this script's repository
 //
 // Prints `FILE:LINE: broken link TARGET (why)` for each broken link and exits 1,
 // or a one-line summary and exits 0. Needs only PHP's always-built extensions
@@ -13,14 +14,14 @@
 
 declare(strict_types=1);
 
-$root = $argv[1] ?? dirname(__DIR__);
+$root = $argv[1] ?? dirname(__DIR__, 2);
 $root = realpath($root);
 if ($root === false || !is_dir($root)) {
-    fwrite(STDERR, "check-links: no such directory: " . ($argv[1] ?? dirname(__DIR__)) . "\n");
+    fwrite(STDERR, "check-links: no such directory: " . ($argv[1] ?? dirname(__DIR__, 2)) . "\n");
     exit(2);
 }
 
-/** The markdown files checked: README.md and everything under docs/. */
+/** The markdown files checked: README.md, everything under docs/, and tools/'s READMEs. */
 function markdownFiles(string $root): array
 {
     $files = [];
@@ -40,7 +41,9 @@ function markdownFiles(string $root): array
         sort($docs);
         $files = array_merge($files, $docs);
     }
-    return $files;
+    $tools = array_merge(glob("$root/tools/README.md") ?: [], glob("$root/tools/*/README.md") ?: []);
+    sort($tools);
+    return array_merge($files, $tools);
 }
 
 /**

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/test-under-load.sh [-n RUNS] [-i] [-r] [PHPT...]
+# Usage: tools/test/test-under-load.sh [-n RUNS] [-i] [-r] [PHPT...]
 # The phpt suite (or the PHPT files or directories given) RUNS times in a row
 # (default 10) while a CPU hog keeps every core busy: one busy loop per core
 # (nproc), at the tests' own priority, so that a test that leans on timing it
@@ -17,7 +17,7 @@
 # Environment: EXT (the module, default target/release/libredis_lock.so), PHP,
 # PHP_CONFIG, HOGS (busy loops, default nproc), REDIS_LOCK_TEST_SERVER.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=10
 hog=1
 retry=1
@@ -73,7 +73,7 @@ for run in $(seq "$runs"); do
     t0=$(date +%s)
     rc=0
     REDIS_LOCK_EXT=$ext TEST_PHP_EXECUTABLE=$(command -v "$php") NO_INTERACTION=1 \
-        tools/with-redis.sh "$php" -n "$run_tests" -q --show-diff --set-timeout 300 \
+        tools/test/with-redis.sh "$php" -n "$run_tests" -q --show-diff --set-timeout 300 \
         -W "$logs/results.$run" -n -d extension=posix -d extension="$ext" "$@" \
         > "$logs/run.$run" 2>&1 || rc=$?
     # run-tests.php tries a failed test again once when it uses usleep() or

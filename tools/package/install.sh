@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/install.sh install MODULE.so | tools/install.sh uninstall
+# Usage: tools/package/install.sh install MODULE.so | tools/package/install.sh uninstall
 #
 # `make install` and `make uninstall`, for the PHP that php-config (or $PHP_CONFIG)
 # describes. On Debian and Ubuntu:
@@ -45,20 +45,20 @@ install)
     else
         # The #! names this PHP: with several installed, plain `php` may be one without the module.
         mkdir -p "$(dirname "$tool")"
-        sed "1s|.*|#!$php_bin|" "$(dirname "$0")/../bin/redis-lock" >"$tool.new"
+        sed "1s|.*|#!$php_bin|" "$(dirname "$0")/../../bin/redis-lock" >"$tool.new"
         chmod 0755 "$tool.new"
         mv -f "$tool.new" "$tool"
         echo "install: $tool"
     fi
     if ((debian)); then
-        install -m 0644 "$(dirname "$0")/../packaging/redis_lock.ini" "$ini"
+        install -m 0644 "$(dirname "$0")/../../packaging/redis_lock.ini" "$ini"
         phpenmod -v "$ver" -s ALL redis_lock
         echo "install: $ini, enabled for PHP $ver: $(phpquery -S -v "$ver" | tr '\n' ' ')"
     else
         [ -n "$(dirname "$ini")" ] && [ "$(dirname "$ini")" != "." ] || {
             echo "install: this PHP scans no ini folder; add extension=redis_lock to your php.ini" >&2; exit 0; }
         mkdir -p "$(dirname "$ini")"
-        install -m 0644 "$(dirname "$0")/../packaging/redis_lock.ini" "$ini"
+        install -m 0644 "$(dirname "$0")/../../packaging/redis_lock.ini" "$ini"
         echo "install: $ini"
     fi
     ;;

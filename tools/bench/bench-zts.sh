@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Usage: tools/bench-zts.sh   (make bench-zts)
-# Builds the module for the ZTS PHP (tools/php-src.sh zts, cached) and runs
+# Usage: tools/bench/bench-zts.sh   (make bench-zts)
+# Builds the module for the ZTS PHP (tools/env/php-src.sh zts, cached) and runs
 # bench/zts.php on a throwaway server: Debian's NTS CLI against the ZTS CLI, side by
 # side. Then the callgrind instruction count per cycle on each (repeatable whatever
 # the machine does): (N=1100 - N=100) / 1000 cycles of bench/cycle.php native.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
-    exec tools/with-redis.sh "$0" "$@"
+    exec tools/test/with-redis.sh "$0" "$@"
 fi
-prefix=$(tools/php-src.sh zts)
+prefix=$(tools/env/php-src.sh zts)
 PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config cargo build --release --lib --target-dir target/zts 2>&1 | tail -n 1
 nts="php -n -d extension=posix -d extension=$PWD/target/release/libredis_lock.so"
 zts="$prefix/bin/php -n -d extension=$PWD/target/zts/release/libredis_lock.so"

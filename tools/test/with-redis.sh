@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/with-redis.sh CMD [ARGS...]
+# Usage: tools/test/with-redis.sh CMD [ARGS...]
 # Starts a throwaway server on a free loopback port, exports REDIS_LOCK_TEST_DSN
 # for CMD, runs it, and stops the server whatever happens. The server is
 # redis-server, or $REDIS_LOCK_TEST_SERVER-server (valkey-server) when that is set.

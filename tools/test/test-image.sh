@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Usage: tools/test-image.sh [--own-prefix] [--zts]   (make test-image; make test runs
-#                                              it with --own-prefix, and with --zts)
+# Usage: tools/test/test-image.sh [--own-prefix] [--zts]   (make test-image;
+#        make test-all runs it with --own-prefix, and with --zts)
 #
 # The official `php` Docker images' install path, PIE's source build and PIE's
 # prebuilt binary, on a non-thread-safe PHP built from Debian's source as the images
-# build theirs (tools/php-src.sh nts, cached):
+# build theirs (tools/env/php-src.sh nts, cached):
 #
 #   1. the steps docker-php-ext-install takes, on a clean export of the tree (the
 #      files git knows, as they are now): phpize; ./configure
@@ -23,17 +23,17 @@
 #   4. the Dockerfile in docs/install.md is the repository's Dockerfile, word for word.
 #
 # Inside a root made by tools/clean-root.sh, PHP is laid out as in the images, in
-# /usr/local (tools/php-src.sh nts --image); elsewhere, and with --own-prefix, in a
+# /usr/local (tools/env/php-src.sh nts --image); elsewhere, and with --own-prefix, in a
 # prefix of its own. With --zts, step 1 on the thread-safe PHP of the php:8.x-zts
-# images and FrankenPHP (tools/php-src.sh zts, in its own prefix; tools/test-zts.sh
+# images and FrankenPHP (tools/env/php-src.sh zts, in its own prefix; tools/test/test-zts.sh
 # checks its -zts archive). Exit status 0 with a "skipped" line when the mirror
 # serves no PHP source for this release.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 repo=$PWD
 
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
-    exec tools/with-redis.sh "$0" "$@"
+    exec tools/test/with-redis.sh "$0" "$@"
 fi
 variant=nts own=0
 for arg in "$@"; do
@@ -49,11 +49,11 @@ if [ -f /.redis-lock-clean-root ] && ((!own)) && [ "$variant" = nts ]; then
 fi
 
 start=$SECONDS
-prefix=$(tools/php-src.sh "$variant" "${layout[@]}")
+prefix=$(tools/env/php-src.sh "$variant" "${layout[@]}")
 case $? in
     0) ;;
-    3) echo "skipped: the mirror serves no PHP source for this release (tools/php-src.sh)"; exit 0 ;;
-    *) echo "not ok - building PHP from source (tools/php-src.sh $variant ${layout[*]})"; exit 1 ;;
+    3) echo "skipped: the mirror serves no PHP source for this release (tools/env/php-src.sh)"; exit 0 ;;
+    *) echo "not ok - building PHP from source (tools/env/php-src.sh $variant ${layout[*]})"; exit 1 ;;
 esac
 echo "# PHP from source in $prefix ($((SECONDS - start)) s, cached after the first build): $(cat "$prefix/.redis-lock-php" "$prefix/.complete" 2>/dev/null | head -n 1)"
 php=$prefix/bin/php
@@ -65,7 +65,7 @@ cargo_dir=$(dirname "$(command -v cargo)")
 # PATH without cargo: make install must not need it.
 no_cargo_path=$(tr ':' '\n' <<<"$PATH" | grep -vx "$cargo_dir" | paste -sd:)
 
-. tools/tap.sh
+. tools/test/tap.sh
 
 work=$(mktemp -d /tmp/redis-lock-image.XXXXXX)
 cleanup() { rm -rf "$work"; rm -f "$scan_dir/docker-php-ext-redis_lock.ini" "$ext_dir/redis_lock.so"; }
@@ -101,9 +101,9 @@ check "make clean (the last step)" make -C "$ext" clean
 echo "# the steps took $steps s from an empty build folder (cargo's build included)"
 
 if [ "$variant" = zts ]; then
-    # PIE's source flow takes the same steps, and tools/test-zts.sh checks the -zts
+    # PIE's source flow takes the same steps, and tools/test/test-zts.sh checks the -zts
     # archive that make dist writes: one more cargo build would add nothing.
-    echo "# 2 and 3 (PIE's source flow, make dist) are checked on the NTS PHP here, and the -zts archive by tools/test-zts.sh"
+    echo "# 2 and 3 (PIE's source flow, make dist) are checked on the NTS PHP here, and the -zts archive by tools/test/test-zts.sh"
     finish
     exit
 fi

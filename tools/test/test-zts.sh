@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Usage: tools/test-zts.sh   (make test-zts, part of make test)
+# Usage: tools/test/test-zts.sh   (make test-zts, part of make test-all)
 #
 # The module on a thread-safe (ZTS) PHP built from Debian's source with FrankenPHP's
-# flags (tools/php-src.sh zts, cached after the first build):
+# flags (tools/env/php-src.sh zts, cached after the first build):
 #   1. it builds against it and loads; the whole phpt suite passes with the ZTS CLI;
 #   2. make dist writes the -zts archive PIE asks for;
 #   3. the threaded harness (harness/: the embed SAPI, 16 PHP threads in one process,
@@ -17,23 +17,23 @@
 #   4. the nemesis (tools/nemesis/) with 3 of its 6 workers as threads of the harness.
 # Its `# figure:` lines are the figures docs/install.md quotes.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
-    exec tools/with-redis.sh "$0" "$@"
+    exec tools/test/with-redis.sh "$0" "$@"
 fi
-prefix=$(tools/php-src.sh zts)
+prefix=$(tools/env/php-src.sh zts)
 case $? in
     0) ;;
     # Outside the project: nothing to build a ZTS PHP from on this release here. The
     # checks run where the source is served (Debian 12, as in CI's first run).
     3) echo "# skipped: no source of this release's PHP could be fetched to build a ZTS PHP from"
        exit 0 ;;
-    *) echo "not ok - building the ZTS PHP (tools/php-src.sh zts)"; exit 1 ;;
+    *) echo "not ok - building the ZTS PHP (tools/env/php-src.sh zts)"; exit 1 ;;
 esac
 zts_php=$prefix/bin/php
 zts_config=$prefix/bin/php-config
-. tools/tap.sh
+. tools/test/tap.sh
 
 echo "# ZTS PHP: $(cat "$prefix/.complete")"
 out=$("$zts_php" -n -r 'echo PHP_ZTS ? "zts" : "nts";' 2>&1)
@@ -66,7 +66,7 @@ fi
 # 2. make dist, for this PHP: the -zts asset.
 dist_dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-zts-dist.XXXXXX")
 trap 'rm -rf "$dist_dir"' EXIT
-out=$(PHP_CONFIG=$zts_config tools/dist.sh "$module" "$dist_dir" 2>&1)
+out=$(PHP_CONFIG=$zts_config tools/package/dist.sh "$module" "$dist_dir" 2>&1)
 asset=$(cd "$dist_dir" && ls ./*.tgz 2>/dev/null)
 minor=$("$zts_config" --version | cut -d. -f1,2)
 if [ "$asset" = "./php_redis_lock-$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)_php$minor-$(uname -m)-linux-glibc-zts.tgz" ]; then

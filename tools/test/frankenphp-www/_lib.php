@@ -1,5 +1,5 @@
 <?php
-// The endpoints of tools/test-frankenphp.sh, shared by the classic script
+// The endpoints of tools/test/test-frankenphp.sh, shared by the classic script
 // (index.php, one PHP request per HTTP request) and the worker script (worker.php,
 // many HTTP requests inside one PHP request). The server is the INI's
 // redis_lock.dsn; redis_lock_test.dir (a php.ini value of the test's) is where

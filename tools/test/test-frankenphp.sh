@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Usage: tools/test-frankenphp.sh   (make test-frankenphp)
+# Usage: tools/test/test-frankenphp.sh   (make test-frankenphp)
 #
-# The module in real FrankenPHP (tools/frankenphp.sh: its Go module, built against
+# The module in real FrankenPHP (tools/env/frankenphp.sh: its Go module, built against
 # the project's ZTS PHP), against a throwaway server. Two FrankenPHP processes, each
 # with 32 PHP threads: 16 for classic requests, 16 running the worker script
-# (tools/frankenphp/www/worker.php, frankenphp_handle_request()). The Go client
-# tools/frankenphp/load sends the load, 32 connections spread over both, two
+# (tools/test/frankenphp-www/worker.php, frankenphp_handle_request()). The Go client
+# tools/env/frankenphp/load sends the load, 32 connections spread over both, two
 # requests to the first for one to the second.
 #
 #   - classic and worker mode: 3,000 requests each incrementing a file under one
@@ -29,25 +29,25 @@
 # Its `# figure:` lines are requests per second (docs/install.md quotes them).
 #
 # Exit status 0 with a "skipped" line when FrankenPHP cannot be built here (no
-# source for the ZTS PHP, or no Go): tools/frankenphp.sh's exit 3.
+# source for the ZTS PHP, or no Go): tools/env/frankenphp.sh's exit 3.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
-    exec tools/with-redis.sh "$0" "$@"
+    exec tools/test/with-redis.sh "$0" "$@"
 fi
-server=$(tools/frankenphp.sh)
+server=$(tools/env/frankenphp.sh)
 case $? in
     0) ;;
-    3) echo "# skipped: FrankenPHP cannot be built here (tools/frankenphp.sh says why above)"; exit 0 ;;
-    *) echo "not ok - building FrankenPHP (tools/frankenphp.sh)"; exit 1 ;;
+    3) echo "# skipped: FrankenPHP cannot be built here (tools/env/frankenphp.sh says why above)"; exit 0 ;;
+    *) echo "not ok - building FrankenPHP (tools/env/frankenphp.sh)"; exit 1 ;;
 esac
 load=$(dirname "$server")/load
-prefix=$(tools/php-src.sh zts) || { echo "not ok - the ZTS PHP (tools/php-src.sh zts)"; exit 1; }
-. tools/tap.sh
+prefix=$(tools/env/php-src.sh zts) || { echo "not ok - the ZTS PHP (tools/env/php-src.sh zts)"; exit 1; }
+. tools/test/tap.sh
 
 echo "# $(cat "$(dirname "$server")/.complete")"
-# The module, built as tools/test-zts.sh builds it (the same target dir), or
+# The module, built as tools/test/test-zts.sh builds it (the same target dir), or
 # REDIS_LOCK_ZTS_EXT: one built elsewhere for this PHP (a variant to see a check fail).
 module=${REDIS_LOCK_ZTS_EXT:-$PWD/target/zts/release/libredis_lock.so}
 if [ -z "${REDIS_LOCK_ZTS_EXT:-}" ] && ! build=$(PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config \
@@ -57,7 +57,7 @@ if [ -z "${REDIS_LOCK_ZTS_EXT:-}" ] && ! build=$(PHP=$prefix/bin/php PHP_CONFIG=
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-frankenphp.XXXXXX")
-www=$PWD/tools/frankenphp/www
+www=$PWD/tools/test/frankenphp-www
 dsn=$REDIS_LOCK_TEST_DSN
 redis() { redis-cli -u "$dsn" "$@"; }
 names=()

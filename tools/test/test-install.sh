@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/test-install.sh   (make test-install, inside tools/clean-root.sh)
+# Usage: tools/test/test-install.sh   (make test-install, inside tools/clean-root.sh)
 #
 # Checks each way of installing the extension, the way a user would, with no -d flag:
 #   1. make install, then make uninstall;
@@ -16,7 +16,7 @@
 # It installs and removes system packages, so it refuses to run outside a root made
 # by tools/clean-root.sh: tools/clean-root.sh -- make test-install
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ ! -f /.redis-lock-clean-root ]; then
     echo "test-install: this installs and removes system packages; run it in a throwaway root:" >&2
@@ -24,8 +24,8 @@ if [ ! -f /.redis-lock-clean-root ]; then
     exit 2
 fi
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
-    tools/deps.sh --install-tests || exit 1
-    exec tools/with-redis.sh "$0"
+    tools/env/deps.sh --install-tests || exit 1
+    exec tools/test/with-redis.sh "$0"
 fi
 
 ver=$(php-config --version | cut -d. -f1,2)
@@ -35,7 +35,7 @@ fpm=$(command -v "php-fpm$ver")
 work=$(mktemp -d /tmp/redis-lock-install.XXXXXX)
 fpm_pid=
 
-. tools/tap.sh
+. tools/test/tap.sh
 
 # A php-fpm master with one pool on a free loopback port, run as Debian runs it:
 # its php.ini and conf.d are /etc/php/<ver>/fpm/, workers run as www-data.
@@ -184,7 +184,7 @@ expect_tool() {
 echo "# 1. make install / make uninstall (PHP $ver, API $api)"
 check "make install" make install
 expect_output "as another user it refuses, and says why" "cannot write to $ext_dir: run as root" \
-    setpriv --reuid=nobody --regid=nogroup --clear-groups tools/install.sh install target/release/libredis_lock.so
+    setpriv --reuid=nobody --regid=nogroup --clear-groups tools/package/install.sh install target/release/libredis_lock.so
 check "the module is in the extension dir" test -f "$ext_dir/redis_lock.so"
 expect_output "the ini is in mods-available, with its priority" "^; priority=20" cat "/etc/php/$ver/mods-available/redis_lock.ini"
 expect_enabled "make install"
@@ -261,7 +261,7 @@ libclang=$(dpkg-query -W -f='${Package} ${Status}\n' 'libclang1-*' 2>/dev/null |
 check "libclang removed for the next check" env DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq $libclang
 expect_output "configure refuses without libclang, and says so" "libclang not found" \
     bash -c "cd '$build' && ./configure"
-check "libclang installed again" tools/deps.sh
+check "libclang installed again" tools/env/deps.sh
 check "./configure" bash -c "cd '$build' && ./configure"
 check "make" make -C "$build"
 check "the module is at modules/redis_lock.so" test -f "$build/modules/redis_lock.so"

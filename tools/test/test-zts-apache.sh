@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Usage: tools/test-zts-apache.sh   (make test-zts-apache, part of make test)
+# Usage: tools/test/test-zts-apache.sh   (make test-zts-apache, part of make test-all)
 #
 # The module under threads, in Apache httpd with mpm_event and a thread-safe mod_php
-# built from Debian's source (tools/php-src.sh zts-apache, cached), 2 processes x
+# built from Debian's source (tools/env/php-src.sh zts-apache, cached), 2 processes x
 # 16 threads, against a throwaway server. The module is built with cargo against
 # that PHP, into target/zts-apache.
 #
@@ -26,16 +26,16 @@
 # Installs Apache (apache2-bin, apache2-utils) when missing, as root. Exit status 0
 # with a "skipped" line when the mirror serves no PHP source for this release.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 if [ -z "${REDIS_LOCK_TEST_DSN:-}" ]; then
-    exec tools/with-redis.sh "$0" "$@"
+    exec tools/test/with-redis.sh "$0" "$@"
 fi
-prefix=$(tools/php-src.sh zts-apache)
+prefix=$(tools/env/php-src.sh zts-apache)
 case $? in
     0) ;;
-    3) echo "skipped: the mirror serves no PHP source for this release (tools/php-src.sh)"; exit 0 ;;
-    *) echo "not ok - building the ZTS PHP with Apache's module (tools/php-src.sh zts-apache)"; exit 1 ;;
+    3) echo "skipped: the mirror serves no PHP source for this release (tools/env/php-src.sh)"; exit 0 ;;
+    *) echo "not ok - building the ZTS PHP with Apache's module (tools/env/php-src.sh zts-apache)"; exit 1 ;;
 esac
 missing=()
 for p in apache2-bin apache2-utils; do
@@ -47,7 +47,7 @@ if ((${#missing[@]})); then
         || { echo "not ok - installing ${missing[*]}"; exit 1; }
 fi
 
-. tools/tap.sh
+. tools/test/tap.sh
 
 echo "# ZTS PHP with mod_php: $(cat "$prefix/.complete")"
 if ! build=$(PHP=$prefix/bin/php PHP_CONFIG=$prefix/bin/php-config \

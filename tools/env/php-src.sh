@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/php-src.sh VARIANT [--image]
+# Usage: tools/env/php-src.sh VARIANT [--image]
 #
 # Builds PHP from Debian's own source package for this release (php8.2 on Debian 12,
 # php8.4 on Debian 13), installs it into a prefix of its own and prints that prefix:
@@ -13,7 +13,7 @@
 #   zts   thread-safe (ZTS), with FrankenPHP's flags (--enable-zts --enable-embed
 #         --disable-zend-signals --enable-zend-max-execution-timers): the CLI and
 #         libphp.so, with only the extensions PHP always builds in. One build serves
-#         the ZTS CLI, the threaded harness and FrankenPHP (tools/frankenphp.sh).
+#         the ZTS CLI, the threaded harness and FrankenPHP (tools/env/frankenphp.sh).
 #   zts-apache  thread-safe, with Apache's mod_php (--with-apxs2, from Debian's
 #         apache2-dev) instead of the embed SAPI: PHP builds one SAPI module at a
 #         time. PREFIX/lib/apache2/libphp.so is the module; the system's Apache
@@ -83,7 +83,7 @@ suite=${VERSION_CODENAME:?php-src: /etc/os-release names no release}
 log() { echo "php-src: $*" >&2; }
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-# The PHP branch: that of the Debian PHP installed (the one `php` runs, as tools/deps.sh
+# The PHP branch: that of the Debian PHP installed (the one `php` runs, as tools/env/deps.sh
 # takes it: on sid, experimental's 8.5 or 8.6), else the one the release ships, as its
 # php-cli metapackage names it (8.2, 8.4). Never another PHP than the machine's.
 branch=

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/deb.sh MODULE.so OUTDIR
+# Usage: tools/package/deb.sh MODULE.so OUTDIR
 #
 # `make deb`: builds php<ver>-redis-lock_<version>_<arch>.deb in OUTDIR for the PHP
 # that php-config (or $PHP_CONFIG) describes, laid out as Debian's own extension
@@ -17,7 +17,7 @@ set -euo pipefail
 
 so=${1:?usage: $0 MODULE.so OUTDIR}
 out=${2:?usage: $0 MODULE.so OUTDIR}
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 php_config=${PHP_CONFIG:-php-config}
 ver=$("$php_config" --version | cut -d. -f1,2)
 api=$("$php_config" --phpapi)

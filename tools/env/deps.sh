@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: [PHP_BRANCH=8.5] tools/deps.sh [--install-tests]
+# Usage: [PHP_BRANCH=8.5] tools/env/deps.sh [--install-tests]
 #
 # Installs what `make` needs and is missing, on any Debian release, as root:
 #   - libclang (ext-php-rs's build script runs bindgen, which loads it);
@@ -82,7 +82,7 @@ modules=("php$ver-redis")
 # Packages that depend on "a PHP": on a release whose own PHP is another, they may bring it in.
 others=(phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
 optional=()
-for list in "$(dirname "$0")"/../bridges/tests/apps/*/packages; do
+for list in "$(dirname "$0")"/../../bridges/tests/apps/*/packages; do
     [ -f "$list" ] || continue
     while read -r p; do
         p=${p%%#*}; p=${p//@PHP@/php$ver}; p=${p//[[:space:]]/}
@@ -136,7 +136,7 @@ other_php() {
 # other PHP's module; this PHP's own (php8.5-xml, which provides php-xml) is taken
 # instead where it exists. What still needs another PHP is skipped. The verdict is
 # kept in target/ until the apt lists change, so that each `make` does not dry-run again.
-stamp=$(dirname "$0")/../target/.deps-php$ver-skipped
+stamp=$(dirname "$0")/../../target/.deps-php$ver-skipped
 if ((${#wanted[@]})) && [ "$ver" != "$(release_php)" ]; then
     kept=()
     if [ -f "$stamp" ] && [ -z "$(find /var/lib/apt/lists -maxdepth 1 -newer "$stamp" -print -quit 2>/dev/null)" ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: tools/dist.sh MODULE OUTDIR   (make dist)
+# Usage: tools/package/dist.sh MODULE OUTDIR   (make dist)
 #
 # Writes the archive that PIE's pre-packaged-binary download method looks for, for
 # the PHP that php-config ($PHP_CONFIG) describes:
@@ -13,7 +13,7 @@
 # the module must need no newer GLIBC_ symbol version, or it would not load there.
 # Prints the archive's path.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 module=${1:?usage: $0 MODULE OUTDIR}
 out=${2:?usage: $0 MODULE OUTDIR}
 php_config=${PHP_CONFIG:-php-config}

@@ -1,6 +1,6 @@
 <?php
-// Usage: php -n tools/check-layers.php [SRC_DIR]   (make check-layers, part of make test)
-//        php -n tools/check-layers.php --self-test
+// Usage: php -n tools/check/check-layers.php [SRC_DIR]   (make check-layers, part of make test)
+//        php -n tools/check/check-layers.php --self-test
 //
 // Keeps src/ in floors, each importing only the floors below it:
 //
@@ -24,7 +24,7 @@ const FLOORS = ['' => 0, 'net' => 1, 'topology' => 2, 'wait' => 3, 'hold' => 4, 
 if (($argv[1] ?? '') === '--self-test') {
     exit(self_test());
 }
-$src = rtrim($argv[1] ?? dirname(__DIR__) . '/src', '/');
+$src = rtrim($argv[1] ?? dirname(__DIR__, 2) . '/src', '/');
 [$problems, $count, $modules] = check($src);
 foreach ($problems as $p) {
     echo "check-layers: $p\n";
@@ -129,7 +129,7 @@ function check(string $src): array
         }
         $folder = folder_of($from);
         if (!isset(FLOORS[$folder])) {
-            $problems[] = "src/$rel: the folder '$folder' has no floor: give it one in tools/check-layers.php";
+            $problems[] = "src/$rel: the folder '$folder' has no floor: give it one in tools/check/check-layers.php";
             continue;
         }
         foreach (file("$src/$rel") as $i => $line) {

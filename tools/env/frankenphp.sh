@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Usage: tools/frankenphp.sh
+# Usage: tools/env/frankenphp.sh
 #
 # Builds FrankenPHP from its Go module (github.com/dunglas/frankenphp, the version
-# tools/frankenphp/go.mod pins) with cgo against the project's thread-safe PHP
-# (tools/php-src.sh zts: --enable-embed --enable-zts --disable-zend-signals
+# tools/env/frankenphp/go.mod pins) with cgo against the project's thread-safe PHP
+# (tools/env/php-src.sh zts: --enable-embed --enable-zts --disable-zend-signals
 # --enable-zend-max-execution-timers) and prints the path of the server it makes.
-# The load generator `load` is built beside it. See tools/frankenphp/ for why the
+# The load generator `load` is built beside it. See tools/env/frankenphp/ for why the
 # server is a small net/http program on FrankenPHP's library rather than its
 # Caddy binary: the Go module proxy here serves the library but not the Caddy
 # module.
@@ -16,30 +16,30 @@
 # The build is cached beside the PHP builds, under $REDIS_LOCK_PHP_CACHE (default
 # /var/tmp/redis-lock-php): the Go modules and Go's build cache in go/, the
 # programs in a folder keyed by the ZTS PHP's prefix, the Go version and the text
-# of tools/frankenphp/ and of this script. A clean root (tools/clean-root.sh)
+# of tools/env/frankenphp/ and of this script. A clean root (tools/clean-root.sh)
 # keeps that folder per suite, so a later run finds the build there.
 #
 # Go: $GO, else `go` on PATH, else /usr/local/go/bin/go; at least the version
 # go.mod names. GOTOOLCHAIN=local: no other Go is fetched.
 #
 # Exit status 3 when there is nothing to build with here: no source for a ZTS PHP
-# (tools/php-src.sh's 3), or no Go recent enough. Callers skip then.
+# (tools/env/php-src.sh's 3), or no Go recent enough. Callers skip then.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 log() { echo "frankenphp: $*" >&2; }
 
 rc=0
-prefix=$(tools/php-src.sh zts) || rc=$?
+prefix=$(tools/env/php-src.sh zts) || rc=$?
 case $rc in
     0) ;;
-    3) log "no ZTS PHP can be built here (tools/php-src.sh zts exited 3)"; exit 3 ;;
-    *) log "building the ZTS PHP failed (tools/php-src.sh zts)"; exit 1 ;;
+    3) log "no ZTS PHP can be built here (tools/env/php-src.sh zts exited 3)"; exit 3 ;;
+    *) log "building the ZTS PHP failed (tools/env/php-src.sh zts)"; exit 1 ;;
 esac
 
 go=${GO:-$(command -v go || true)}
 [ -n "$go" ] || [ ! -x /usr/local/go/bin/go ] || go=/usr/local/go/bin/go
 [ -n "$go" ] || { log "no Go toolchain (set GO, or put go on PATH)"; exit 3; }
-src=tools/frankenphp
+src=tools/env/frankenphp
 need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$src/go.mod")
 have=$(GOTOOLCHAIN=local "$go" env GOVERSION) || { log "$go does not run"; exit 3; }
 have=${have#go}
@@ -50,7 +50,7 @@ fi
 
 cache=${REDIS_LOCK_PHP_CACHE:-/var/tmp/redis-lock-php}
 tags=nowatcher
-key=$( { echo "$prefix" "$have" "$tags"; cat tools/frankenphp.sh "$src/go.mod" "$src/go.sum" "$src"/*/*.go; } | sha256sum | cut -c1-12)
+key=$( { echo "$prefix" "$have" "$tags"; cat tools/env/frankenphp.sh "$src/go.mod" "$src/go.sum" "$src"/*/*.go; } | sha256sum | cut -c1-12)
 out=$cache/frankenphp-$(basename "$prefix")-$key
 version=$(awk '$1 == "require" && $2 == "github.com/dunglas/frankenphp" {print $3}' "$src/go.mod")
 mkdir -p "$cache"

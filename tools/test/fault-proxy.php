@@ -1,5 +1,5 @@
 <?php
-// Usage: php tools/fault-proxy.php UPSTREAM_PORT [DELAY_MS]
+// Usage: php tools/test/fault-proxy.php UPSTREAM_PORT [DELAY_MS]
 //
 // The project's network fault injector (these machines have no netem): a loopback
 // TCP proxy in front of a server, driven by the tests. It prints one line when it
