@@ -1,14 +1,16 @@
 //! redis-lock: a distributed lock for PHP on Redis.
 //!
 //! The core knows nothing of PHP. It is built in floors, each importing only the
-//! floors below it (`tools/check-layers.php` keeps it so):
+//! floors below it (`tools/check/check-layers.php` keeps it so):
 //!
 //! - `php`: the thin binding, compiled with the default `php` feature;
-//! - `kinds`: the mutex, its shared (read) mode and the semaphore, with their scripts;
+//! - `kinds`: the hold core, and over it the mutex (with its shared, read mode),
+//!   the semaphore and the MultiLock, each with its scripts;
 //! - `hold`: the table of holds, the watchdog, an object's claim on its hold;
-//! - `wait`: the one waiting mechanism and its back-off;
+//! - `wait`: the one waiting mechanism, its queue entries and messages, its back-off;
 //! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
-//! - `net`: RESP, the connections, scripts on the wire, TLS, the wake subscriber;
+//! - `net`: one connection stack: sockets and TLS, RESP, the connections and their
+//!   registry, pub/sub, scripts on the wire, where a waiter listens;
 //! - the ground floor, here: `clock` (the boot clock lease bounds are kept on), `config` (with `dsn` and `terms`), `keys`, `token`,
 //!   `fork_wiped`, `error`, `owner` (who holds what) and `stats` (the process's counters).
 //!
@@ -29,7 +31,6 @@ pub mod net;
 pub mod topology;
 pub mod wait;
 pub mod hold;
-#[macro_use]
 pub mod kinds;
 
 #[cfg(feature = "php")]
