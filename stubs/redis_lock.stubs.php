@@ -335,13 +335,9 @@ namespace {
         public function getKeys(): array {}
 
         /**
-         * How long this object's hold of every key surely lasts, in seconds, as this process counts it
-         * without asking Redis: from when the acquiring command was sent (or from the
-         * server's time in a hand-over), each confirmed renewal or extension moving it
-         * on, less the clock drift allowed for (1% of the lease, plus 2 ms). 0.0 when the
-         * object holds nothing, its hold was found lost, or that time has passed; INF for
-         * a lease that never ends. Work that must not outlive the lock checks it before
-         * each step it cannot undo; it is the bound the lock promises exclusion for.
+         * How long this object's hold of every key surely lasts, in seconds, as this
+         * process counts it without asking Redis (as Lock::getRemainingLifetime(): the bound the hold promises
+         * exclusion for); 0.0 when it holds nothing, INF for a lease that never ends.
          *
          * @return float
          */
@@ -482,13 +478,9 @@ namespace {
         public function extend(?string $token = null, ?float $lockOut = null): bool {}
 
         /**
-         * How long this object's permits surely last, in seconds, as this process counts it
-         * without asking Redis: from when the acquiring command was sent (or from the
-         * server's time in a hand-over), each confirmed renewal or extension moving it
-         * on, less the clock drift allowed for (1% of the lease, plus 2 ms). 0.0 when the
-         * object holds nothing, its hold was found lost, or that time has passed; INF for
-         * a lease that never ends. Work that must not outlive the lock checks it before
-         * each step it cannot undo; it is the bound the lock promises exclusion for.
+         * How long this object's permits surely last, in seconds, as this process counts
+         * it without asking Redis (as Lock::getRemainingLifetime(): the bound the hold promises
+         * exclusion for); 0.0 when it holds nothing, INF for a lease that never ends.
          *
          * @return float
          */
