@@ -68,6 +68,9 @@ pub const DIRECTIVES: &[(&str, &str)] = &[
     ("sentinels", ""),
     ("service", ""),
     ("wait_replicas", "0"),
+    ("durable", "0"),
+    ("durable_aof", "0"),
+    ("durable_timeout", "0.25"),
     ("cluster", ""),
     ("tls_ca_file", ""),
     ("tls_cert_file", ""),
@@ -126,8 +129,18 @@ pub struct Settings {
     pub sentinels: Vec<String>,
     /// The service (master name) the sentinels monitor.
     pub service: String,
-    /// Replicas that must acknowledge an acquisition (`WAIT`) before it returns.
+    /// Replicas that should acknowledge an acquisition (`WAIT`) before it returns;
+    /// best effort: it never fails the acquisition.
     pub wait_replicas: u32,
+    /// Durable grants: an acquisition, a hand-over or a renewal counts only once this
+    /// many replicas acknowledged it (`WAIT`, `durable_aof`: `WAITAOF`) within
+    /// `durable_timeout`; otherwise it is undone. 0: unless `durable_aof`, off.
+    pub durable: u32,
+    /// Durable grants count only once the master's own AOF has them on disk too
+    /// (`WAITAOF`, Redis 7.2 or later).
+    pub durable_aof: bool,
+    /// How long a durable grant waits for its acknowledgements.
+    pub durable_timeout: Duration,
     /// Seed nodes of a Redis Cluster; empty: no Cluster.
     pub cluster: Vec<String>,
     /// The CA and client certificate for every `rediss://` connection.
@@ -162,6 +175,9 @@ impl Default for Settings {
             sentinels: Vec::new(),
             service: String::new(),
             wait_replicas: 0,
+            durable: 0,
+            durable_aof: false,
+            durable_timeout: Duration::from_millis(250),
             cluster: Vec::new(),
             tls: TlsFiles::default(),
             max_endpoints: 16,
@@ -199,6 +215,9 @@ impl Settings {
                     .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?
             }
             "wait_replicas" => self.wait_replicas = count_value(&label, value, source, 0)?,
+            "durable" => self.durable = count_value(&label, value, source, 0)?,
+            "durable_aof" => self.durable_aof = bool_value(&label, value, source)?,
+            "durable_timeout" => self.durable_timeout = positive_seconds(&label, value, source)?,
             "cluster" => {
                 let seeds = dsn_list(&label, value, source)?;
                 for dsn in &seeds {
@@ -251,6 +270,13 @@ impl Settings {
             return Err(LockError::InvalidValue(
                 "options \"tls_cert_file\" and \"tls_key_file\" go together: a client certificate needs its key".to_string(),
             ));
+        }
+        if (self.durable > 0 || self.durable_aof) && self.durable_timeout >= self.read_timeout {
+            return Err(LockError::InvalidValue(format!(
+                "durable_timeout ({} s) must be shorter than read_timeout ({} s): the acknowledgement is one reply",
+                self.durable_timeout.as_secs_f64(),
+                self.read_timeout.as_secs_f64()
+            )));
         }
         if self.retry_delay_max < self.retry_delay {
             return Err(LockError::InvalidValue(format!(

@@ -28,6 +28,12 @@ pub enum LockError {
     #[error("redis-lock: Redis at {addr} is not serving for now: {cause}")]
     Passing { addr: String, cause: String, sent: bool },
 
+    /// A durable grant (`durable`, `durable_aof`) was not acknowledged in time, and
+    /// was undone: an acquisition with time to wait waits on, and reports this when
+    /// its deadline passes. `cause` says what acknowledged it.
+    #[error("redis-lock: Redis at {addr} could not make the {what} durable: {cause}")]
+    NotDurable { addr: String, what: &'static str, cause: String },
+
     /// Redis answered, but with an error (OOM, NOPERM, ...).
     #[error("redis-lock: Redis at {addr} replied with an error: {cause}")]
     Server { addr: String, cause: String },

@@ -39,11 +39,14 @@ pub enum Counter {
     /// the holder learned of them (a grant read late, a reply delayed past the lease).
     /// Each was given up, and the wait went on.
     Stale,
+    /// Durable grants (`durable`) not acknowledged in time, and undone: an
+    /// acquisition's, a hand-over's, or a renewal's.
+    Undurable,
 }
 
 /// The counters' names as `redis_lock_stats()` gives them, in `Counter` order
 /// (the wait times are turned into seconds there).
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 13] = [
     "acquired",
     "contended",
     "timeouts",
@@ -56,6 +59,7 @@ pub const NAMES: [&str; 12] = [
     "errors",
     "connects",
     "stale",
+    "not_durable",
 ];
 
 /// Counts one event.

@@ -31,6 +31,28 @@ pub struct Terms {
     /// The bound on one reply: a release is sent unawaited only while the lease has
     /// more than this left (`Claim::surely_held`).
     pub read_timeout: Duration,
+    /// Durable grants (`durable`, `durable_aof`), if asked for.
+    pub durable: Option<Durable>,
+}
+
+/// What a durable grant waits for: `replicas` replicas (`WAIT`), and with `aof` the
+/// master's own AOF too (`WAITAOF`), within `timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Durable {
+    pub replicas: u32,
+    pub aof: bool,
+    pub timeout: Duration,
+}
+
+impl Durable {
+    /// The durability `settings` ask for, if any.
+    pub fn of(settings: &Settings) -> Option<Durable> {
+        (settings.durable > 0 || settings.durable_aof).then_some(Durable {
+            replicas: settings.durable,
+            aof: settings.durable_aof,
+            timeout: settings.durable_timeout,
+        })
+    }
 }
 
 impl Terms {
@@ -47,6 +69,7 @@ impl Terms {
             max_hold: settings.max_hold,
             auto_release: settings.auto_release,
             read_timeout: settings.read_timeout,
+            durable: Durable::of(settings),
         }
     }
 

@@ -133,6 +133,8 @@ pub struct Renewal {
     pub due: Instant,
     /// When renewal stops for good (`max_hold`), if ever.
     pub until: Option<Instant>,
+    /// A durable hold's renewal counts once acknowledged (`durable`).
+    pub durable: Option<crate::terms::Durable>,
 }
 
 impl Renewal {
@@ -143,6 +145,7 @@ impl Renewal {
             lease,
             due: now + interval(lease),
             until: max_hold.and_then(|m| now.checked_add(m)),
+            durable: None,
         }
     }
 }
@@ -156,7 +159,9 @@ impl Renewal {
         let lease = terms.lease.filter(|_| terms.auto_renew)?;
         let gone = until.map_or(Duration::ZERO, |u| lease.saturating_sub(u.left()));
         let began = now.checked_sub(gone).unwrap_or(now);
-        Some(Box::new(Renewal::new(lease, began, terms.max_hold)))
+        let mut r = Renewal::new(lease, began, terms.max_hold);
+        r.durable = terms.durable;
+        Some(Box::new(r))
     }
 }
 

@@ -19,8 +19,10 @@ use crate::stats::{self, Counter};
 use crate::net::pool::{self, Endpoint};
 use crate::net::resp;
 use crate::topology::redlock::{Extended, Links as LinkSource};
+use crate::topology::durable;
 use crate::topology::route::Route;
-use crate::net::call::Call;
+use crate::terms::Durable;
+use redis::Value;
 use crate::net::wire::{self, Connection};
 use redis::{ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
@@ -43,6 +45,8 @@ struct Due {
     lease_ms: String,
     /// The lease was cut short by `max_hold`: this renewal is the last.
     last: bool,
+    /// A durable hold: renewed once acknowledged (`durable`).
+    durable: Option<Durable>,
 }
 
 /// What one renewal found.
@@ -126,6 +130,7 @@ fn run(shared: &'static Shared) {
                 sets: lease,
                 lease_ms: lease.as_millis().max(1).to_string(),
                 last: lease < r.lease,
+                durable: r.durable,
             });
         }
         if batch.is_empty() {
@@ -280,19 +285,26 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
     let mut pipe = Vec::new();
     for &i in members {
         let due = &batch[i];
-        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| match call {
-            Call::Script(args) => args.script().push_evalsha(&mut pipe, *args),
-            other => pipe.extend_from_slice(&other.packed()),
-        });
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| call.push(&mut pipe));
     }
-    let replies = wire::pipeline(conn, &pipe, members.len()).ok()?;
+    // Durable holds: one wait after the renewals, the strictest they ask, covers them
+    // all (`WAIT` counts this connection's writes up to it).
+    let durable = durable::strictest(members.iter().filter_map(|&i| batch[i].durable));
+    if let Some(d) = &durable {
+        durable::wait_call(d, |wait| wait.push(&mut pipe));
+    }
+    let mut replies = wire::pipeline(conn, &pipe, members.len() + usize::from(durable.is_some())).ok()?;
+    let acked = durable.map(|_| replies.pop().unwrap_or(Value::Nil));
     let mut outcomes = Vec::with_capacity(members.len());
     for (&i, reply) in members.iter().zip(replies) {
+        let due = &batch[i];
+        let mut late = false;
         let reply = match reply.extract_error() {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                let due = &batch[i];
                 let mut again = Err(e);
                 due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| again = call.run(conn));
+                // Sent after the wait: not acknowledged by it.
+                late = true;
                 match again {
                     Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
                     other => other,
@@ -303,7 +315,15 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
             other => other,
         };
         outcomes.push(match reply.as_ref().ok().and_then(resp::int) {
-            Some(1) => Outcome::Renewed,
+            Some(1) => match (&due.durable, &acked) {
+                (None, _) => Outcome::Renewed,
+                // Not acknowledged: not renewed, and tried again soon.
+                (Some(d), Some(acked)) if !late && matches!(durable::judge(acked, d), Some(Ok(()))) => Outcome::Renewed,
+                (Some(_), _) => {
+                    stats::note(Counter::Undurable);
+                    Outcome::Failed
+                }
+            },
             Some(_) => Outcome::Lost,
             // An error reply (OOM, READONLY, NOPERM), or no number: the lease is not
             // renewed, but the lock is not known to be lost either.

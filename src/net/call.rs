@@ -47,6 +47,17 @@ impl Call<'_> {
         }
     }
 
+    /// Appends the call, encoded (a script by `EVALSHA`), to a pipeline.
+    pub fn push(&self, pipe: &mut Vec<u8>) {
+        match self {
+            Call::Command(parts) => {
+                resp::push_command(pipe, parts.len());
+                parts.iter().for_each(|part| resp::push_bulk(pipe, part));
+            }
+            Call::Script(args) => args.script().push_evalsha(pipe, *args),
+        }
+    }
+
     /// The call encoded (a script by `EVALSHA`), for a caller that writes to several
     /// connections before it reads any reply.
     pub fn packed(&self) -> Vec<u8> {

@@ -79,7 +79,7 @@ impl From<LockError> for PhpException {
         let class = match e {
             LockError::InvalidValue(_) => ce::value_error(),
             LockError::InvalidType(_) => ce::type_error(),
-            LockError::Connection { .. } | LockError::Passing { .. } => connection_exception(),
+            LockError::Connection { .. } | LockError::Passing { .. } | LockError::NotDurable { .. } => connection_exception(),
             LockError::Timeout { .. } => timeout_exception(),
             LockError::Lost { .. } => lost_exception(),
             LockError::Server { .. }

@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 
 // Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
 // in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<23> = IniEntryDefs::new([
+static INI_ENTRIES: IniEntryDefs<26> = IniEntryDefs::new([
     entry(c"redis_lock.dsn", c"redis://127.0.0.1:6379"),
     entry(c"redis_lock.prefix", c""),
     entry(c"redis_lock.connect_timeout", c"0.5"),
@@ -30,6 +30,9 @@ static INI_ENTRIES: IniEntryDefs<23> = IniEntryDefs::new([
     entry(c"redis_lock.sentinels", c""),
     entry(c"redis_lock.service", c""),
     entry(c"redis_lock.wait_replicas", c"0"),
+    entry(c"redis_lock.durable", c"0"),
+    entry(c"redis_lock.durable_aof", c"0"),
+    entry(c"redis_lock.durable_timeout", c"0.25"),
     entry(c"redis_lock.cluster", c""),
     entry(c"redis_lock.tls_ca_file", c""),
     entry(c"redis_lock.tls_cert_file", c""),

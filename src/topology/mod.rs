@@ -3,9 +3,11 @@
 //! `route` is the one interface the kinds call (one server, a Sentinel-monitored
 //! master, a Redis Cluster slot); `sentinel` finds a master again after a failover,
 //! `cluster` follows a slot through MOVED, ASK and failovers, and `redlock` is the
-//! quorum over several independent masters. Built on `net`.
+//! quorum over several independent masters; `durable` the acknowledgement a durable
+//! grant waits for. Built on `net`.
 
 pub mod cluster;
+pub mod durable;
 pub mod redlock;
 pub mod route;
 pub mod rules;

@@ -12,6 +12,7 @@
 //! one-server scripts are never sent to it; `run` refuses them, should one slip through.
 
 use crate::config::Settings;
+use crate::terms::Durable;
 use crate::error::{LockError, Result};
 use crate::keys;
 use crate::net::call::Call;
@@ -19,12 +20,24 @@ use crate::net::pool::{self, Endpoint, Retry};
 use crate::net::resp;
 use crate::net::wire::{Connection, Watch};
 use crate::topology::cluster::Placement;
+use crate::topology::durable;
 pub use crate::topology::redlock::Extended;
 use crate::topology::redlock::{Pooled, Quorum};
 use crate::topology::sentinel;
 use redis::{RedisResult, Value};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What `Route::confirm` found of a hold's durability.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmed {
+    /// Acknowledged as asked.
+    Yes,
+    /// The token no longer holds it.
+    Lost,
+    /// Not acknowledged in time: what was.
+    Short(String),
+}
 
 /// The server, the cluster slot, or the quorum that holds one key.
 #[derive(Debug, Clone)]
@@ -188,6 +201,46 @@ impl Route {
             prime.run(conn)?;
             crate::net::wire::request(conn, &[b"WAIT", count.as_bytes(), ms.as_bytes()])
         });
+    }
+
+    /// Makes a hold durable (`Durable`): `prime`, its token-checked renewal (a write of
+    /// this connection's own, which is all `WAIT` counts: a hold handed over was
+    /// written by the releaser's), then `WAIT` (`WAITAOF` with `aof`), in one round
+    /// trip on one connection. `Short` says what acknowledged it, for the message.
+    pub fn confirm(&self, prime: &Call<'_>, d: &Durable) -> Result<Confirmed> {
+        if self.lease_only() {
+            return Ok(Confirmed::Yes);
+        }
+        let (renewed, acked) = self.run(Retry::IfStale, |conn, _| {
+            let mut pipe = Vec::new();
+            prime.push(&mut pipe);
+            durable::wait_call(d, |wait| wait.push(&mut pipe));
+            let mut replies = crate::net::wire::pipeline(conn, &pipe, 2)?.into_iter();
+            let (renewed, acked) = (replies.next().unwrap_or(Value::Nil), replies.next().unwrap_or(Value::Nil));
+            if matches!(&renewed, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript)) {
+                // The server lost its scripts (a restart, `SCRIPT FLUSH`): by text, and
+                // the wait again after it.
+                let renewed = prime.run(conn)?;
+                return Ok((renewed, durable::wait_call(d, |wait| wait.run(conn))?));
+            }
+            Ok((renewed.extract_error()?, acked.extract_error()?))
+        })
+        .map_err(|e| match e {
+            LockError::Server { addr, cause } if d.aof && cause.contains("unknown command") && cause.contains("WAITAOF") => {
+                LockError::Server { addr, cause: format!("durable_aof needs WAITAOF, which Redis has from 7.2 (and Valkey from 8.0): {cause}") }
+            }
+            other => other,
+        })?;
+        match resp::int(&renewed) {
+            Some(1) => {}
+            Some(_) => return Ok(Confirmed::Lost),
+            None => return Err(self.unexpected("renewal", &renewed)),
+        }
+        match durable::judge(&acked, d) {
+            Some(Ok(())) => Ok(Confirmed::Yes),
+            Some(Err(short)) => Ok(Confirmed::Short(short)),
+            None => Err(self.unexpected("WAIT", &acked)),
+        }
     }
 
     /// A reply of a shape `script` never gives, as the error it is: the server broke

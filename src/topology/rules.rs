@@ -29,6 +29,11 @@ pub fn lease_only(settings: &Settings) -> bool {
 
 /// Refuses what a quorum cannot keep, for an object about to be made on `settings`.
 pub fn check(settings: &Settings, needs: &[Need<'_>]) -> Result<()> {
+    if lease_only(settings) && (settings.durable > 0 || settings.durable_aof) {
+        return Err(LockError::InvalidValue(
+            "options \"durable\" and \"durable_aof\" need one server, Sentinel or Cluster: Redlock (\"servers\") counts on a majority of masters, not on their replicas".to_string(),
+        ));
+    }
     needs.iter().try_for_each(|&need| refused(lease_only(settings), settings.fair, need))
 }
 

@@ -74,6 +74,8 @@
 //               RESP3: waits use a subscriber connection of their own
 // --wait-replicas N (sentinel, cluster): every worker's locks have `wait_replicas => N`:
 // an acquisition waits (briefly) for N replicas to have it before it is used.
+// --durable N (sentinel, cluster): durable grants, `durable => N` (durable_timeout 0.1 s):
+// an acquisition, a hand-over or a renewal counts only once N replicas have it.
 // Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
 // harness (harness/, `script` scenario: NEMESIS_HARNESS) with the module built for
 // the ZTS PHP (NEMESIS_ZTS_EXT); `make test-zts` builds both. They share the module's
@@ -88,7 +90,7 @@ declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -170,6 +172,10 @@ $waitReplicas = (int) ($opt['wait-replicas'] ?? 0);
 if ($waitReplicas < 0 || $waitReplicas > 5) { fail('--wait-replicas must be 0 to 5'); }
 if ($waitReplicas > 0 && !(($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) { fail('--wait-replicas needs replicas: sentinel or cluster'); }
 if ($waitReplicas > 0) { $mix .= ", wait_replicas $waitReplicas"; }
+$durable = (int) ($opt['durable'] ?? 0);
+if ($durable < 0 || $durable > 5) { fail('--durable must be 0 to 5'); }
+if ($durable > 0 && !(($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) { fail('--durable needs replicas: sentinel or cluster'); }
+if ($durable > 0) { $mix .= ", durable $durable"; }
 if ($resp3 === 'half') { $mix .= ', resp3 dsn on half'; }
 if ($resp3 === 'none') { $mix .= ', proxy without RESP3'; }
 
@@ -425,7 +431,7 @@ $replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.
     escapeshellarg($ext), $nthreads ? ' NEMESIS_ZTS_EXT=' . escapeshellarg($ztsExt) . ' NEMESIS_HARNESS=' . escapeshellarg($harness) : '',
     $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
-    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : ''));
+    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : ''));
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
     'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
@@ -437,7 +443,7 @@ $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $
     'zts_ext' => $nthreads ? $ztsExt : null, 'zts_ext_md5' => $nthreads ? md5_file($ztsExt) : null, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
     // bound events (getRemainingLifetime() samples) in every hold; how the workers speak RESP3.
-    'bounds' => true, 'resp3' => $resp3, 'wait_replicas' => $waitReplicas,
+    'bounds' => true, 'resp3' => $resp3, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
     // On Sentinel and Cluster each node has one proxy, every client's: partitions and resets are a node's.
     'node_proxies' => $sentinel || $cluster,
     'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
@@ -453,7 +459,7 @@ for ($w = 0; $w < $nworkers; $w++) {
         'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
-        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas,
+        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
         't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];

@@ -123,6 +123,7 @@ LUA;
 $store = new Store((int) $cfg['store']);
 $opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => true];
 if (($cfg['wait_replicas'] ?? 0) > 0) { $opts['wait_replicas'] = (int) $cfg['wait_replicas']; }
+if (($cfg['durable'] ?? 0) > 0) { $opts += ['durable' => (int) $cfg['durable'], 'durable_timeout' => 0.1]; }
 if ($cfg['cluster'] ?? []) {
     $opts['cluster'] = $cfg['cluster'];
 } elseif ($cfg['sentinels']) {

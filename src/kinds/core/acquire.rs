@@ -13,6 +13,7 @@ use crate::clock::Boot;
 use crate::hold::table::Part;
 use crate::error::{LockError, Result};
 use crate::hold::table::{Hold, Owner, Renewal};
+use crate::kinds::core::durable::Undurable;
 use crate::kinds::core::wait::PartWait;
 use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
@@ -29,6 +30,16 @@ impl<K: Kind> Holder<K> {
     /// (`chosen`: the caller's, which another holder may use too) with one try on each
     /// part, or (`wait`) until the deadline. `Ok(None)` when busy then.
     pub fn obtain(&mut self, start: Instant, token: Token, chosen: bool, wait: bool) -> Result<Option<Token>> {
+        let mut undone = None;
+        match self.rounds(start, token, chosen, wait, &mut undone) {
+            // A wait that ends after a durable grant was undone says so, not "busy".
+            Ok(None) => undone.map_or(Ok(None), Err),
+            other => other,
+        }
+    }
+
+    /// `obtain`'s rounds; `undone` keeps why the last durable grant was undone.
+    fn rounds(&mut self, start: Instant, token: Token, chosen: bool, wait: bool, undone: &mut Option<LockError>) -> Result<Option<Token>> {
         let deadline = self.c.terms.deadline(start);
         self.c.caller_token = chosen;
         if self.c.owner_info {
@@ -89,9 +100,30 @@ impl<K: Kind> Holder<K> {
                 if !waited {
                     self.kind.contended(false, start);
                 }
-                // One part was found fresh as it was taken; of several, the first ones
-                // taken may have run out since.
-                if let [Some((fences, until))] = &mut got[..] {
+                let durable = self.c.terms.durable;
+                if let Some(d) = &durable {
+                    match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d) {
+                        Ok(None) => {}
+                        // Undone, and the wait goes on while it lasts.
+                        Ok(Some(why)) => {
+                            self.give_back(&token, &mut got);
+                            if let Undurable::Short(e) = why {
+                                *undone = Some(e);
+                            }
+                            if !wait || Instant::now() >= deadline {
+                                return Ok(None);
+                            }
+                            continue;
+                        }
+                        Err(e) => {
+                            self.give_back(&token, &mut got);
+                            return Err(self.maybe_taken(token, e));
+                        }
+                    }
+                }
+                // One part was found fresh as it was taken (unless a durable check took
+                // time since); of several, the first ones taken may have run out since.
+                if let (None, [Some((fences, until))]) = (&durable, &mut got[..]) {
                     let (fences, until) = (fences.take(), *until);
                     return Ok(Some(self.took(token, fences, until)));
                 }

@@ -8,12 +8,14 @@
 //!   (`wait`, the kind's side of `wait::waiting`), a try taken too late (stale), a
 //!   lost reply, and recording what was taken in the table of holds (renewed by the
 //!   watchdog with `auto_renew`);
+//! - `durable`: a hold that counts only once replicas acknowledged it (`durable`);
 //! - here: the way out: a release that waits for its answer, one that does not
 //!   (`synchronized()`'s end while the lease surely lasts, an object's end, request
 //!   end), `extendLock()`, and what the object says of its hold.
 
 mod acquire;
 mod common;
+mod durable;
 mod kind;
 mod wait;
 
@@ -236,6 +238,15 @@ impl<K: Kind> Holder<K> {
                 Extended::Yes => {}
                 Extended::Lost => done = false,
                 Extended::No => return Ok(false),
+            }
+        }
+        // A durable hold's extension counts once acknowledged; not acknowledged, the
+        // hold keeps the bound it had.
+        if let (true, Some(d)) = (done, &self.c.terms.durable) {
+            match self.confirm(&token, ms_arg.as_bytes(), d)? {
+                None => {}
+                Some(durable::Undurable::Lost) => done = false,
+                Some(durable::Undurable::Short(e)) => return Err(e),
             }
         }
         for claim in &self.claims {

@@ -1,0 +1,153 @@
+--TEST--
+Durable grants (durable, durable_aof): with the replica frozen, a try, a hand-over, an extension and the watchdog's renewals are not acknowledged within durable_timeout and do not count: the try and the hand-over are undone (the key is free, not_durable counts them) and the caller is told with a LockConnectionException, a waiting caller waits on and gets the lock once the replica is back; with the replica up every kind acquires, and WAIT runs once per acquisition; options are checked
+--SKIPIF--
+<?php if (!function_exists('pcntl_fork')) die('skip pcntl');
+--FILE--
+<?php
+require __DIR__ . '/_helper.inc';
+$m = rl_start_redis();
+$r = rl_start_redis(['--replicaof', '127.0.0.1', (string) $m['port']]);
+try {
+    $up = microtime(true) + 10;
+    while (!str_contains((string) rl_poll($r['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $up) { usleep(20000); }
+    $o = ['dsn' => $m['dsn'], 'durable' => 1, 'durable_timeout' => 0.1];
+    $waits = function () use ($m): int {
+        preg_match('/^cmdstat_wait:calls=(\d+)/m', rl_cmd($m['dsn'], 'INFO', 'commandstats'), $x);
+        return (int) ($x[1] ?? 0);
+    };
+    $freeze = fn() => posix_kill($r['pid'], SIGSTOP);
+    $thaw = fn() => posix_kill($r['pid'], SIGCONT);
+    $stat = fn() => redis_lock_stats()['not_durable'];
+
+    // Options.
+    foreach ([['durable' => -1], ['durable' => 'x'], ['durable_timeout' => 0], ['durable' => 1, 'durable_timeout' => 0.5],
+              ['durable' => 1, 'servers' => [$m['dsn'], $m['dsn'], $m['dsn']]]] as $bad) {
+        try { new Lock('k', 0, 1, $bad + ['dsn' => $m['dsn']]); echo "accepted\n"; }
+        catch (ValueError | TypeError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
+    }
+
+    // With the replica up: acquired, and on the replica when addLock() returns.
+    $k = rl_key('durable');
+    $a = new Lock($k, 0, 10, $o);
+    $a->addLock();  // the server learns the renewal script
+    $a->releaseLock();
+    $w0 = $waits();
+    $t = $a->addLock();
+    echo "acquired: ", var_export(is_string($t), true), ", on the replica at once: ", var_export(rl_cmd($r['dsn'], 'GET', $k) === $t, true),
+        ", WAITs: ", $waits() - $w0, "\n";
+    var_dump($a->releaseLock());
+
+    // Replica frozen: a try is undone and says why.
+    $freeze();
+    $t0 = microtime(true);
+    try { $a->tryLock(); echo "acquired without the replica\n"; }
+    catch (LockConnectionException $e) {
+        echo get_class($e), ": ", $e->getMessage(), "\n";
+    }
+    $took = microtime(true) - $t0;
+    echo "after about durable_timeout: ", var_export($took > 0.09 && $took < 0.4, true), ", key left: ", rl_cmd($m['dsn'], 'EXISTS', $k),
+        ", not_durable: ", $stat(), ", isOwned: ", var_export($a->isOwned(), true), "\n";
+
+    // A wait goes on, and gets it once the replica is back.
+    exec(sprintf('(sleep 0.35; kill -CONT %d) > /dev/null 2>&1 &', $r['pid']));
+    $b = new Lock($k, 2.0, 10, $o);
+    $t0 = microtime(true);
+    $t = $b->addLock();
+    $took = microtime(true) - $t0;
+    echo "waited for the replica: ", var_export(is_string($t) && $took > 0.3 && $took < 1.5, true), ", on the replica: ", var_export(rl_poll($r['dsn'], 'GET', $k) === $t, true), "\n";
+
+    // A hand-over to a durable waiter while the replica is frozen is undone too: the
+    // waiter waits on to its deadline and is told; the key is free after it.
+    $file = sys_get_temp_dir() . '/rl-097-' . getmypid();
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $c = new Lock($k, 1.0, 10, $o);
+        try { $got = var_export($c->addLock(), true); } catch (LockException $e) { $got = get_class($e) . (str_contains($e->getMessage(), 'durable') ? ' (durable)' : $e->getMessage()); }
+        file_put_contents($file, $got . ', not_durable ' . redis_lock_stats()['not_durable'] . ', handed over ' . redis_lock_stats()['handed_over']);
+        exit(0);
+    }
+    usleep(200000);
+    $freeze();
+    var_dump($b->releaseLock());
+    pcntl_waitpid($pid, $st);
+    $thaw();
+    echo "waiter: ", file_get_contents($file), ", key left: ", rl_cmd($m['dsn'], 'EXISTS', $k), "\n";
+    @unlink($file);
+
+    // An extension not acknowledged keeps the bound it had.
+    $e = new Lock(rl_key('durable-extend'), 0, 2, $o);
+    $e->addLock();
+    $freeze();
+    $before = $e->getRemainingLifetime();
+    try { var_dump($e->extendLock(null, 30)); } catch (LockConnectionException $x) { echo "extendLock: ", get_class($x), str_contains($x->getMessage(), '0 of 1 replicas') ? ' (0 of 1 replicas)' : $x->getMessage(), "\n"; }
+    echo "bound kept: ", var_export($e->getRemainingLifetime() <= $before, true), "\n";
+    $thaw();
+    var_dump($e->extendLock(null, 30), $e->getRemainingLifetime() > 20, $e->releaseLock());
+
+    // The watchdog's renewals count only once acknowledged.
+    $d = new Lock(rl_key('durable-renew'), 0, 1.0, $o + ['auto_renew' => true]);
+    $d->addLock();
+    $freeze();
+    usleep(550000);
+    $frozen = $d->getRemainingLifetime();
+    $thaw();
+    usleep(450000);
+    echo "renewals while frozen did not count: ", var_export($frozen < 0.5, true), "; after: ", var_export($d->getRemainingLifetime() > 0.6, true), "\n";
+    var_dump($d->releaseLock());
+
+    // Semaphores and MultiLocks go through the same core.
+    $s = new Semaphore(rl_key('durable-sem'), 2, 0, 10, $o);
+    $ml = new MultiLock([rl_key('durable-m1'), rl_key('durable-m2')], 0, 10, $o);
+    echo "semaphore: ", var_export(is_string($s->tryAcquire()), true), ", multilock: ", var_export(is_string($ml->tryLock()), true), "\n";
+    $s->release();
+    $ml->releaseLock();
+    $freeze();
+    foreach ([$s, $ml] as $x) {
+        try { $x instanceof Semaphore ? $x->tryAcquire() : $x->tryLock(); echo "acquired without the replica\n"; }
+        catch (LockConnectionException $e) { echo get_class($x), ": ", str_contains($e->getMessage(), 'could not make the') ? 'not durable' : $e->getMessage(), "\n"; }
+    }
+    $thaw();
+    echo "keys left: ", rl_cmd($m['dsn'], 'EXISTS', rl_key('durable-sem'), rl_key('durable-m1'), rl_key('durable-m2')), "\n";
+
+    // durable_aof: WAITAOF, Redis 7.2 or later, on a server with its AOF on.
+    $v = rl_cmd($m['dsn'], 'INFO', 'server');
+    preg_match('/redis_version:(\d+)\.(\d+)/', $v, $ver);
+    rl_cmd($m['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
+    $f = new Lock(rl_key('durable-aof'), 0, 10, ['dsn' => $m['dsn'], 'durable_aof' => true, 'durable' => 1, 'durable_timeout' => 0.2]);
+    if ([(int) $ver[1], (int) $ver[2]] >= [7, 2]) {
+        usleep(300000);  // the AOF rewrite that CONFIG SET started
+        echo "durable_aof: ", var_export(is_string($f->addLock()), true) ? 'ok' : 'refused', "\n";
+    } else {
+        try { $f->addLock(); echo "durable_aof: acquired without WAITAOF\n"; }
+        catch (LockException $e) { echo "durable_aof: ", str_contains($e->getMessage(), 'durable_aof needs WAITAOF, which Redis has from 7.2') ? 'ok' : $e->getMessage(), "\n"; }
+    }
+} finally {
+    @posix_kill($r['pid'], SIGCONT);
+    rl_stop_redis($r);
+    rl_stop_redis($m);
+}
+--EXPECTF--
+ValueError: option "durable" must be %s
+TypeError: option "durable" must be of type int, string given
+ValueError: option "durable_timeout" must be a finite number of seconds greater than 0, 0 given
+ValueError: durable_timeout (0.5 s) must be shorter than read_timeout (0.5 s): the acknowledgement is one reply
+ValueError: options "durable" and "durable_aof" need one server, Sentinel or Cluster: Redlock ("servers") counts on a majority of masters, not on their replicas
+acquired: true, on the replica at once: true, WAITs: 1
+bool(true)
+LockConnectionException: redis-lock: Redis at %s could not make the lock durable: 0 of 1 replicas acknowledged it within 100 ms (WAIT)
+after about durable_timeout: true, key left: 0, not_durable: 1, isOwned: false
+waited for the replica: true, on the replica: true
+bool(true)
+waiter: LockConnectionException (durable), not_durable %d, handed over %d, key left: 0
+extendLock: LockConnectionException (0 of 1 replicas)
+bound kept: true
+bool(true)
+bool(true)
+bool(true)
+renewals while frozen did not count: true; after: true
+bool(true)
+semaphore: true, multilock: true
+Semaphore: not durable
+MultiLock: not durable
+keys left: 0
+durable_aof: ok
