@@ -136,6 +136,12 @@ bench: build
 	    $(PHP) -d extension=$(EXT) bench/funnel.php; \
 	fi
 
+## What durable grants cost: the plain lock, wait_replicas 1 and durable 1 on a master
+## with one replica, uncontended and 8 x 1 ms contended (bench/results/durable.md).
+.PHONY: bench-durable
+bench-durable: build
+	$(PHP) $(PHP_EXT_ARGS) bench/durable.php
+
 ## Debian's NTS CLI against the ZTS CLI (tools/env/php-src.sh zts), side by side: the
 ## uncontended cycle and 8 processes x 1 ms holds (bench/results/zts.md), then callgrind.
 bench-zts: build

@@ -89,7 +89,7 @@ try {
 }
 ?>
 --EXPECT--
-blocks: user mutex shared fencing owner_info semaphore wait_replicas sentinel sentinel_master cluster admin
+blocks: user mutex shared fencing owner_info semaphore wait_replicas durable sentinel sentinel_master cluster admin
 mutex, held: ok
 mutex, gives up: ok
 mutex, waiter: woken by the release

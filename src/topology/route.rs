@@ -187,20 +187,15 @@ impl Route {
         })
     }
 
-    /// Waits (at most half a `read_timeout`) until `replicas` replicas have this
-    /// connection's writes, after `prime` (a write of the caller's own, since `WAIT`
-    /// covers only the writes of the connection it runs on). Best effort: errors are
-    /// ignored. A quorum's nodes are masters of their own: nothing to wait for.
+    /// Waits (at most half a `read_timeout`) until `replicas` replicas have the hold
+    /// `prime` renews (`confirm`, in the same round trip). Best effort: whatever it
+    /// finds, errors included, is ignored.
     pub fn wait_replicas(&self, replicas: u32, prime: &Call<'_>) {
-        if replicas == 0 || self.lease_only() {
+        if replicas == 0 {
             return;
         }
-        let ms = (self.node().read_timeout() / 2).as_millis().max(1).to_string();
-        let count = replicas.to_string();
-        let _ = self.run(Retry::IfStale, |conn, _| {
-            prime.run(conn)?;
-            crate::net::wire::request(conn, &[b"WAIT", count.as_bytes(), ms.as_bytes()])
-        });
+        let timeout = (self.node().read_timeout() / 2).max(Duration::from_millis(1));
+        let _ = self.confirm(prime, &Durable { replicas, aof: false, timeout });
     }
 
     /// Makes a hold durable (`Durable`): `prime`, its token-checked renewal (a write of
