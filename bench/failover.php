@@ -63,8 +63,8 @@ foreach ($rows as $topology => $outs) {
             if ($error !== null) { $threw++; } else { $long[] = $s; }
         }
     }
-    $md .= sprintf("| %s | %d of %d | %s (%s–%s) | %s | %s | %s |\n", $topology, $threw, 3 * count($outs),
-        $long ? $ms($median($long)) : '–', $long ? $ms(min($long)) : '–', $long ? $ms(max($long)) : '–',
+    $md .= sprintf("| %s | %d of %d | %s | %s | %s | %s |\n", $topology, $threw, 3 * count($outs),
+        $long ? sprintf('%s (%s–%s)', $ms($median($long)), $ms(min($long)), $ms(max($long))) : 'none waited out',
         $ms(max(array_map(fn($o) => $o['try'][0], $outs))), $ms(max(array_map(fn($o) => $o['release'][0], $outs))),
         $ms(max(array_map(fn($o) => $o['short'][0] - $short, $outs))));
 }

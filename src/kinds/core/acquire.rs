@@ -193,10 +193,12 @@ impl<K: Kind> Holder<K> {
             self.c.fences = None;
             self.kind.maybe_taken(&mut self.c);
         }
-        let may = |cause: String| format!("{cause}; the {} may have been taken: {} clears it, or it expires after lockOut", self.c.what, K::RELEASE);
         match e {
-            LockError::Connection { addr, cause, sent: true } => LockError::Connection { addr, cause: may(cause), sent: true },
-            LockError::Passing { addr, cause, sent: true } => LockError::Passing { addr, cause: may(cause), sent: true },
+            LockError::Connection { addr, cause, sent: true } => LockError::Connection {
+                addr,
+                cause: format!("{cause}; the {} may have been taken: {} clears it, or it expires after lockOut", self.c.what, K::RELEASE),
+                sent: true,
+            },
             other => other,
         }
     }
