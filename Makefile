@@ -114,12 +114,13 @@ demo: build
 ## contention (writes bench/results/contention.{md,svg}); then what locks cost one Redis
 ## (bench/results/capacity.md: many keys, 500 waiters, 100,000 locks held); then MultiLocks over random
 ## key subsets against Locks taken one after another, and a MultiLock's wait in a stream of Lock holders;
-## then Redlock against one server;
+## then Redlock against one server; then failovers waited out on a Cluster and on Sentinel
+## (bench/results/failover.md);
 ## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
 ## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg});
 ## then Laravel's funnels, Redis::funnel() against the bridge's Cache::funnel() (bench/results/funnel.{md,svg}).
 ## Where this PHP has no phpredis, the extension's own figures only: each script says so
-## in a line, and leaves bench/results/ as it is (but redlock.md, which needs no phpredis).
+## in a line, and leaves bench/results/ as it is (but redlock.md and failover.md, which need no phpredis).
 bench: build
 	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" tools/test/with-redis.sh $(PHP) -n bench/uncontended.php
 	$(PHP) $(PHP_BENCH_ARGS) bench/network.php
@@ -127,6 +128,7 @@ bench: build
 	$(PHP) $(PHP_BENCH_ARGS) bench/capacity.php
 	$(PHP) $(PHP_EXT_ARGS) bench/multilock.php
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
+	$(PHP) $(PHP_EXT_ARGS) bench/failover.php
 	@if [ -z "$(PHPREDIS)" ]; then \
 	    echo "bench: no phpredis for this PHP (Debian ships none for PHP 8.5 and 8.6): the article's class and the frameworks' Redis stores are written on it, so the comparisons with them (peers.php, bridges.php, funnel.php) are skipped"; \
 	else \

@@ -50,7 +50,7 @@ try {
 --EXPECTF--
 tryLock: LockConnectionException: redis-lock: Redis at %d of the 5 Redlock servers is not serving for now: a majority took the lock, but only after its validity had run out (%d ms of a 60 ms lease, less 2 ms for clock drift): the servers answered too slowly; undone on every server
   left on the nodes: none
-addLock: LockConnectionException: redis-lock: Redis at %d of the 5 Redlock servers is not serving for now: a majority took the lock, but only after its validity had run out (%d ms of a 60 ms lease, less 2 ms for clock drift): the servers answered too slowly; undone on every server
+addLock: LockConnectionException: redis-lock: Redis at %d of the 5 Redlock servers is not serving for now: a majority took the lock, but only after its validity had run out (%d ms of a 60 ms lease, less 2 ms for clock drift): the servers answered too slowly; undone on every server; still so after %f s
   at its deadline: yes
   left on the nodes: none
 held by another: returned false

@@ -23,8 +23,10 @@ pub enum LockError {
 
     /// Redis is in a passing state that refused the command (LOADING its data,
     /// MASTERDOWN, TRYAGAIN or CLUSTERDOWN on a cluster, READONLY on a replica mid-failover,
-    /// BUSY with a long script): an acquisition with time to wait waits it out, and
-    /// reports this when its deadline passes. `cause` names the state.
+    /// BUSY with a long script), or a failover is in progress (a cluster slot whose
+    /// master is gone and not replaced yet, sentinels that name a master gone or
+    /// demoted): an acquisition with time to wait waits it out, and reports this when
+    /// its deadline passes. `cause` names the state.
     #[error("redis-lock: Redis at {addr} is not serving for now: {cause}")]
     Passing { addr: String, cause: String, sent: bool },
 
@@ -86,6 +88,22 @@ impl LockError {
         match self {
             LockError::Server { cause, .. } => passing_code(cause),
             _ => true,
+        }
+    }
+
+    /// Whether a command may have reached Redis before this failure (`sent`).
+    pub(crate) fn sent(&self) -> bool {
+        matches!(self, LockError::Connection { sent: true, .. } | LockError::Passing { sent: true, .. })
+    }
+
+    /// This error, ending an acquisition that waited `waited` for a passing state to
+    /// pass: a passing state says for how long it lasted.
+    pub(crate) fn after_waiting(self, waited: std::time::Duration) -> Self {
+        match self {
+            LockError::Passing { addr, cause, sent } => {
+                LockError::Passing { addr, cause: format!("{cause}; still so after {:.1} s", waited.as_secs_f64()), sent }
+            }
+            other => other,
         }
     }
 

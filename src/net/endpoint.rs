@@ -37,8 +37,18 @@ pub struct Endpoint {
 /// sentinel.
 pub trait Discovery: Send + Sync + std::fmt::Debug {
     /// A new connection to the server as it is now, with the credentials and database
-    /// of `info`, its timeouts set. The error is the cause, for messages.
-    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> std::result::Result<Connection, String>;
+    /// of `info`, its timeouts set.
+    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> std::result::Result<Connection, Undiscovered>;
+}
+
+/// Why a discovery found no server to connect to.
+#[derive(Debug)]
+pub struct Undiscovered {
+    /// What was found, for messages (no credentials).
+    pub cause: String,
+    /// A failover in progress (the server named is gone, or a replica now): a state
+    /// that passes, which an acquisition with time to wait waits out.
+    pub passing: bool,
 }
 
 /// A reading of a server's clock older than this is not used to bound it: the
@@ -123,7 +133,12 @@ impl Endpoint {
 
     /// Maps a Redis error on this endpoint onto the core error.
     pub fn error(&self, e: &RedisError) -> LockError {
-        if breaks_connection(e) || is_auth_refusal(e) || self.on_replica(e) {
+        if self.on_replica(e) {
+            // The master the discovery found was demoted: the command did not run, and
+            // the next connection finds the new master once the failover is done.
+            let said = format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("").trim());
+            LockError::Passing { addr: self.addr.clone(), cause: format!("a failover in progress: the master found is a replica now ({said})"), sent: false }
+        } else if breaks_connection(e) || is_auth_refusal(e) {
             LockError::Connection { addr: self.addr.clone(), cause: self.describe(e), sent: true }
         } else if e.kind() == redis::ErrorKind::UnexpectedReturnType {
             // In step, but not what the command answers: a broken or hostile server.
@@ -157,7 +172,10 @@ pub fn connect(ep: &Endpoint) -> Result<Connection> {
 pub(super) fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection> {
     let failed = |cause| LockError::Connection { addr: ep.addr.clone(), cause, sent: false };
     if let Some(discovery) = &ep.discovery {
-        return discovery.connect(&ep.info, connect_timeout, read_timeout).map_err(failed);
+        return discovery.connect(&ep.info, connect_timeout, read_timeout).map_err(|u| match u.passing {
+            true => LockError::Passing { addr: ep.addr.clone(), cause: u.cause, sent: false },
+            false => failed(u.cause),
+        });
     }
     open(&ep.info, &ep.tls, connect_timeout, read_timeout, ep.max_reply).map_err(|e| failed(ep.describe(&e)))
 }

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 // Where the callers above `net` have always found them.
-pub use crate::net::endpoint::{connect, open, Discovery, Endpoint};
+pub use crate::net::endpoint::{connect, open, Discovery, Endpoint, Undiscovered};
 pub(crate) use crate::net::failure::setup_failure;
 
 /// When to run an operation a second time, on a new connection.
@@ -232,12 +232,19 @@ pub fn run<T>(
         } else {
             connect(ep)
         };
+        // The first try was sent: what it did is unknown, unless a demoted master
+        // refused it (READONLY). A failover found while reconnecting stays a passing state.
+        let ran = !ep.on_replica(&err);
         let mut conn = reconnected.map_err(|second| match second {
-            // The first try was sent: what it did is unknown.
             LockError::Connection { addr, cause, .. } => LockError::Connection {
                 addr,
                 cause: format!("{}; reconnecting: {cause}", ep.describe(&err)),
-                sent: true,
+                sent: ran,
+            },
+            LockError::Passing { addr, cause, sent } => LockError::Passing {
+                addr,
+                cause: format!("{}; reconnecting: {cause}", ep.describe(&err)),
+                sent: sent || ran,
             },
             other => other,
         })?;

@@ -13,8 +13,9 @@
 //! - `TRYAGAIN` (a script's keys are split by a migration): a short pause, then again;
 //! - a master that cannot be reached: the map is read again from the other nodes, and
 //!   the command goes to the slot's new master if there is one; until the cluster has
-//!   promoted a replica, it is a connection error (which a waiting `addLock()` waits
-//!   out).
+//!   promoted a replica, it is a passing state naming the slot (`LockError::Passing`),
+//!   as `CLUSTERDOWN` is, which an acquisition with time to wait waits out (the core's
+//!   `acquire`), the map read again on each try.
 //!
 //! Only the request's thread uses the map (the watchdog renews on the node of the
 //! acquisition), so a fork never finds its mutex held.
@@ -144,19 +145,30 @@ impl Placement {
                 Ok(Ok(v)) => return Ok(v),
                 Ok(Err(e)) => e,
                 Err(LockError::Connection { addr, cause, sent }) => {
-                    // The master may be gone: ask the others who serves the slot now.
+                    // The master may be gone: ask the others who serves the slot now. No
+                    // node answering at all is no failover: that stays a connection error.
                     let dead = node.id().clone();
-                    if refreshed || c.refresh(Some(&dead)).is_err() {
-                        return Err(LockError::Connection { addr, cause, sent });
-                    }
-                    refreshed = true;
-                    match c.master(self.slot) {
-                        Ok(next) if next.id() != &dead => {
-                            node = next;
-                            continue;
+                    if !refreshed {
+                        if c.refresh(Some(&dead)).is_err() {
+                            return Err(LockError::Connection { addr, cause, sent });
                         }
-                        _ => return Err(LockError::Connection { addr, cause, sent }),
+                        refreshed = true;
+                        match c.master(self.slot) {
+                            Ok(next) if next.id() != &dead => {
+                                node = next;
+                                continue;
+                            }
+                            _ => {}
+                        }
                     }
+                    // The other nodes still name it (or a new master that cannot be
+                    // reached either): the cluster has not promoted a replica yet (node
+                    // timeout, then an election).
+                    return Err(LockError::Passing {
+                        addr,
+                        cause: format!("cluster slot {} has no master that answers ({cause}; the other nodes name no other yet: a failover in progress)", self.slot),
+                        sent,
+                    });
                 }
                 Err(other) => return Err(other),
             };
@@ -176,7 +188,7 @@ impl Placement {
                     if started.elapsed() + TRY_AGAIN_PAUSE > node.read_timeout() {
                         return Err(LockError::Passing {
                             addr: node.addr().to_string(),
-                            cause: format!("{e} (the slot is being migrated)"),
+                            cause: format!("cluster slot {} is being migrated ({e})", self.slot),
                             // Refused here; but a try on a master that died may have run.
                             sent: refreshed,
                         });
@@ -191,15 +203,17 @@ impl Placement {
                     let _ = c.refresh(None);
                     return Err(LockError::Passing {
                         addr: node.addr().to_string(),
-                        cause: format!("CLUSTERDOWN {} (no master serves the slot, for now)", e.detail().unwrap_or("")),
+                        cause: format!("cluster slot {} has no master (CLUSTERDOWN {})", self.slot, e.detail().unwrap_or("").trim()),
                         sent: refreshed,
                     });
                 }
             }
         }
-        Err(LockError::Connection {
+        // Nodes that disagree on who serves the slot, for the moment of a failover or
+        // a reshard: a passing state too.
+        Err(LockError::Passing {
             addr: node.addr().to_string(),
-            cause: format!("still redirected after {MAX_HOPS} tries (the cluster is resharding or failing over)"),
+            cause: format!("cluster slot {} is still redirected after {MAX_HOPS} tries (the cluster is resharding or failing over)", self.slot),
             sent: refreshed,
         })
     }
@@ -226,9 +240,9 @@ impl Cluster {
         if lock(&self.map).is_none() {
             self.refresh(None)?;
         }
-        lock(&self.map).as_ref().and_then(|m| m.master(slot).cloned()).ok_or_else(|| LockError::Connection {
+        lock(&self.map).as_ref().and_then(|m| m.master(slot).cloned()).ok_or_else(|| LockError::Passing {
             addr: self.describe(),
-            cause: format!("no master serves hash slot {slot} (the cluster is down or failing over)"),
+            cause: format!("cluster slot {slot} has no master in the slot map (the cluster is down or failing over)"),
             sent: false,
         })
     }

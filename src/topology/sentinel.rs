@@ -8,9 +8,9 @@
 
 use crate::config::{Settings, TlsFiles};
 use crate::dsn;
-use crate::net::pool::{self, Discovery, Endpoint};
+use crate::net::pool::{self, Discovery, Endpoint, Undiscovered};
 use crate::net::wire::{self, Connection};
-use redis::{ConnectionInfo, Value};
+use redis::{ConnectionInfo, RedisError, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,16 +58,18 @@ impl Sentinels {
     }
 
     /// A connection to the current master, with the credentials and database of
-    /// `master` (its host is replaced by the one the sentinels name). The error is
-    /// the cause, naming what each sentinel said.
+    /// `master` (its host is replaced by the one the sentinels name). The error names
+    /// what each sentinel said, and whether a failover is in progress: a sentinel
+    /// named a master that cannot be reached, or that is a replica now.
     pub fn connect_master(
         &self,
         master: &ConnectionInfo,
         connect_timeout: Duration,
         read_timeout: Duration,
-    ) -> Result<Connection, String> {
+    ) -> Result<Connection, Undiscovered> {
         let start = Instant::now();
         let mut causes = Vec::new();
+        let mut failing_over = false;
         for node in &self.nodes {
             let left = connect_timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
             let named = match self.ask(node, left, read_timeout) {
@@ -78,17 +80,24 @@ impl Sentinels {
                 }
             };
             let info = dsn::info_at(master, &named.0, named.1);
-            match self.open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
+            let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply).map_err(|e| Found::Unreachable(e, info.clone()));
+            match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
-                Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), dsn::display_addr(node))),
+                Err(found) => {
+                    failing_over |= found.failing_over();
+                    causes.push(format!("master {} named by {}: {}", display(&named), dsn::display_addr(node), found.describe()));
+                }
             }
         }
-        Err(format!("no master found: {}", causes.join("; ")))
+        let cause = match failing_over {
+            true => format!("sentinel failover of {} in progress: {}", self.service, causes.join("; ")),
+            false => format!("no master found: {}", causes.join("; ")),
+        };
+        Err(Undiscovered { cause, passing: failing_over })
     }
 
     fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply)
-            .map_err(|e| pool::setup_failure(&e, info).unwrap_or_else(|| e.to_string()))
+        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply).map_err(|e| unreachable(&e, info))
     }
 
     fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
@@ -112,7 +121,7 @@ impl Sentinels {
 }
 
 impl Discovery for Sentinels {
-    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
+    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, Undiscovered> {
         self.connect_master(info, connect_timeout, read_timeout)
     }
 }
@@ -125,14 +134,66 @@ fn display((host, port): &(String, u16)) -> String {
     }
 }
 
-fn role_is_master(conn: &mut Connection) -> Result<(), String> {
-    let reply = wire::request(conn, &[b"ROLE"]).map_err(|e| e.to_string())?;
+/// What reaching the master a sentinel named found, when it was no usable master.
+enum Found {
+    /// It could not be reached (or set up: TLS, credentials).
+    Unreachable(RedisError, ConnectionInfo),
+    /// It answered `ROLE` with this role: a replica (demoted, or not promoted yet).
+    Role(String),
+    /// Cut off before it answered `ROLE`: gone, as far as can be told.
+    CutOff(String),
+    /// `ROLE` was refused, or its reply was not understood.
+    Broken(String),
+}
+
+impl Found {
+    /// Whether this is what a failover in progress looks like: the master named is
+    /// gone (refused, timed out, cut off), or a replica. A refusal of the settings
+    /// (TLS, credentials) stays what it is: waiting does not change it.
+    fn failing_over(&self) -> bool {
+        match self {
+            Found::Unreachable(e, info) => {
+                pool::setup_failure(e, info).is_none() && (e.is_io_error() || e.is_timeout() || e.is_connection_dropped())
+            }
+            Found::Role(role) => role == "slave" || role == "replica",
+            Found::CutOff(_) => true,
+            Found::Broken(_) => false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Found::Unreachable(e, info) => unreachable(e, info),
+            Found::Role(role) => format!("its role is {role}"),
+            Found::CutOff(why) | Found::Broken(why) => why.clone(),
+        }
+    }
+}
+
+/// A failure to reach `info`, in words (no credentials).
+fn unreachable(e: &RedisError, info: &ConnectionInfo) -> String {
+    if let Some(why) = pool::setup_failure(e, info) {
+        why
+    } else if e.is_connection_refusal() {
+        "connection refused".to_string()
+    } else if e.is_timeout() {
+        "timed out".to_string()
+    } else {
+        e.to_string()
+    }
+}
+
+fn role_is_master(conn: &mut Connection) -> Result<(), Found> {
+    let reply = wire::request(conn, &[b"ROLE"]).map_err(|e| match e.is_io_error() || e.is_timeout() {
+        true => Found::CutOff(format!("cut off before it answered ROLE ({e})")),
+        false => Found::Broken(e.to_string()),
+    })?;
     match reply {
-        Value::Array(items) if matches!(items.first(), Some(Value::BulkString(r)) if r == b"master") => Ok(()),
         Value::Array(items) => match items.first() {
-            Some(Value::BulkString(r)) => Err(format!("its role is {}", String::from_utf8_lossy(r))),
-            _ => Err("an unexpected ROLE reply".to_string()),
+            Some(Value::BulkString(r)) if r == b"master" => Ok(()),
+            Some(Value::BulkString(r)) => Err(Found::Role(String::from_utf8_lossy(r).into_owned())),
+            _ => Err(Found::Broken("an unexpected ROLE reply".to_string())),
         },
-        _ => Err("an unexpected ROLE reply".to_string()),
+        _ => Err(Found::Broken("an unexpected ROLE reply".to_string())),
     }
 }

@@ -297,9 +297,10 @@ fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant,
                 };
             }
             if may_hold {
-                // A stale hold, and no time to try again: it goes.
+                // A stale hold (or one a try cut off by a failover may have taken), and
+                // no time to try again: it goes; Redis trouble that lasted is reported.
                 w.abandon();
-                return Waited::TimedOut;
+                return failing.map_or(Waited::TimedOut, Waited::Failed);
             }
         }
         let channel = lease.get().map(|sub| sub.channel().to_string());

@@ -218,3 +218,71 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, drops: Option<Arc<AtomicUsize>>)
     }
     let _ = to.shutdown(std::net::Shutdown::Both);
 }
+
+/// A sentinel that names whatever master the test says (`name`), or knows no service
+/// (`None`): enough of the protocol for discovery (`PING`, `SENTINEL
+/// GET-MASTER-ADDR-BY-NAME`), so that a test can stage a failover's states at will.
+pub struct FakeSentinel {
+    pub port: u16,
+    names: Arc<std::sync::Mutex<Option<u16>>>,
+}
+
+impl FakeSentinel {
+    pub fn start(names: Option<u16>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind fake sentinel");
+        let port = listener.local_addr().expect("fake sentinel addr").port();
+        let names = Arc::new(std::sync::Mutex::new(names));
+        let shared = names.clone();
+        thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let names = shared.clone();
+                thread::spawn(move || answer_as_sentinel(client, &names));
+            }
+        });
+        FakeSentinel { port, names }
+    }
+
+    pub fn dsn(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// From now on it names the master on `port` (`None`: it knows no such service).
+    pub fn name(&self, port: Option<u16>) {
+        *self.names.lock().unwrap() = port;
+    }
+}
+
+fn answer_as_sentinel(mut client: TcpStream, names: &std::sync::Mutex<Option<u16>>) {
+    let mut reader = std::io::BufReader::new(client.try_clone().expect("clone"));
+    let mut line = String::new();
+    loop {
+        // One command: *<n>, then n times $<len> and the bytes.
+        line.clear();
+        if std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let n: usize = line.trim().trim_start_matches('*').parse().unwrap_or(0);
+        let mut first = Vec::new();
+        for i in 0..n {
+            line.clear();
+            std::io::BufRead::read_line(&mut reader, &mut line).unwrap_or(0);
+            let len: usize = line.trim().trim_start_matches('$').parse().unwrap_or(0);
+            let mut arg = vec![0u8; len + 2];
+            if reader.read_exact(&mut arg).is_err() {
+                return;
+            }
+            if i == 0 {
+                first = arg[..len].to_ascii_uppercase();
+            }
+        }
+        let reply = match (&first[..], *names.lock().unwrap()) {
+            (b"PING", _) => "+PONG\r\n".to_string(),
+            (b"SENTINEL", Some(port)) => format!("*2\r\n$9\r\n127.0.0.1\r\n${}\r\n{port}\r\n", port.to_string().len()),
+            (b"SENTINEL", None) => "$-1\r\n".to_string(),
+            _ => "+OK\r\n".to_string(),
+        };
+        if client.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}

@@ -62,8 +62,9 @@ impl<K: Kind> Holder<K> {
                     break;
                 }
                 // Redis trouble on the first try is reported at once, as without a wait,
-                // but for a passing state (a server loading its data, a failover),
-                // waited out. The lease is counted from before the try was sent.
+                // but for a passing state (a server loading its data, a failover: the
+                // topology says which), waited out, here for every kind. The lease is
+                // counted from before the try was sent.
                 let sent = Boot::now();
                 match self.kind.first_try(&self.c, part, &token) {
                     Ok(Try::Acquired(fences)) => {
@@ -88,7 +89,9 @@ impl<K: Kind> Holder<K> {
                         self.give_back(&token, &mut got);
                         return Err(self.maybe_taken(token, e));
                     }
-                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => busy = Some((i, true, false)),
+                    // Not found busy: the wait's first try is the next. A try sent before a
+                    // failover cut it off may have taken it: the wait settles that.
+                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => busy = Some((i, false, e.sent())),
                     Err(e) => {
                         self.give_back(&token, &mut got);
                         return Err(self.maybe_taken(token, e));
@@ -154,7 +157,7 @@ impl<K: Kind> Holder<K> {
             match outcome {
                 Waited::Got(fences, until) => got[i] = Some((fences, until)),
                 Waited::TimedOut => return Ok(None),
-                Waited::Failed(e) => return Err(self.maybe_taken(token, e)),
+                Waited::Failed(e) => return Err(self.maybe_taken(token, e.after_waiting(start.elapsed()))),
             }
         }
     }
