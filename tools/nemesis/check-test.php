@@ -295,6 +295,12 @@ if (!$ok) { $failed[] = 'crash'; echo preg_replace('/^/m', '     ', rtrim($out))
 expect('stuck: a key never taken after the last fault', [
     hold(0, 1, 'k0', 1, 100),
 ], 1, ['key k0 never taken after the last fault'], ['faults_ended' => 5000]);
+$threw = [['w' => 1, 'pid' => 1001, 'n' => 1, 'key' => 'k1', 'op' => 'acquire-invoke', 't0' => 200.0],
+          ['w' => 1, 'pid' => 1001, 'n' => 1, 'key' => 'k1', 'op' => 'acquire', 'mode' => 'write', 't0' => 200.0, 't1' => 1200.0, 'res' => 'exc',
+           'exc' => 'LockConnectionException: redis-lock: cluster slot 1 has no master (synthetic)']];
+expect('elections waited out: an acquire that threw fails the run', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $threw], 1,
+    ['1 acquire(s) threw, with elections only and a wait (5 s) longer than one'], ['elections_waited' => true, 'wait' => 5.0]);
+expect('the same acquire without that promise: reported, not failed', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $threw], 0, [], ['elections_waited' => false]);
 expect('--md and resp3: the table carries resp3, the file is written', [
     hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200),
 ], 0, ['synthetic md / resp3 half'], ['resp3' => 'half', 'mix' => 'synthetic md'], ['resp3' => 'half'], [], ['--md', "$dir/out.md"]);

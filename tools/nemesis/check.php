@@ -444,6 +444,9 @@ function judge(string $file): array {
     if ($stale && ($head['strict_fences'] ?? ($head['persist'] && $head['fenced']))) { $fails[] = count($stale) . ' stale entr' . (count($stale) === 1 ? 'y' : 'ies') . ' with persistence on'; }
     foreach ($crashes as $c) { $fails[] = $c; }
     foreach ($stuck as $s) { $fails[] = $s; }
+    if (($head['elections_waited'] ?? false) && $acqOutcome['exc'] > 0) {
+        $fails[] = "{$acqOutcome['exc']} acquire(s) threw, with elections only and a wait ({$head['wait']} s) longer than one";
+    }
 
     $faultCount = [];
     foreach ($faults as $f) { $faultCount[$f['kind']] = ($faultCount[$f['kind']] ?? 0) + 1; }

@@ -74,6 +74,10 @@
 //               RESP3: waits use a subscriber connection of their own
 // --wait-replicas N (sentinel, cluster): every worker's locks have `wait_replicas => N`:
 // an acquisition waits (briefly) for N replicas to have it before it is used.
+// --wait S: every acquire waits S s (default 1). With --faults failover and a wait
+// longer than an election (the Cluster's node timeout is 1 s, an election about 2.5 s),
+// every acquire must wait the election out: the checker fails the run on any acquire
+// that threw.
 // --durable N (sentinel, cluster): durable grants, `durable => N` (durable_timeout 0.1 s):
 // an acquisition, a hand-over or a renewal counts only once N replicas have it.
 // Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
@@ -90,7 +94,7 @@ declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:', 'wait:']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -172,6 +176,11 @@ $waitReplicas = (int) ($opt['wait-replicas'] ?? 0);
 if ($waitReplicas < 0 || $waitReplicas > 5) { fail('--wait-replicas must be 0 to 5'); }
 if ($waitReplicas > 0 && !(($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) { fail('--wait-replicas needs replicas: sentinel or cluster'); }
 if ($waitReplicas > 0) { $mix .= ", wait_replicas $waitReplicas"; }
+$wait = (float) ($opt['wait'] ?? WAIT);
+if ($wait < 0.1 || $wait > 30) { fail('--wait must be 0.1 to 30 s'); }
+if (isset($opt['wait'])) { $mix .= sprintf(', wait %g s', $wait); }
+// Elections alone, waited out: no acquire may throw.
+$electionsWaited = $faultKinds === ['failover'] && $wait >= 4.0;
 $durable = (int) ($opt['durable'] ?? 0);
 if ($durable < 0 || $durable > 5) { fail('--durable must be 0 to 5'); }
 if ($durable > 0 && !(($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) { fail('--durable needs replicas: sentinel or cluster'); }
@@ -431,9 +440,9 @@ $replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.
     escapeshellarg($ext), $nthreads ? ' NEMESIS_ZTS_EXT=' . escapeshellarg($ztsExt) . ' NEMESIS_HARNESS=' . escapeshellarg($harness) : '',
     $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
-    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : ''));
+    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : '') . (isset($opt['wait']) ? " --wait $wait" : ''));
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
-    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT,
+    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => $wait, 'elections_waited' => $electionsWaited,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
     'fenced' => $topo['nodes'] === 1 || $sentinel || $cluster, 'cluster' => $cluster,
     // Fences may go back only where the counter can be lost: no persistence, or a
@@ -459,7 +468,7 @@ for ($w = 0; $w < $nworkers; $w++) {
         'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
-        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => WAIT, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
+        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => $wait, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
         't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];

@@ -58,16 +58,17 @@ long)
     duration=${NEMESIS_DURATION:-30}
     # Each run: topology[:faults[:workloads[:threads[:options]]]][@FROM-TO], options
     # being resp3 (--resp3), no-resp3 (--no-resp3), wait-replicas
-    # (--wait-replicas 1) or durable (--durable 1); @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
+    # (--wait-replicas 1), durable (--durable 1) or long-wait (--wait 5: with the
+    # failover fault alone, elections the acquires must wait out); @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
     # One server with AOF has 20 seeds: the bar the table is held to.
-    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair}
+    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster cluster:failover:::long-wait sentinel:failover:::long-wait single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
     zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     for r in $runs; do
         IFS=: read -r t f w th o <<< "${r%@*}"
         case "$o" in
-        ''|resp3|no-resp3|wait-replicas|durable) ;;
-        *) echo "nemesis: $r: unknown option $o (resp3, no-resp3, wait-replicas, durable)" >&2; exit 2 ;;
+        ''|resp3|no-resp3|wait-replicas|durable|long-wait) ;;
+        *) echo "nemesis: $r: unknown option $o (resp3, no-resp3, wait-replicas, durable, long-wait)" >&2; exit 2 ;;
         esac
         case "$r" in
         *@*) [[ ${r##*@} =~ ^[0-9]+-[0-9]+$ ]] || { echo "nemesis: $r: seeds are @FROM-TO" >&2; exit 2; } ;;
@@ -84,6 +85,7 @@ long)
         flag=${o:+--$o}
         [ "$o" = wait-replicas ] && flag="--wait-replicas 1"
         [ "$o" = durable ] && flag="--durable 1"
+        [ "$o" = long-wait ] && flag="--wait 5"
         # Every field in the name (commas as +), so that no two rows share a file.
         name=$t${f:+-${f//,/+}}${w:+-${w//,/+}}${th:+-threads$th}${o:+-$o}
         if [ -n "$th" ] && { [ ! -f "$harness" ] || [ ! -f "$zts_ext" ]; }; then
