@@ -157,6 +157,7 @@ pub fn redis_lock_stats(reset: bool) -> PhpResult<Array> {
 #[php_function]
 #[php(defaults(limit = 10000))]
 pub fn redis_lock_scan(options: Option<&ZendHashTable>, pattern: Option<BinarySlice<u8>>, limit: i64) -> PhpResult<Array> {
+    let _call = super::late::InCall::new();
     let settings = settings(options, "redis_lock_scan(): Argument #1 ($options)")?;
     let limit = usize::try_from(limit).ok().filter(|l| (1..=1_000_000).contains(l)).ok_or_else(|| {
         PhpException::from(crate::error::LockError::InvalidValue(format!(
