@@ -78,7 +78,7 @@ impl Sentinels {
                 }
             };
             let info = dsn::info_at(master, &named.0, named.1);
-            match self.open(&info, left, read_timeout).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
+            match self.open(&info, left, read_timeout, true).and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
                 Err(cause) => causes.push(format!("master {} named by {}: {cause}", display(&named), dsn::display_addr(node))),
             }
@@ -86,13 +86,15 @@ impl Sentinels {
         Err(format!("no master found: {}", causes.join("; ")))
     }
 
-    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply)
+    /// A connection to a master (`lock_server`: asked whether it can evict lock keys)
+    /// or a sentinel.
+    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, lock_server: bool) -> Result<Connection, String> {
+        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply, lock_server)
             .map_err(|e| pool::setup_failure(&e, info).unwrap_or_else(|| e.to_string()))
     }
 
     fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
-        let mut conn = self.open(node, connect_timeout, read_timeout)?;
+        let mut conn = self.open(node, connect_timeout, read_timeout, false)?;
         let reply = wire::request(&mut conn, &[b"SENTINEL", b"GET-MASTER-ADDR-BY-NAME", self.service.as_bytes()]).map_err(|e| e.to_string())?;
         match reply {
             Value::Array(items) if items.len() == 2 => {
