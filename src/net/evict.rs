@@ -155,10 +155,14 @@ impl Server {
 
     /// The server answered `asked` with `reply`: an eviction found is told; an error
     /// is remembered when it will be the same next time (a refusal, not a passing
-    /// state). The question worth asking next on this connection, if any: `INFO`
-    /// after any error to `CONFIG`.
+    /// state, nor the missing password that the caller's command will report). The
+    /// question worth asking next on this connection, if any: `INFO` after an error
+    /// to `CONFIG`.
     pub(super) fn answered(&self, asked: Question, reply: &Value) -> Option<Question> {
         if let Value::ServerError(e) = reply {
+            if e.code() == "NOAUTH" {
+                return None;
+            }
             let reply = format!("{} {}", e.code(), e.details().unwrap_or(""));
             if !crate::error::passing_code(&reply) {
                 let mut known = known();
