@@ -7,8 +7,9 @@ A broken or hostile server: malformed, truncated, oversized, endless or deeply n
 require __DIR__ . '/_fault.inc';
 
 // Each scenario has a listening port of its own; every connection to it gets the
-// scenario's reply to its first command that is not PING (a new connection starts
-// with PING, answered as Redis does). `after`: what the server does next.
+// scenario's reply to its first command that is not part of a new connection's
+// setup (PING, answered as Redis does; CONFIG GET and INFO, eviction's check,
+// refused as by a server that renamed them). `after`: what the server does next.
 $scenarios = [
     'malformed length' => ["\$12a\r\nhello\r\n", 'silent'],
     'negative length' => ["*-7\r\n", 'silent'],
@@ -58,12 +59,13 @@ function send_all($c, string $bytes): bool {
     return true;
 }
 
-/** One connection: PING answered, then the scenario. Ten seconds at most. */
+/** One connection: its setup answered, then the scenario. Ten seconds at most. */
 function serve($c, string $reply, string $after): void {
     stream_set_timeout($c, 10);
     $until = microtime(true) + 10;
-    while (($cmd = read_command($c)) !== null && strtoupper($cmd[0]) === 'PING') {
-        fwrite($c, "+PONG\r\n");
+    $setup = ['PING' => "+PONG\r\n", 'CONFIG' => "-ERR unknown command 'CONFIG'\r\n", 'INFO' => "-ERR unknown command 'INFO'\r\n"];
+    while (($cmd = read_command($c)) !== null && isset($setup[strtoupper($cmd[0])])) {
+        fwrite($c, $setup[strtoupper($cmd[0])]);
     }
     if ($cmd === null || !send_all($c, $reply)) { return; }
     switch ($after) {

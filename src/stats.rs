@@ -42,11 +42,13 @@ pub enum Counter {
     /// Durable grants (`durable`) not acknowledged in time, and undone: an
     /// acquisition's, a hand-over's, or a renewal's.
     Undurable,
+    /// Servers found able to evict lock keys (`evicting`), each address once.
+    EvictingServers,
 }
 
 /// The counters' names as `redis_lock_stats()` gives them, in `Counter` order
 /// (the wait times are turned into seconds there).
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 14] = [
     "acquired",
     "contended",
     "timeouts",
@@ -60,6 +62,7 @@ pub const NAMES: [&str; 13] = [
     "connects",
     "stale",
     "not_durable",
+    "evicting_servers",
 ];
 
 /// Counts one event.
@@ -68,9 +71,10 @@ pub fn note(c: Counter) {
     fork_wiped::counters()[c as usize].fetch_add(1, Ordering::Relaxed);
 }
 
-/// What the binding does with a hold found lost after the call that released it had
-/// returned (`lost_late`): a PHP warning.
-pub type Warn = fn(&str);
+/// What the binding does with what the core learns outside its caller's view (a hold
+/// found lost after the call that released it had returned, a server that can evict):
+/// a PHP warning, when it can raise one now; whether it did.
+pub type Warn = fn(&str) -> bool;
 
 static WARN: std::sync::OnceLock<Warn> = std::sync::OnceLock::new();
 
@@ -91,6 +95,22 @@ pub fn lost_late(what: &str, name: &[u8]) {
             String::from_utf8_lossy(name)
         ));
     }
+}
+
+/// The server at `addr` can evict lock keys (its `maxmemory-policy` is `policy`, not
+/// `noeviction`, and `maxmemory` is `maxmemory` bytes, not 0): counted when `first`
+/// (the first time this process found it), and told with a warning. Whether it was
+/// told: a warning can only be raised inside a call, and an untold finding is told
+/// when a later connection finds it again.
+pub fn evicting(addr: &str, policy: &str, maxmemory: u64, first: bool) -> bool {
+    if first {
+        note(Counter::EvictingServers);
+    }
+    WARN.get().is_some_and(|warn| {
+        warn(&format!(
+            "redis-lock: the Redis server at {addr} can evict lock keys (maxmemory-policy {policy}, maxmemory {maxmemory} bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own"
+        ))
+    })
 }
 
 /// Counts a wait that lasted `took`, whatever its outcome.

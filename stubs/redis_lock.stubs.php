@@ -578,9 +578,11 @@ namespace {
      * timeouts (waits that gave up), wait_seconds_total, wait_seconds_max,
      * handed_over (holds received from a release), released, renewals, lost (holds
      * found taken or expired under their holder), errors (LockException family
-     * thrown), connects (connections opened, reconnects included) and stale
+     * thrown), connects (connections opened, reconnects included), stale
      * (acquisitions that came too late to use, their lease possibly over: given up,
-     * never returned). Threads of one process share them.
+     * never returned) and evicting_servers (servers found at connect able to evict
+     * lock keys, each address once, also told with an E_WARNING). Threads of one
+     * process share them.
      *
      * @param bool $reset zero the counters after reading them
      * @return array<string, int|float>

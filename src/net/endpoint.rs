@@ -5,9 +5,11 @@
 use crate::clock::Boot;
 use crate::config::{Settings, TlsFiles};
 use crate::error::{LockError, Result};
+use crate::net::evict;
 use crate::net::failure::{breaks_connection, describe, first_exchange_failure, is_auth_refusal, passing_state};
+use crate::net::resp;
 use crate::net::wire::{self, Connection};
-use redis::{ConnectionInfo, RedisError, RedisResult};
+use redis::{ConnectionInfo, RedisError, RedisResult, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -161,6 +163,19 @@ fn floor(at: Boot, server_ms: i64, now: Boot) -> i64 {
     server_ms.saturating_add(since - since / 1000 - 1)
 }
 
+/// Sends `commands` in one write and reads their replies (an error reply is a
+/// `Value::ServerError`).
+fn send(conn: &mut Connection, commands: &[&[&[u8]]]) -> RedisResult<Vec<Value>> {
+    wire::with_buffer(|buf| {
+        buf.clear();
+        for parts in commands {
+            resp::push_command(buf, parts.len());
+            parts.iter().for_each(|part| resp::push_bulk(buf, part));
+        }
+        wire::pipeline(conn, buf, commands.len())
+    })
+}
+
 /// A new connection to `ep`, with its timeouts set.
 pub fn connect(ep: &Endpoint) -> Result<Connection> {
     connect_within(ep, ep.connect_timeout, ep.read_timeout)
@@ -177,23 +192,36 @@ pub(super) fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_time
             false => failed(u.cause),
         });
     }
-    open(&ep.info, &ep.tls, connect_timeout, read_timeout, ep.max_reply).map_err(|e| failed(ep.describe(&e)))
+    open(&ep.info, &ep.tls, connect_timeout, read_timeout, ep.max_reply, true).map_err(|e| failed(ep.describe(&e)))
 }
 
 /// A new connection to `info`, with its timeouts set, checked with a `PING` within
 /// `connect_timeout`: TLS finishes its handshake on the first exchange, and a server
 /// that speaks another protocol shows it there, before any command that matters.
-pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, max_reply: usize) -> RedisResult<Connection> {
+/// On a server that keeps locks (`lock_server`; not a sentinel), the same write asks
+/// whether it can evict them (`evict`): no round trip more, but when it refuses
+/// `CONFIG` for the first time.
+pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, max_reply: usize, lock_server: bool) -> RedisResult<Connection> {
     let started = Instant::now();
     let mut conn = Connection::connect(info, tls, connect_timeout, max_reply)?;
     let left = connect_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
     conn.set_read_timeout(Some(left))?;
     conn.set_write_timeout(Some(left))?;
-    match wire::request(&mut conn, &[b"PING"]) {
-        // An error reply (NOAUTH, or an ACL without PING) still proves a Redis
-        // speaking RESP over a finished handshake; the caller's command will say more.
-        Err(e) if breaks_connection(&e) => return Err(first_exchange_failure(e, info, connect_timeout)),
-        _ => {}
+    let server = lock_server.then(|| evict::Server::of(info));
+    let question = server.as_ref().and_then(evict::Server::question);
+    let mut commands: Vec<&[&[u8]]> = vec![&[b"PING"]];
+    commands.extend(question.map(evict::Question::command));
+    // An error reply (NOAUTH, or an ACL without PING) still proves a Redis speaking
+    // RESP over a finished handshake; the caller's command will say more.
+    let replies = send(&mut conn, &commands).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
+    if let (Some(server), Some(asked), Some(answer)) = (&server, question, replies.get(1)) {
+        if let Some(next) = server.answered(asked, answer) {
+            // CONFIG refused: INFO, on this connection; the next ones ask it first.
+            let replies = send(&mut conn, &[next.command()]).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
+            if let Some(answer) = replies.first() {
+                server.answered(next, answer);
+            }
+        }
     }
     conn.set_read_timeout(Some(read_timeout))?;
     conn.set_write_timeout(Some(read_timeout))?;

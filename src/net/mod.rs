@@ -13,13 +13,15 @@
 //! - `call`: one command or script call as a value; `script`: EVALSHA with the
 //!   text as fallback.
 //! - `failure`: what an error means, in words; `endpoint`: one server's settings,
-//!   new connections to it, its clock; `idle`: least-recently-used lists;
+//!   new connections to it, its clock; `evict`: whether a server can evict lock
+//!   keys, asked as a connection is made; `idle`: least-recently-used lists;
 //!   `pool`: the thread's connections and how a command runs on one (retry,
 //!   settle).
 //! - `wake`: where a waiter listens for its grant.
 
 pub mod call;
 pub mod endpoint;
+pub mod evict;
 mod failure;
 pub mod idle;
 pub mod listen;

@@ -1,9 +1,11 @@
 //! What the core learns after the fact, told to PHP: a release sent unawaited at the
 //! end of `synchronized()` whose reply, read at the connection's next use, says the
-//! hold was gone before it (`stats::lost_late`). It is counted in `lost` whenever it
-//! is read; it becomes an `E_WARNING` only when it is read during a call of one of
-//! the extension's methods on this thread (`InCall`), never from request end, an
-//! object's destructor or a thread's end, where the engine may not take one.
+//! hold was gone before it (`stats::lost_late`), and a server found able to evict lock
+//! keys when a connection to it was made (`stats::evicting`). Each is counted whenever
+//! it is found; it becomes an `E_WARNING` only when it is found during a call of one
+//! of the extension's methods or functions on this thread (`Core`, `InCall`), never
+//! from request end, an object's destructor, a thread's end or the watchdog's thread,
+//! where the engine may not take one.
 
 use ext_php_rs::error::php_error;
 use ext_php_rs::flags::ErrorType;
@@ -16,28 +18,43 @@ thread_local! {
     static IN_CALL: Cell<u32> = const { Cell::new(0) };
 }
 
-/// The core's warning: raised only inside a method call (see the module comment).
-pub(super) fn warn(message: &str) {
-    if IN_CALL.with(Cell::get) > 0 {
+/// The core's warning: raised only inside a method call (see the module comment);
+/// whether it was.
+pub(super) fn warn(message: &str) -> bool {
+    let inside = IN_CALL.try_with(Cell::get).unwrap_or(0) > 0;
+    if inside {
         php_error(&ErrorType::Warning, message);
+    }
+    inside
+}
+
+/// A call of one of the extension's methods (inside `Core`) or functions
+/// (`redis_lock_scan()`, which connects without any object's core): warnings may be
+/// raised while it lives.
+pub(super) struct InCall(());
+
+impl InCall {
+    pub(super) fn new() -> Self {
+        IN_CALL.with(|n| n.set(n.get() + 1));
+        InCall(())
+    }
+}
+
+impl Drop for InCall {
+    fn drop(&mut self) {
+        IN_CALL.with(|n| n.set(n.get().saturating_sub(1)));
     }
 }
 
 /// A method call of the extension, for as long as it holds its object's core.
 pub(super) struct Core<'a, T> {
     inner: RefMut<'a, T>,
+    _call: InCall,
 }
 
 impl<'a, T> Core<'a, T> {
     pub(super) fn new(inner: RefMut<'a, T>) -> Self {
-        IN_CALL.with(|n| n.set(n.get() + 1));
-        Core { inner }
-    }
-}
-
-impl<T> Drop for Core<'_, T> {
-    fn drop(&mut self) {
-        IN_CALL.with(|n| n.set(n.get().saturating_sub(1)));
+        Core { inner, _call: InCall::new() }
     }
 }
 

@@ -120,9 +120,11 @@ pub fn semaphore_array(i: &semaphore::Inspection) -> PhpResult<Array> {
 /// timeouts (waits that gave up), wait_seconds_total, wait_seconds_max,
 /// handed_over (holds received from a release), released, renewals, lost (holds
 /// found taken or expired under their holder), errors (LockException family
-/// thrown), connects (connections opened, reconnects included) and stale
+/// thrown), connects (connections opened, reconnects included), stale
 /// (acquisitions that came too late to use, their lease possibly over: given up,
-/// never returned). Threads of one process share them.
+/// never returned) and evicting_servers (servers found at connect able to evict
+/// lock keys, each address once, also told with an E_WARNING). Threads of one
+/// process share them.
 ///
 /// @param bool $reset zero the counters after reading them
 /// @return array<string, int|float>
@@ -157,6 +159,7 @@ pub fn redis_lock_stats(reset: bool) -> PhpResult<Array> {
 #[php_function]
 #[php(defaults(limit = 10000))]
 pub fn redis_lock_scan(options: Option<&ZendHashTable>, pattern: Option<BinarySlice<u8>>, limit: i64) -> PhpResult<Array> {
+    let _call = super::late::InCall::new();
     let settings = settings(options, "redis_lock_scan(): Argument #1 ($options)")?;
     let limit = usize::try_from(limit).ok().filter(|l| (1..=1_000_000).contains(l)).ok_or_else(|| {
         PhpException::from(crate::error::LockError::InvalidValue(format!(

@@ -80,7 +80,7 @@ impl Sentinels {
                 }
             };
             let info = dsn::info_at(master, &named.0, named.1);
-            let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply).map_err(|e| Found::Unreachable(e, info.clone()));
+            let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply, true).map_err(|e| Found::Unreachable(e, info.clone()));
             match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => return Ok(conn),
                 Err(found) => {
@@ -96,12 +96,14 @@ impl Sentinels {
         Err(Undiscovered { cause, passing: failing_over })
     }
 
-    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply).map_err(|e| unreachable(&e, info))
+    /// A connection to a master (`lock_server`: asked whether it can evict lock keys)
+    /// or a sentinel.
+    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, lock_server: bool) -> Result<Connection, String> {
+        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply, lock_server).map_err(|e| unreachable(&e, info))
     }
 
     fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
-        let mut conn = self.open(node, connect_timeout, read_timeout)?;
+        let mut conn = self.open(node, connect_timeout, read_timeout, false)?;
         let reply = wire::request(&mut conn, &[b"SENTINEL", b"GET-MASTER-ADDR-BY-NAME", self.service.as_bytes()]).map_err(|e| e.to_string())?;
         match reply {
             Value::Array(items) if items.len() == 2 => {
