@@ -1,5 +1,5 @@
 --TEST--
-Eviction's check at connect: a server whose maxmemory-policy can evict lock keys (allkeys-*, and volatile-*: lock keys carry a TTL) is told with one E_WARNING per process and address (naming the address, the policy and maxmemory, never a password) and counted in redis_lock_stats()['evicting_servers']; noeviction and maxmemory 0 say nothing; a policy changed at run time is found by the next connection; a user refused CONFIG is asked INFO memory, once per process and server, and later connections ask INFO first; refused both, nothing is said and the lock works
+Eviction's check at connect: a server whose maxmemory-policy can evict lock keys (allkeys-*, and volatile-*: lock keys carry a TTL) is told with one line of PHP's error log, as a warning (no E_WARNING a framework would turn into an exception), per process and address (naming the address, the policy and maxmemory, never a password) and counted in redis_lock_stats()['evicting_servers']; noeviction and maxmemory 0 say nothing; a policy changed at run time is found by the next connection; a user refused CONFIG is asked INFO memory, once per process and server, and later connections ask INFO first; refused both, nothing is said and the lock works
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
 --FILE--
@@ -14,22 +14,33 @@ register_shutdown_function(function () use (&$servers, $main) {
     if (getmypid() !== $main) { return; }   // not at the forked child's exit
     foreach ($servers as $s) { rl_stop_redis($s); }
 });
-$warnings = [];
-set_error_handler(function (int $no, string $msg) use (&$warnings) {
+// Told in PHP's error log (here a file), never as an error a handler could turn into
+// an exception: none may reach this handler.
+$log = tempnam(sys_get_temp_dir(), 'rl-evict-log');
+ini_set('error_log', $log);
+set_error_handler(function (int $no, string $msg) {
     if (!(error_reporting() & $no)) { return false; }   // the helpers' @-silenced ones
-    $warnings[] = ($no === E_WARNING ? 'E_WARNING: ' : "error $no: ") . $msg;
+    echo "UNEXPECTED error $no: $msg\n";
     return true;
 });
+/** The lines PHP's error log gained since the last call, without their timestamps. */
+$logged = function () use ($log): array {
+    static $at = 0;   // a forked child starts where its parent was
+    clearstatcache();
+    $text = (string) file_get_contents($log, false, null, $at);
+    $at += strlen($text);
+    return array_values(array_filter(array_map(fn($l) => preg_replace('/^\[[^\]]*\] /', 'log: ', $l), explode("\n", $text))));
+};
 $ports = [];
 /** Takes and releases a lock on $o, then says what was warned (ports named), and the counters. */
-$run = function (string $what, array $o) use (&$warnings, &$ports) {
+$run = function (string $what, array $o) use ($logged, &$ports) {
     $l = new Lock(rl_key('evict'), 0, 10, $o);
     $ok = is_string($l->addLock()) && $l->releaseLock();
+    $warnings = $logged();
     $text = $warnings ? implode(' | ', $warnings) : 'none';
     foreach ($ports as $name => $port) { $text = str_replace((string) $port, $name, $text); }
     $s = redis_lock_stats();
     echo "$what: ", $ok ? 'locked' : 'NOT LOCKED', ", evicting_servers=$s[evicting_servers], warnings: $text\n";
-    $warnings = [];
 };
 
 $lru = $start('allkeys-lru', '64mb');
@@ -54,11 +65,11 @@ $run('noeviction turned volatile-lfu, a new connection', ['dsn' => $noev['dsn'],
 // Per process: a forked child tells and counts for itself.
 $pid = pcntl_fork();
 if ($pid === 0) {
-    $warnings = [];
     $run('in a forked child, allkeys-lru', ['dsn' => $lru['dsn'], 'read_timeout' => 1.5]);
     exit(0);
 }
 pcntl_waitpid($pid, $status);
+$logged();   // the child's line, shown by the child
 
 // A password in the dsn is never shown.
 $secret = $start('allkeys-random', '64mb');
@@ -101,19 +112,19 @@ echo '  ', $refusals($aclNone, 'app'), "\n";
 echo 'the refusals rl_acl_refused() leaves out: ', implode(' ', rl_acl_refused([$aclNone['dsn']], 'app', true)), "\n";
 ?>
 --EXPECT--
-allkeys-lru: locked, evicting_servers=1, warnings: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:LRU can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+allkeys-lru: locked, evicting_servers=1, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:LRU can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
 allkeys-lru again, another connection: locked, evicting_servers=1, warnings: none
 a new connection was made: yes
-volatile-ttl: locked, evicting_servers=2, warnings: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:TTL can evict lock keys (maxmemory-policy volatile-ttl, maxmemory 1073741824 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+volatile-ttl: locked, evicting_servers=2, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:TTL can evict lock keys (maxmemory-policy volatile-ttl, maxmemory 1073741824 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
 noeviction: locked, evicting_servers=2, warnings: none
 maxmemory 0: locked, evicting_servers=2, warnings: none
-noeviction turned volatile-lfu, a new connection: locked, evicting_servers=3, warnings: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:NOEV can evict lock keys (maxmemory-policy volatile-lfu, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
-in a forked child, allkeys-lru: locked, evicting_servers=1, warnings: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:LRU can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
-allkeys-random, with a password: locked, evicting_servers=4, warnings: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:SECRET can evict lock keys (maxmemory-policy allkeys-random, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+noeviction turned volatile-lfu, a new connection: locked, evicting_servers=3, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:NOEV can evict lock keys (maxmemory-policy volatile-lfu, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+in a forked child, allkeys-lru: locked, evicting_servers=1, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:LRU can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+allkeys-random, with a password: locked, evicting_servers=4, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:SECRET can evict lock keys (maxmemory-policy allkeys-random, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
 ACL user, noeviction: locked, evicting_servers=4, warnings: none
   the same user, another connection: locked, evicting_servers=4, warnings: none
   refused config|get x1, INFO ran 2
-ACL user, allkeys-lfu: locked, evicting_servers=5, warnings: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:ACLLRU can evict lock keys (maxmemory-policy allkeys-lfu, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+ACL user, allkeys-lfu: locked, evicting_servers=5, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:ACLLRU can evict lock keys (maxmemory-policy allkeys-lfu, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
   the same user, another connection: locked, evicting_servers=5, warnings: none
   refused config|get x1, INFO ran 1
 ACL user without INFO, volatile-random: locked, evicting_servers=5, warnings: none

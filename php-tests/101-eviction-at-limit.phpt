@@ -7,6 +7,9 @@ $servers = [];
 register_shutdown_function(function () use (&$servers) {
     foreach ($servers as $s) { rl_stop_redis($s); }
 });
+// The eviction warning goes to PHP's error log (here a file); no handler sees it.
+$log = tempnam(sys_get_temp_dir(), 'rl-evict-log');
+ini_set('error_log', $log);
 $warnings = [];
 set_error_handler(function (int $no, string $msg) use (&$warnings) {
     if (!(error_reporting() & $no)) { return false; }   // the helpers' @-silenced ones
@@ -18,7 +21,12 @@ $start = function (string $policy) use (&$servers) {
 };
 /** What the server at $srv warned of and threw, its port shown as PORT. */
 $show = fn(array $srv, string $text) => str_replace((string) $srv['port'], 'PORT', $text);
-$told = function (array $srv) use (&$warnings, $show) {
+$told = function (array $srv) use (&$warnings, $show, $log) {
+    static $at = 0;
+    clearstatcache();
+    $lines = (string) file_get_contents($log, false, null, $at);
+    $at += strlen($lines);
+    foreach (array_filter(explode("\n", $lines)) as $l) { $warnings[] = preg_replace('/^\[[^\]]*\] /', 'log: ', $l); }
     $text = $warnings ? implode(' | ', $warnings) : 'none';
     $warnings = [];
     return $show($srv, $text);
@@ -118,11 +126,11 @@ addLock(), fenced: a LockException naming the address and the server's OOM refus
 left behind: 0 keys; the waiter holds nothing: true
 the holder releases at the limit: true, its key gone: true
 warnings: none
-allkeys-lru: warned at connect: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:PORT can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 4194304 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+allkeys-lru: warned at connect: log: redis-lock: the Redis server at redis://127.0.0.1:PORT can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 4194304 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
   the lock's key evicted inside its 60 s lease: true, keys evicted: some
   another process takes it: true; the first still believes it holds it for over 40 s
   the first learns it at its release: releaseLock() false
-volatile-lru: warned at connect: E_WARNING: Lock::addLock(): redis-lock: the Redis server at redis://127.0.0.1:PORT can evict lock keys (maxmemory-policy volatile-lru, maxmemory 4194304 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
+volatile-lru: warned at connect: log: redis-lock: the Redis server at redis://127.0.0.1:PORT can evict lock keys (maxmemory-policy volatile-lru, maxmemory 4194304 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own
   the lock's key evicted inside its 60 s lease: true, keys evicted: 1 (only keys with a TTL: the lock's)
   another process takes it: true; the first still believes it holds it for over 40 s
   the first learns it at its release: releaseLock() false

@@ -78,9 +78,14 @@ pub type Warn = fn(&str) -> bool;
 
 static WARN: std::sync::OnceLock<Warn> = std::sync::OnceLock::new();
 
-/// Installs the binding's `warn` (module startup; later calls are ignored).
-pub fn install_warn(warn: Warn) {
+static LOG: std::sync::OnceLock<Warn> = std::sync::OnceLock::new();
+
+/// Installs the binding's `warn` and `log` (module startup; later calls are ignored):
+/// `log` writes to PHP's error log, where no user error handler turns it into an
+/// exception.
+pub fn install_warn(warn: Warn, log: Warn) {
     let _ = WARN.set(warn);
+    let _ = LOG.set(log);
 }
 
 /// A release sent without waiting for its answer (the end of `synchronized()` while
@@ -99,15 +104,17 @@ pub fn lost_late(what: &str, name: &[u8]) {
 
 /// The server at `addr` can evict lock keys (its `maxmemory-policy` is `policy`, not
 /// `noeviction`, and `maxmemory` is `maxmemory` bytes, not 0): counted when `first`
-/// (the first time this process found it), and told with a warning. Whether it was
-/// told: a warning can only be raised inside a call, and an untold finding is told
-/// when a later connection finds it again.
+/// (the first time this process found it), and told in PHP's error log, as a warning:
+/// a property of the deployment, not an error of the call (a framework that turns
+/// warnings into exceptions would fail the lock call). Whether it was told: it can
+/// only be told inside a call, and an untold finding is told when a later connection
+/// finds it again.
 pub fn evicting(addr: &str, policy: &str, maxmemory: u64, first: bool) -> bool {
     if first {
         note(Counter::EvictingServers);
     }
-    WARN.get().is_some_and(|warn| {
-        warn(&format!(
+    LOG.get().is_some_and(|log| {
+        log(&format!(
             "redis-lock: the Redis server at {addr} can evict lock keys (maxmemory-policy {policy}, maxmemory {maxmemory} bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own"
         ))
     })

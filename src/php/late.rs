@@ -2,7 +2,8 @@
 //! end of `synchronized()` whose reply, read at the connection's next use, says the
 //! hold was gone before it (`stats::lost_late`), and a server found able to evict lock
 //! keys when a connection to it was made (`stats::evicting`). Each is counted whenever
-//! it is found; it becomes an `E_WARNING` only when it is found during a call of one
+//! it is found; it becomes an `E_WARNING` (the first) or a line of PHP's error log as a
+//! warning (the second, `log`) only when it is found during a call of one
 //! of the extension's methods or functions on this thread (`Core`, `InCall`), never
 //! from request end, an object's destructor, a thread's end or the watchdog's thread,
 //! where the engine may not take one.
@@ -24,6 +25,26 @@ pub(super) fn warn(message: &str) -> bool {
     let inside = IN_CALL.try_with(Cell::get).unwrap_or(0) > 0;
     if inside {
         php_error(&ErrorType::Warning, message);
+    }
+    inside
+}
+
+extern "C" {
+    /// PHP's own error log (`error_log`, or the SAPI's: stderr for the CLI, the
+    /// php-fpm log), which no user error handler sees.
+    fn php_log_err_with_severity(message: *const std::ffi::c_char, syslog_type: std::ffi::c_int);
+}
+
+/// The core's log line (a deployment finding, not an error of the call: a framework
+/// that turns warnings into exceptions must not fail the lock call for it), written to
+/// PHP's error log as a warning; only inside a method call, as `warn`. Whether it was.
+pub(super) fn log(message: &str) -> bool {
+    let inside = IN_CALL.try_with(Cell::get).unwrap_or(0) > 0;
+    if inside {
+        let Ok(text) = std::ffi::CString::new(message.replace('\0', " ")) else { return false };
+        // SAFETY: a NUL-terminated string that lives through the call, on the thread
+        // of a running PHP call; 4 is syslog's LOG_WARNING.
+        unsafe { php_log_err_with_severity(text.as_ptr(), 4) };
     }
     inside
 }

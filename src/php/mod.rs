@@ -30,7 +30,7 @@ extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
     ini::register(module_number);
     crate::owner::install(observe::describe);
-    crate::stats::install_warn(late::warn);
+    crate::stats::install_warn(late::warn, late::log);
     let _ = std::panic::catch_unwind(worker::install);
     if exceptions::register_all() {
         0
