@@ -34,5 +34,5 @@ echo "done\n";
 --EXPECT--
 bool(true)
 bool(true)
-22 directives
+25 directives
 done
