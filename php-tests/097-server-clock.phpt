@@ -1,5 +1,5 @@
 --TEST--
-A server's clock jumps (tools/test/clockshift/, the shim the nemesis's clock faults use): a redis-server under the shim sees TIME and its keys' expiry move with the offset while it runs; a forward jump past a lease lets a second holder in while the first one's bound lasts (the documented assumption), the first one learns it at its release, and fencing numbers go on increasing through a jump forward and one back
+A server's clock jumps (tools/test/clockshift/, the shim the nemesis's clock faults use): a redis-server under the shim sees TIME and its keys' expiry move with the offset while it runs; a forward jump past a lease lets a second holder in while the first one's bound lasts (the documented assumption), the first one learns it at its release, fencing numbers go on increasing through a jump forward and one back, and a hold handed over across a forward jump promises no more than its lease
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
@@ -55,6 +55,29 @@ try {
     echo "-30 s: taken again: ", $t3 !== false ? 'yes' : 'no', "; its fencing number is higher still: ", rl_is_fence($f3, $f2) ? 'yes' : "no: $f2, then $f3", "\n";
     echo "  its key lasts the lease on the server's clock: ", $near(rl_cmd($dsn, 'PTTL', 'c:lock') / 1000, 30, 0.5), "\n";
     echo "  released: ", var_export($third->releaseLock($t3), true), "\n";
+
+    // A hand-over across a forward jump: the waiter queued before it, and the grant
+    // is stamped on the server's clock after it. Its bound counts from when the
+    // grant was heard, at most: before, it promised the jump on top of the lease.
+    $holder = new Lock('c:handover', 0, 5, $o + ['fair' => true]);
+    $th = $holder->addLock();
+    $out = tempnam(sys_get_temp_dir(), 'rl-097-');
+    $pid = pcntl_fork();
+    if ($pid === 0) {
+        $waiter = new Lock('c:handover', 4, 5, $o + ['fair' => true]);
+        $tw = $waiter->addLock();
+        file_put_contents($out, json_encode([$tw !== false, $waiter->getRemainingLifetime()]));
+        if ($tw !== false) { $waiter->releaseLock($tw); }
+        exit(0);
+    }
+    usleep(300000);  // the waiter queued
+    $jump(13);
+    $holder->releaseLock($th);
+    pcntl_waitpid($pid, $status);
+    [$got, $left] = json_decode((string) file_get_contents($out), true) ?? [false, null];
+    unlink($out);
+    echo "+3 s between a waiter's queueing and its grant: handed over: ", $got ? 'yes' : 'no',
+        "; it promises no more than the lease: ", $left !== null && $left <= 5.0 ? 'yes' : "no: $left s of a 5 s lease", "\n";
 } finally {
     rl_stop_redis($srv);
 }
@@ -73,3 +96,4 @@ under the shim, no offset yet: TIME is the host's: yes
 -30 s: taken again: yes; its fencing number is higher still: yes
   its key lasts the lease on the server's clock: yes
   released: true
++3 s between a waiter's queueing and its grant: handed over: yes; it promises no more than the lease: yes
