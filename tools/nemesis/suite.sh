@@ -21,7 +21,7 @@
 #                    Sentinel failing over to a replica whose clock is ahead, beside
 #                    the same failovers with the clocks together),
 #                    NEMESIS_DURATION s each (default 30); the table goes to
-#                    bench/results/nemesis.md (NEMESIS_MD); about 55 min
+#                    bench/results/nemesis.md (NEMESIS_MD); about 70 min
 #   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
 #                    workers as threads (NEMESIS_HARNESS, NEMESIS_ZTS_EXT)
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
