@@ -70,15 +70,19 @@ pub(crate) struct Exchange {
 /// server's instant `x` came here no earlier than `sent + (x - server_ms)`, and the
 /// key set at `granted` with `lease` expires there no earlier than `granted + lease`.
 /// Drift is taken off for the lease and for the time between the exchange and the
-/// grant (1% each), and 1 ms for the server's clock being read in whole ms.
-pub(crate) fn grant_bound(seen: Exchange, granted: i64, lease: Option<Duration>) -> Until {
+/// grant (1% each), and 1 ms for the server's clock being read in whole ms. The grant
+/// was made before it was `heard` (here), so its lease ends no later than a lease
+/// after that: the bound never says more, whatever the server's clock did between the
+/// exchange and the grant (stepped forward, it would have the grant's time promise the
+/// step on top of the lease).
+pub(crate) fn grant_bound(seen: Exchange, granted: i64, lease: Option<Duration>, heard: Boot) -> Until {
     let lease = lease?;
     let gap = u64::try_from(granted.saturating_sub(seen.server_ms)).unwrap_or(0);
     let margin = drift(lease) + Duration::from_millis(gap / 100) + Duration::from_millis(1);
     let ends_ms = i128::from(granted) + lease.as_millis() as i128 - i128::from(seen.server_ms);
     let ms = |n: i128| Duration::from_millis(u64::try_from(n).unwrap_or(u64::MAX));
     let ends = if ends_ms >= 0 { seen.sent.add(ms(ends_ms)) } else { seen.sent.sub(ms(-ends_ms)) };
-    Some(ends.sub(margin))
+    Some(ends.sub(margin).min(crate::clock::lease_end(heard, lease)))
 }
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
@@ -395,7 +399,7 @@ fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant,
                         lease.endpoint().note_server_clock(Boot::now(), granted);
                     }
                     let until = match (seen, at) {
-                        (Some(seen), Some(granted)) => grant_bound(seen, granted, w.lease()),
+                        (Some(seen), Some(granted)) => grant_bound(seen, granted, w.lease(), Boot::now()),
                         // A grant that does not say when (an older releaser), or a
                         // wait that saw no clock: the next try confirms it.
                         _ if w.lease().is_none() => None,
@@ -524,14 +528,21 @@ mod tests {
         // sent). Granted at 9_200: the lease ends 700 ms after `now` at the earliest,
         // less the drift (7 ms for the lease, 2 for the 200 ms between, 1 for rounding).
         let seen = Exchange { sent: now, server_ms: 9_000 };
-        let until = grant_bound(seen, 9_200, lease).unwrap();
+        let heard = now.add(Duration::from_millis(210));
+        let until = grant_bound(seen, 9_200, lease, heard).unwrap();
         assert_eq!(until.since(now), Duration::from_millis(700 - 7 - 2 - 1));
+        // The server's clock stepped 2 s forward between the exchange and the grant:
+        // its grant says 11_200, but the grant was heard 210 ms after the try, so the
+        // lease ends a lease after that at the latest (less the drift), not 2 s later.
+        let stepped = grant_bound(seen, 11_200, lease, heard).unwrap();
+        assert_eq!(stepped, crate::clock::lease_end(heard, Duration::from_millis(500)));
+        assert_eq!(stepped.since(now), Duration::from_millis(210 + 500 - 7));
         // Granted long before the exchange (a paused waiter reads it late): past.
-        let old = grant_bound(Exchange { sent: now, server_ms: 9_000 }, 8_000, lease).unwrap();
+        let old = grant_bound(Exchange { sent: now, server_ms: 9_000 }, 8_000, lease, now).unwrap();
         assert!(old <= now, "a grant 1 s before the exchange, with a 0.5 s lease, has ended");
         assert!(is_stale(Some(old)));
         // No expiry: never stale.
-        assert_eq!(grant_bound(seen, 1, None), None);
+        assert_eq!(grant_bound(seen, 1, None, now), None);
         assert!(!is_stale(None));
         // A try: from when it was sent.
         let sent = now.sub(Duration::from_millis(600));

@@ -9,6 +9,7 @@
 #     release ships. It never adds a second PHP: a package that does not exist for
 #     this PHP (Debian has no php8.5-redis), or that would bring in another PHP (on
 #     sid, php-laravel-framework needs php8.4-uuid), is skipped with a line saying so;
+#   - gcc and libc6-dev (the clock shim the tests preload into redis-server);
 #   - redis-server, redis-tools and redis-sentinel, and Valkey's three where the
 #     release ships them (Debian 13 does: `make test` then runs the suite on both);
 #   - cargo-php, for the stubs;
@@ -76,7 +77,9 @@ php_version() {
 }
 
 ver=$(php_version)
-packages=(libclang-dev "php$ver-cli" "php$ver-dev" "php$ver-fpm" redis-server redis-tools redis-sentinel)
+# gcc and libc6-dev: the clock shim the tests and the nemesis preload into redis-server
+# (tools/test/clockshift/), built with cc when first used (Rust links with cc too).
+packages=(libclang-dev gcc libc6-dev "php$ver-cli" "php$ver-dev" "php$ver-fpm" redis-server redis-tools redis-sentinel)
 # This PHP's own modules, which Debian may not build for every PHP (no php8.5-redis).
 modules=("php$ver-redis")
 # Packages that depend on "a PHP": on a release whose own PHP is another, they may bring it in.

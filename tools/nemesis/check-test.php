@@ -242,6 +242,16 @@ $lost = fn($release) => [
 expect('silent: the later holder unprotected too (its sample promised nothing) and not told', $lost(true), 1,
     ['silent overlap', 'w0#1, w1#1 past their promise'], [], [$S => '**1**', $V => '0']);
 expect('learned: the same, both told', $lost(false), 0, [], [], ['learned' => 1, $S => '0']);
+// synchronized()'s release goes unawaited; a loss it finds comes later as a warning
+// (worker.php records it as `late-loss`), which tells that worker's last
+// synchronized() hold of the key.
+$late = fn(string $key) => [
+    hold(0, 1, 'k0', 1, 700, ['sync' => true, 'bounds' => [[1.1, 491]]]),
+    hold(1, 1, 'k0', 520, 600),
+    [['w' => 0, 'pid' => 1000, 'op' => 'late-loss', 't0' => 760.0, 'key' => $key, 'text' => 'synthetic']],
+];
+expect('learned: a synchronized() holder told late, by the warning its release raised', $late('k0'), 0, [], [], ['learned' => 1, $S => '0']);
+expect('silent: the same warning, of another key, tells it nothing', $late('k1'), 1, ['silent overlap'], [], [$S => '**1**']);
 
 // --- rule 4: the promises' sanity ------------------------------------------------------
 expect('bad: a promise longer than the lease', [

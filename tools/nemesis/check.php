@@ -34,8 +34,9 @@
 //     came later (the bound is read just after the acquire returns); unprotected: its
 //     promise does not cover that instant. Told: its release returned false; its
 //     release or an extend threw LockLostException; an extend returned false; a fence
-//     call threw "no fencing token". A connection error, no release, or a release that
-//     returned true is not being told.
+//     call threw "no fencing token"; for synchronized(), whose release goes unawaited,
+//     the warning that release raised later (`late-loss`: told late). A connection
+//     error, no release, or a release that returned true is not being told.
 //   - silent otherwise (fails the run).
 //   A history without `bounds` in its header (an older worker) is judged as before the
 //   bounds: learned when any holder's release returned false or threw, or it had none,
@@ -297,6 +298,18 @@ function judge(string $file): array {
             $badBounds[] = ['missing', sprintf('a section with no bound sample: w%d#%d %s', $a['w'], $a['n'], $acq['key']), $id];
         }
     }
+    // A late loss (worker.php: the E_WARNING of a synchronized() release that found the
+    // hold gone, read after synchronized() returned) tells that worker's last
+    // synchronized() hold of the key before it.
+    foreach ($other as $e) {
+        if (($e['op'] ?? '') !== 'late-loss') { continue; }
+        $last = null;
+        foreach ($holds as $hid => $h) {
+            if ($h['w'] === $e['w'] && $h['sync'] && $h['key'] === $e['key'] && $h['acq_t1'] <= $e['t0']
+                && ($last === null || $h['acq_t1'] > $holds[$last]['acq_t1'])) { $last = $hid; }
+        }
+        if ($last !== null) { $holds[$last]['told'][] = sprintf('late: its release found it lost (a warning at %.0f ms)', $e['t0']); }
+    }
     $sections = array_values(array_filter($holds, fn($h) => $h['begin'] !== null));
     $holdsByKey = [];
     foreach ($holds as $h) { $holdsByKey[$h['key']][] = $h; }
@@ -501,7 +514,7 @@ foreach ($files as $f) {
 }
 
 // Runs in the order of the topologies (as run.php lists them), then fault mix, resp3, then seed.
-$order = ['single', 'single-nopersist', 'redlock', 'redlock-nopersist', 'sentinel', 'cluster'];
+$order = ['single', 'single-nopersist', 'single-clock', 'redlock', 'redlock-nopersist', 'redlock-clock', 'sentinel', 'sentinel-clock', 'cluster'];
 $rank = fn(array $r) => [array_search($r['head']['topology'], $order, true), $r['head']['mix'], (string) ($r['head']['resp3'] ?? ''), $r['head']['seed']];
 usort($runs, fn($a, $b) => $rank($a) <=> $rank($b));
 

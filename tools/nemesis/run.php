@@ -26,6 +26,10 @@
 //                     (replica-announce-ip/-port; the sentinels monitor the master at its
 //                     proxy), so that the workers, the sentinels and the replica all
 //                     reach a node through its proxy
+//   single-clock, redlock-clock, sentinel-clock
+//                     single, redlock and sentinel with every lock server under the clock
+//                     shim (tools/test/clockshift/: its wall clock moves by an offset), for
+//                     the clock faults, which are their default faults (their others too)
 //   cluster           a Redis Cluster of 3 masters and 3 replicas (AOF always, node
 //                     timeout 1 s); each node has a fault proxy and announces it
 //                     (cluster-announce-ip/-port; the bus, cluster-announce-bus-port, stays
@@ -54,6 +58,15 @@
 //              the seed: killed, its replica promoted after the 1 s node timeout, and it
 //              restarts 2–3 s later from its own files and rejoins as a replica; `stall`
 //              there stops that master for 0.1–1.5 s, past the node timeout when long
+//   clock-forward, clock-back  (the -clock topologies) a server's wall clock jumps
+//              0.6–3 s forward or back and stays there (Redlock: one node, from the seed;
+//              Sentinel: the master of the moment); the fault records the jump and the
+//              node's offset after it. A forward jump expires the leases on it early
+//   clock-failover  (sentinel-clock) the master killed as in `failover`, the replica
+//              promoted being 1–3 s ahead of it: the replica starts that far ahead
+//              (the run's first replica, and each old master restarting as a replica),
+//              and expires every key that much early once promoted. sentinel-clock's
+//              leases are 2 s, so that holds outlive the failover (about 1.5 s)
 // Workloads (--workloads, one per worker, dealt from the seed): mutex, fair (`fair`),
 // token (caller-chosen tokens), sync (synchronized() with the watchdog), rw (read and
 // write holds of the shared lock), sem (a Semaphore of 2 permits on a key of its own),
@@ -62,7 +75,7 @@
 // reuse (one caller-chosen token per worker, w<id>-s<seed>-job, for every section of
 // the run on either key: addLock($token), extendLock($token), releaseLock($token)).
 // Redlock runs mutex, token and sync (it refuses fair, shared locks and semaphores).
-// Every other worker has `auto_renew` (sync always has it). Leases 0.5 s, waits 1 s,
+// Every other worker has `auto_renew` (sync always has it). Leases 0.5 s (sentinel-clock: 2 s), waits 1 s,
 // read_timeout 0.2 s, fencing on.
 // Each hold writes `bound` events: getRemainingLifetime() sampled after the acquire,
 // every 20 ms of its section when it moved, and before the release.
@@ -124,6 +137,18 @@ const TOPOLOGIES = [
         'workloads' => ['mutex', 'sync', 'token']],
     'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover', 'partition', 'reset'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+    // Every lock server under the clock shim; by default only the clock faults.
+    'single-clock' => ['nodes' => 1, 'persist' => true, 'clock' => true,
+        'faults' => ['clock-forward', 'clock-back', 'partition', 'pause', 'reset', 'stall', 'kill', 'pause-waiter'],
+        'default_faults' => ['clock-forward', 'clock-back'], 'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+    'redlock-clock' => ['nodes' => 5, 'persist' => true, 'clock' => true,
+        'faults' => ['clock-forward', 'clock-back', 'partition', 'pause', 'reset', 'stall', 'kill'],
+        'default_faults' => ['clock-forward', 'clock-back'], 'workloads' => ['mutex', 'sync', 'token']],
+    'sentinel-clock' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'clock' => true,
+        'faults' => ['clock-failover', 'clock-forward', 'clock-back', 'pause', 'pause-waiter', 'stall', 'failover', 'partition', 'reset'],
+        'default_faults' => ['clock-failover'], 'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem'],
+        // Leases that outlast a failover (about 1.5 s), so that holds live across it.
+        'lease' => 2.0],
     'cluster' => ['nodes' => 6, 'persist' => true, 'cluster' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover', 'partition', 'reset'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
 ];
@@ -160,7 +185,7 @@ if ($nthreads > 0 && (!is_file($harness) || !is_file($ztsExt))) {
 }
 /** Whether worker $w is a thread of the harness process. */
 $isThread = fn(int $w): bool => $w >= $nworkers - $nthreads;
-$faultKinds = isset($opt['faults']) ? explode(',', $opt['faults']) : $topo['faults'];
+$faultKinds = isset($opt['faults']) ? explode(',', $opt['faults']) : ($topo['default_faults'] ?? $topo['faults']);
 foreach ($faultKinds as $k) { if (!in_array($k, $topo['faults'], true)) { fail("unknown fault $k for $topology"); } }
 $workloads = isset($opt['workloads']) ? explode(',', $opt['workloads']) : $topo['workloads'];
 // multi (a MultiLock over every key) and reuse (one caller-chosen token per worker)
@@ -174,7 +199,7 @@ $resp3 = isset($opt['resp3']) ? 'half' : (isset($opt['no-resp3']) ? 'none' : 'na
 if ($resp3 !== 'native' && (($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) {
     fail('--' . (isset($opt['resp3']) ? 'resp3' : 'no-resp3') . " needs the workers' own dsns (single, single-nopersist, redlock, redlock-nopersist): on $topology the sentinels or the cluster name the nodes");
 }
-$mix = (isset($opt['faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
+$mix = (isset($opt['faults']) || isset($topo['default_faults']) ? implode('+', $faultKinds) : 'all') . (isset($opt['workloads']) ? ' (' . implode(', ', $workloads) . ')' : '');
 if ($nthreads > 0) { $mix .= ", $nthreads of $nworkers workers threads"; }
 $waitReplicas = (int) ($opt['wait-replicas'] ?? 0);
 if ($waitReplicas < 0 || $waitReplicas > 5) { fail('--wait-replicas must be 0 to 5'); }
@@ -308,6 +333,16 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
                 $targets = ["node:$node"];
                 $f = ['kind' => 'kill', 'nodes' => [$node], 'len' => $len];
                 break;
+            case 'clock-forward':
+            case 'clock-back':
+                // One node's clock (Redlock: one of five; Sentinel: the master's), from the seed.
+                $node = $sentinel ? 'master' : mt_rand(0, $nodes - 1);
+                $by = mt_rand(600, 3000) / 1000 * ($kind === 'clock-back' ? -1 : 1);
+                $len = 0.0;
+                $targets = [];
+                $f = ['kind' => $kind, 'nodes' => [$node], 'jump' => $by, 'len' => 0.0];
+                break;
+            case 'clock-failover':
             case 'failover':
                 $len = mt_rand(2000, 3000) / 1000;  // down before the old master restarts (the sentinels fail over after 0.5 s, the cluster after 1 s)
                 if ($cluster) {
@@ -317,14 +352,19 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
                     break;
                 }
                 $targets = ['master'];
-                $f = ['kind' => 'failover', 'nodes' => ['master'], 'len' => $len];
+                $f = ['kind' => $kind, 'nodes' => ['master'], 'len' => $len];
+                // How far ahead of the master's the replica's clock is when it is promoted:
+                // set when that replica started (a jump just before would look to the
+                // sentinels like a replica cut off from its master that long).
+                if ($kind === 'clock-failover') { $f['ahead'] = mt_rand(1000, 3000) / 1000; }
                 break;
         }
         // Each fault ends by duration − 3 s; a restart takes up to about a second, and
         // the sentinels settle a failover (or a long stall) within about two more.
-        $reserve = ['kill' => 1.0, 'failover' => 1.0][$kind] ?? 0.0;
-        $settle = ($sentinel || $cluster) && in_array($kind, ['failover', 'stall'], true) || $sentinel && $kind === 'partition' ? 2.0 : 0.0;
-        if ($kind === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
+        $base = $kind === 'clock-failover' ? 'failover' : $kind;
+        $reserve = ['kill' => 1.0, 'failover' => 1.0][$base] ?? 0.0;
+        $settle = ($sentinel || $cluster) && in_array($base, ['failover', 'stall'], true) || $sentinel && $kind === 'partition' ? 2.0 : 0.0;
+        if ($base === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
         if ($t + $len + $reserve > $lastEnd) { $len = max(0.0, $lastEnd - $reserve - $t); $f['len'] = $len; }
         if ($kind === 'kill' && $t + $reserve > $lastEnd) { continue; }
         $reserve += $settle;
@@ -368,6 +408,10 @@ foreach ([SIGINT, SIGTERM, SIGHUP] as $sig) {
     pcntl_signal($sig, function () use ($cleanup) { $cleanup(); exit(130); });
 }
 
+// The fenced store first: the lock servers alone run under the clock shim, when the
+// topology has it (rl_start_redis() starts them under it, restarts included).
+$store = rl_start_redis();
+if ($topo['clock'] ?? false) { putenv('REDIS_LOCK_TEST_CLOCKSHIFT=' . rl_clockshift()); }
 $persistArgs = $topo['persist'] ? ['--appendonly', 'yes', '--appendfsync', 'always'] : [];
 $nodeArgs = [];  // node => the arguments it restarts with, beyond $persistArgs
 if ($cluster) {
@@ -400,7 +444,10 @@ if ($cluster) {
 } else {
     for ($i = 0; $i < $topo['nodes']; $i++) { $nodes[$i] = rl_start_redis($persistArgs); }
 }
-$store = rl_start_redis();
+// sentinel-clock: the replica starts as far ahead as the first clock-failover has it.
+foreach ($schedule as $f) {
+    if ($f['kind'] === 'clock-failover') { rl_clock_set($nodes[1], $f['ahead']); break; }
+}
 for ($w = 0; $w < $nworkers; $w++) {
     $proxies[$w] = [];
     if ($sentinel || $cluster) { continue; }
@@ -446,7 +493,7 @@ $replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
     ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : '') . (isset($opt['wait']) ? " --wait $wait" : ''));
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
-    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => LEASE, 'wait' => $wait, 'elections_waited' => $electionsWaited,
+    'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'elections_waited' => $electionsWaited,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
     'fenced' => $topo['nodes'] === 1 || $sentinel || $cluster, 'cluster' => $cluster,
     // Fences may go back only where the counter can be lost: no persistence, or a
@@ -457,6 +504,8 @@ $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
     // bound events (getRemainingLifetime() samples) in every hold; how the workers speak RESP3.
     'bounds' => true, 'resp3' => $resp3, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
+    // The lock servers' wall clocks can move (the clock shim), and by how much each starts off.
+    'clock' => $topo['clock'] ?? false, 'clock_offsets' => ($topo['clock'] ?? false) ? array_map('rl_clock_offset', $nodes) : null,
     // On Sentinel and Cluster each node has one proxy, every client's: partitions and resets are a node's.
     'node_proxies' => $sentinel || $cluster,
     'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
@@ -472,7 +521,7 @@ for ($w = 0; $w < $nworkers; $w++) {
         'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
-        'store' => $store['port'], 'keys' => KEYS, 'lease' => LEASE, 'wait' => $wait, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
+        'store' => $store['port'], 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
         't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
@@ -636,11 +685,30 @@ foreach ($schedule as $idx => $f) {
             }];
             unset($which);
             break;
+        case 'clock-forward':
+        case 'clock-back':
+            // The clock jumps and stays there: the fault ends as it begins.
+            $events[] = [$at, $seq++, function () use ($f, &$nodes, &$begin, $nowMs, $masterNow, $rec) {
+                $begin = $nowMs();
+                $n = $f['nodes'][0] === 'master' ? $masterNow() : $f['nodes'][0];
+                $offset = round(rl_clock_offset($nodes[$n]) + $f['jump'], 6);
+                rl_clock_set($nodes[$n], $offset);
+                $rec(['nodes' => [$n], 'jump' => $f['jump'], 'offset' => $offset]);
+            }];
+            break;
+        case 'clock-failover':
         case 'failover':
             $victim = null;
-            $events[] = [$at, $seq++, function () use (&$victim, &$nodes, &$begin, $nowMs, $masterNow, $cluster, $clusterMasterOf, $f) {
+            $clock = [];  // clock-failover: the offsets of the master killed and of the replica promoted
+            // The lead the victim restarts with, as a replica: the next clock-failover's.
+            $next = array_values(array_filter(array_slice($schedule, $idx + 1), fn($g) => $g['kind'] === 'clock-failover'))[0]['ahead'] ?? ($f['ahead'] ?? null);
+            $events[] = [$at, $seq++, function () use (&$victim, &$clock, &$nodes, &$begin, $nowMs, $masterNow, $cluster, $clusterMasterOf, $f) {
                 $begin = $nowMs();
                 $victim = $cluster ? $clusterMasterOf($f['key']) : $masterNow();
+                if (isset($f['ahead'])) {
+                    [$was, $to] = [rl_clock_offset($nodes[$victim]), rl_clock_offset($nodes[1 - $victim])];
+                    $clock = ['ahead' => round($to - $was, 6), 'offset_killed' => $was, 'offset_promoted' => $to];
+                }
                 rl_kill_redis($nodes[$victim]);
             }];
             if ($cluster) {
@@ -659,10 +727,10 @@ foreach ($schedule as $idx => $f) {
                     $rec(['nodes' => [$victim], 'key' => $f['key'], 'restart_t0' => $r0,
                         'role_after' => str_contains($repl, 'role:slave') ? 'replica' : 'master']);
                 }];
-                unset($victim);
+                unset($victim, $clock);
                 break;
             }
-            $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, &$nodeProxies, $persistArgs, $nodeArgs, $rec, $nowMs, $masterNow) {
+            $events[] = [$endAt, $seq++, function () use (&$victim, &$clock, &$nodes, &$nodeProxies, $persistArgs, $nodeArgs, $rec, $nowMs, $masterNow, $f, $next) {
                 $r0 = $nowMs();
                 // It comes back as a replica of the new master, as a managed restart
                 // does (left to itself it would come back a master, and the sentinels
@@ -681,15 +749,20 @@ foreach ($schedule as $idx => $f) {
                     $master = $masterNow();
                 }
                 $follow = $master === $victim ? [] : ['--replicaof', '127.0.0.1', (string) $nodeProxies[$master]['port']];
+                if (isset($f['ahead']) && $master !== $victim) {
+                    // A replica again, its clock ahead of the new master's from its start.
+                    rl_clock_set($nodes[$victim], round(rl_clock_offset($nodes[$master]) + $next, 6));
+                    $clock['restarted_offset'] = rl_clock_offset($nodes[$victim]);
+                }
                 $nodes[$victim] = rl_start_redis(array_merge($persistArgs, $nodeArgs[$victim], ['--repl-diskless-sync-delay', '0'], $follow),
                     $nodes[$victim]['port']);
                 $deadline = microtime(true) + 3;
                 while (!str_contains((string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $deadline) {
                     usleep(20000);
                 }
-                $rec(['nodes' => [$victim], 'restart_t0' => $r0, 'master_after' => $master]);
+                $rec(['nodes' => [$victim], 'restart_t0' => $r0, 'master_after' => $master] + $clock);
             }];
-            unset($victim);
+            unset($victim, $clock);
             break;
         case 'kill':
             $events[] = [$at, $seq++, function () use ($f, &$nodes, &$begin, $nowMs) {

@@ -15,10 +15,13 @@
 #                    fenced mutex workers, single and cluster with 3 of the 6 workers
 #                    as threads of the ZTS harness when `make test-zts` has built it,
 #                    single, cluster and Redlock with MultiLocks among Lock holders,
-#                    single, Redlock and cluster with the reuse workload, and single
-#                    with --resp3 and with --no-resp3),
+#                    single, Redlock and cluster with the reuse workload, single
+#                    with --resp3 and with --no-resp3, and the server clock faults:
+#                    single and one Redlock node jumping forward, then back, and
+#                    Sentinel failing over to a replica whose clock is ahead, beside
+#                    the same failovers with the clocks together),
 #                    NEMESIS_DURATION s each (default 30); the table goes to
-#                    bench/results/nemesis.md (NEMESIS_MD); about 55 min
+#                    bench/results/nemesis.md (NEMESIS_MD); about 70 min
 #   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
 #                    workers as threads (NEMESIS_HARNESS, NEMESIS_ZTS_EXT)
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
@@ -61,7 +64,7 @@ long)
     # (--wait-replicas 1), durable (--durable 1) or long-wait (--wait 5: with the
     # failover fault alone, elections the acquires must wait out); @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
     # One server with AOF has 20 seeds: the bar the table is held to.
-    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster cluster:failover:::long-wait sentinel:failover:::long-wait single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair}
+    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster cluster:failover:::long-wait sentinel:failover:::long-wait single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair single-clock:clock-forward single-clock:clock-back redlock-clock:clock-forward redlock-clock:clock-back sentinel-clock sentinel-clock:failover}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
     zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     for r in $runs; do

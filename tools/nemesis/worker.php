@@ -39,6 +39,17 @@ function rec(array $event): void {
     fwrite($out, $line . "\n");
 }
 
+// synchronized() sends its release unawaited while the lease surely lasts; a loss that
+// release finds (a server whose clock jumped, a failover) comes later, as an E_WARNING
+// naming the lock during another call: the holder told, late (docs/safety.md,
+// guarantee 2). It is recorded (`late-loss`), not printed: output is a crash, as is
+// any other warning.
+set_error_handler(function (int $no, string $msg): bool {
+    if (!preg_match('/the [A-Za-z ]+? "([^"]+)" was found lost by the release that ended synchronized\(\)/', $msg, $m)) { return false; }
+    rec(['op' => 'late-loss', 't0' => now(), 'key' => $m[1], 'text' => $msg]);
+    return true;
+}, E_WARNING);
+
 /** An exception as "Class: message", the way the history and the checker name errors. */
 function exc(Throwable $e): string {
     return get_class($e) . ': ' . $e->getMessage();
