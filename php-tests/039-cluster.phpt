@@ -1,5 +1,5 @@
 --TEST--
-Redis Cluster (3 masters, 3 replicas): 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration, and a waiter follows the slot to its new master, where the release hands it the lock; wake on release, shard-local (sharded pub/sub: no bus PUBLISH message); clear errors
+Redis Cluster (3 masters, 3 replicas): durable grants acknowledged by a replica of the slot's master (none with it frozen); 200 locks across slots each on its slot's master; a second client refused; auxiliary keys in the lock's slot; MOVED and ASK followed during a slot migration, and a waiter follows the slot to its new master, where the release hands it the lock; wake on release, shard-local (sharded pub/sub: no bus PUBLISH message); clear errors
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl needed'); ?>
 --FILE--
@@ -237,6 +237,22 @@ try {
         catch (ValueError | TypeError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
     }
 
+    // Durable grants on a Cluster: each hold is acknowledged by a replica of its
+    // slot's master; with that replica frozen, none counts.
+    $dk = rl_key('durable');
+    $dl = new Lock($dk, 0, 5, ['cluster' => $seeds, 'durable' => 1, 'durable_timeout' => 0.1]);
+    $t = $dl->addLock();
+    echo "durable on a cluster: ", var_export(is_string($t) && $dl->releaseLock($t), true);
+    $ownerPort = (int) parse_url(rl_cluster_master_of($seeds[0], $dk), PHP_URL_PORT);
+    $follower = null;
+    foreach ($c['nodes'] as $n) {
+        $role = rl_cmd($n['dsn'], 'ROLE');
+        if ($role[0] === 'slave' && (int) $role[2] === $ownerPort) { $follower = $n; }
+    }
+    posix_kill($follower['pid'], SIGSTOP);
+    try { $dl->tryLock(); echo ", acquired with its replica frozen\n"; }
+    catch (LockConnectionException $e) { echo ", its replica frozen: ", str_contains($e->getMessage(), 'could not make the lock durable: 0 of 1 replicas') ? 'not durable' : $e->getMessage(), "\n"; }
+    posix_kill($follower['pid'], SIGCONT);
     // Last, since it takes the cluster down: a slot its master stops serving.
     do {
         $dk = rl_key('down');
@@ -279,4 +295,5 @@ ValueError: options "sentinels" and "cluster" each choose a topology (servers: R
 ValueError: option "cluster": "redis://127.0.0.1:7000/2" names a database, but a cluster has only database 0
 ValueError: option "cluster" must list at least one server
 TypeError: option "cluster" must be of type array (a list of dsn strings), string given
+durable on a cluster: true, its replica frozen: not durable
 slot not served: LockConnectionException, names CLUSTERDOWN: true

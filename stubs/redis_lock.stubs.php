@@ -12,7 +12,8 @@ namespace {
      * millisecond. `$options` overrides the `redis_lock.*` php.ini directives
      * (dsn, prefix, connect_timeout, read_timeout, retry_delay, retry_delay_max, fair,
      * auto_renew, auto_release, max_hold, fencing, servers, sentinels, service,
-     * wait_replicas, cluster, tls_ca_file, tls_cert_file, tls_key_file, max_endpoints).
+     * wait_replicas, durable, durable_aof, durable_timeout, cluster, tls_ca_file,
+     * tls_cert_file, tls_key_file, max_endpoints, owner_info, max_reply).
      * `$lockOut = INF` takes the lock with no expiry.
      *
      * A lock still held is released when its object is destroyed, at request end, after

@@ -17,6 +17,7 @@ struct Symbols {
     ini_string: usize,
     display_ini: usize,
     runtime_exception: usize,
+    log_err: usize,
 }
 
 fn symbols() -> &'static Symbols {
@@ -25,6 +26,7 @@ fn symbols() -> &'static Symbols {
         ini_string: lookup(c"zend_ini_string_ex") as usize,
         display_ini: lookup(c"display_ini_entries") as usize,
         runtime_exception: lookup(c"spl_ce_RuntimeException") as usize,
+        log_err: lookup(c"php_log_err_with_severity") as usize,
     })
 }
 
@@ -47,6 +49,22 @@ pub fn ini_string<T>(name: &str, read: impl FnOnce(&[u8]) -> T) -> Option<T> {
     }
     // SAFETY: a NUL-terminated string owned by the engine, read before any ini change.
     Some(read(unsafe { CStr::from_ptr(ptr) }.to_bytes()))
+}
+
+type LogErrFn = unsafe extern "C" fn(*const c_char, c_int);
+
+/// Writes `message` to PHP's error log (`error_log`, or the SAPI's: stderr for the
+/// CLI, the php-fpm log) with syslog's LOG_WARNING; whether there was a log to write
+/// to.
+pub fn log_warning(message: &CStr) -> bool {
+    let f = symbols().log_err;
+    if f == 0 {
+        return false;
+    }
+    // SAFETY: php_log_err_with_severity(const char *, int) in PHP 8.x.
+    let f: LogErrFn = unsafe { std::mem::transmute(f) };
+    unsafe { f(message.as_ptr(), 4) };
+    true
 }
 
 /// Prints the module's directives in phpinfo().

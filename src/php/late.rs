@@ -29,12 +29,6 @@ pub(super) fn warn(message: &str) -> bool {
     inside
 }
 
-extern "C" {
-    /// PHP's own error log (`error_log`, or the SAPI's: stderr for the CLI, the
-    /// php-fpm log), which no user error handler sees.
-    fn php_log_err_with_severity(message: *const std::ffi::c_char, syslog_type: std::ffi::c_int);
-}
-
 /// The core's log line (a deployment finding, not an error of the call: a framework
 /// that turns warnings into exceptions must not fail the lock call for it), written to
 /// PHP's error log as a warning; only inside a method call, as `warn`. Whether it was.
@@ -42,9 +36,7 @@ pub(super) fn log(message: &str) -> bool {
     let inside = IN_CALL.try_with(Cell::get).unwrap_or(0) > 0;
     if inside {
         let Ok(text) = std::ffi::CString::new(message.replace('\0', " ")) else { return false };
-        // SAFETY: a NUL-terminated string that lives through the call, on the thread
-        // of a running PHP call; 4 is syslog's LOG_WARNING.
-        unsafe { php_log_err_with_severity(text.as_ptr(), 4) };
+        return super::engine::log_warning(&text);
     }
     inside
 }
