@@ -63,7 +63,9 @@ static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
 /// dropping the object releases it, and so does request end (`core::release_all_held`),
 /// but never in a forked child, whose copy of the object belongs to the parent.
 pub struct Lock {
-    h: Holder<LockKind>,
+    /// Boxed: an object is made once and moved several times on its way into PHP's
+    /// object (a `new Lock` per request paid a few hundred instructions of copies).
+    h: Box<Holder<LockKind>>,
 }
 
 impl Lock {
@@ -85,7 +87,7 @@ impl Lock {
         retake::note_made(id);
         let c = Common::new("lock", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
         let part = Arc::new(LockPart { keys, route, read: false });
-        Ok(Lock { h: Holder::one(c, part, LockKind::new(id, settings.wait_replicas)) })
+        Ok(Lock { h: Box::new(Holder::one(c, part, LockKind::new(id, settings.wait_replicas))) })
     }
 
     fn part(&self) -> &LockPart {
