@@ -49,12 +49,23 @@ pub(super) fn describe(e: &RedisError, info: &ConnectionInfo, connect_timeout: D
     }
 }
 
+/// How `first_exchange_failure` begins when a plain connection was closed at its
+/// first command.
+const CLOSED_AT_FIRST: &str = "the server closed the connection on the first command";
+
+/// Whether `e` is a plain connection closed at its first command: a TLS port, or a
+/// server that is gone behind something that still accepts (a proxy, a load
+/// balancer). Sentinel tells the two apart: a master it names that worked before.
+pub(crate) fn closed_at_first(e: &RedisError) -> bool {
+    e.kind() == ErrorKind::InvalidClientConfig && e.detail().is_some_and(|d| d.starts_with(CLOSED_AT_FIRST))
+}
+
 /// What a failed first exchange means when the two ends speak different protocols.
 pub(super) fn first_exchange_failure(e: RedisError, info: &ConnectionInfo, connect_timeout: Duration) -> RedisError {
     let why = match info.addr() {
         // A TLS port closes the connection on a plain client's first bytes.
         ConnectionAddr::Tcp(..) if e.is_connection_dropped() && !e.is_timeout() => {
-            format!("the server closed the connection on the first command ({e}): if this port expects TLS, use rediss://")
+            format!("{CLOSED_AT_FIRST} ({e}): if this port expects TLS, use rediss://")
         }
         // A plain port reads a TLS hello as the start of a command, and waits for its end.
         ConnectionAddr::TcpTls { .. } if e.is_timeout() => format!(

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 // Where the callers above `net` have always found them.
 pub use crate::net::endpoint::{connect, open, Discovery, Endpoint, Undiscovered};
-pub(crate) use crate::net::failure::setup_failure;
+pub(crate) use crate::net::failure::{closed_at_first, setup_failure};
 
 /// When to run an operation a second time, on a new connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -42,13 +42,23 @@ pub struct Sentinels {
     tls: TlsFiles,
     /// The largest reply read from a sentinel or the master (`max_reply`).
     pub max_reply: usize,
+    /// A master of this service was reached once in this process over these settings:
+    /// a master named later that closes the connection at its first command is gone
+    /// behind something that still accepts (a proxy, a load balancer), not a TLS port.
+    reached: std::sync::atomic::AtomicBool,
 }
 
 impl Sentinels {
     /// Parses the sentinels' dsns (already checked by the settings).
     pub fn new(dsns: &[String], service: &str, tls: &TlsFiles) -> crate::error::Result<Self> {
         let nodes = dsns.iter().map(|d| dsn::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
-        Ok(Sentinels { nodes, service: service.to_string(), tls: tls.clone(), max_reply: crate::config::DEFAULT_MAX_REPLY })
+        Ok(Sentinels {
+            nodes,
+            service: service.to_string(),
+            tls: tls.clone(),
+            max_reply: crate::config::DEFAULT_MAX_REPLY,
+            reached: std::sync::atomic::AtomicBool::new(false),
+        })
     }
 
     /// How messages name the service.
@@ -82,9 +92,12 @@ impl Sentinels {
             let info = dsn::info_at(master, &named.0, named.1);
             let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply, true).map_err(|e| Found::Unreachable(e, info.clone()));
             match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
-                Ok(conn) => return Ok(conn),
+                Ok(conn) => {
+                    self.reached.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(conn);
+                }
                 Err(found) => {
-                    failing_over |= found.failing_over();
+                    failing_over |= found.failing_over(self.reached.load(std::sync::atomic::Ordering::Relaxed));
                     causes.push(format!("master {} named by {}: {}", display(&named), dsn::display_addr(node), found.describe()));
                 }
             }
@@ -150,10 +163,12 @@ enum Found {
 
 impl Found {
     /// Whether this is what a failover in progress looks like: the master named is
-    /// gone (refused, timed out, cut off), or a replica. A refusal of the settings
-    /// (TLS, credentials) stays what it is: waiting does not change it.
-    fn failing_over(&self) -> bool {
+    /// gone (refused, timed out, cut off; once a master was `reached`, also closed at
+    /// the first command), or a replica. A refusal of the settings (TLS, credentials)
+    /// stays what it is: waiting does not change it.
+    fn failing_over(&self, reached: bool) -> bool {
         match self {
+            Found::Unreachable(e, _) if reached && pool::closed_at_first(e) => true,
             Found::Unreachable(e, info) => {
                 pool::setup_failure(e, info).is_none() && (e.is_io_error() || e.is_timeout() || e.is_connection_dropped())
             }
