@@ -308,8 +308,14 @@ expect('stuck: a key never taken after the last fault', [
 $threw = [['w' => 1, 'pid' => 1001, 'n' => 1, 'key' => 'k1', 'op' => 'acquire-invoke', 't0' => 200.0],
           ['w' => 1, 'pid' => 1001, 'n' => 1, 'key' => 'k1', 'op' => 'acquire', 'mode' => 'write', 't0' => 200.0, 't1' => 1200.0, 'res' => 'exc',
            'exc' => 'LockConnectionException: redis-lock: cluster slot 1 has no master (synthetic)']];
-expect('elections waited out: an acquire that threw fails the run', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $threw], 1,
-    ['1 acquire(s) threw, with elections only and a wait (5 s) longer than one'], ['elections_waited' => true, 'wait' => 5.0]);
+$waitedOut = [['w' => 1, 'pid' => 1001, 'n' => 1, 'key' => 'k1', 'op' => 'acquire-invoke', 't0' => 200.0],
+              ['w' => 1, 'pid' => 1001, 'n' => 1, 'key' => 'k1', 'op' => 'acquire', 'mode' => 'write', 't0' => 200.0, 't1' => 5201.0, 'res' => 'exc',
+               'exc' => 'LockConnectionException: redis-lock: cluster slot 1 has no master (synthetic); still so after 5 s']];
+$election = fn(float $t0, float $t1) => [['op' => 'fault', 'kind' => 'failover', 'idx' => 0, 't0' => $t0, 't1' => $t1, 'nodes' => [0], 'len' => 1.0]];
+expect('elections waited out: an acquire that threw while its wait lasted fails the run', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $threw, $election(300, 900)], 1,
+    ['1 acquire(s) threw, with elections only, none of them after its whole wait (5 s) with an election still on'], ['elections_waited' => true, 'wait' => 5.0]);
+expect('an election still on when the wait ended: reported, not failed', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $waitedOut, $election(300, 6000), hold(0, 3, 'k0', 6100, 6200), hold(0, 4, 'k1', 6300, 6400)], 0, [],
+    ['elections_waited' => true, 'wait' => 5.0]);
 expect('the same acquire without that promise: reported, not failed', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $threw], 0, [], ['elections_waited' => false]);
 expect('--md and resp3: the table carries resp3, the file is written', [
     hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200),

@@ -89,8 +89,8 @@
 // an acquisition waits (briefly) for N replicas to have it before it is used.
 // --wait S: every acquire waits S s (default 1). With --faults failover and a wait
 // longer than an election (the Cluster's node timeout is 1 s, an election about 2.5 s),
-// every acquire must wait the election out: the checker fails the run on any acquire
-// that threw.
+// every acquire must wait the election out: the checker fails the run on an acquire
+// that threw, unless it waited its whole wait and an election was still on then.
 // --durable N (sentinel, cluster): durable grants, `durable => N` (durable_timeout 0.1 s):
 // an acquisition, a hand-over or a renewal counts only once N replicas have it.
 // Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
