@@ -19,7 +19,8 @@ use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
 use crate::token::Token;
 use crate::wait::waiting::{self, Fences, Numbers, Try, Until, Waited};
-use std::time::Instant;
+use crate::topology::route::Extended;
+use std::time::{Duration, Instant};
 
 /// What a round took of one part: its fencing tokens, and when its lease ends at the
 /// earliest.
@@ -151,15 +152,47 @@ impl<K: Kind> Holder<K> {
             if !wait || (!may_hold && Instant::now() >= deadline) {
                 return Ok(None);
             }
+            let route = self.parts[i].route();
+            // The connection the wait starts on; a grant heard after it changed (a
+            // reconnect: a failover, a node back from its files) may come from a node
+            // that no longer masters the key, so the hold is checked where it lives now.
+            let before = (!route.lease_only()).then(|| route.serial());
             let (outcome, was_busy) = waiting::wait(&PartWait { holder: self, part: i, token: &token }, deadline, may_hold, tried);
             waited = true;
             self.kind.contended(was_busy, Instant::now());
             match outcome {
-                Waited::Got(fences, until) => got[i] = Some((fences, until)),
+                Waited::Got(fences, until) => {
+                    let moved = before.is_some_and(|b| b.is_none() || b != self.parts[i].route().serial());
+                    // Durable grants check every hold anyway (`confirm`).
+                    if (moved || may_hold) && self.c.terms.durable.is_none() {
+                        match self.still_held(i, &token) {
+                            Ok(true) => {}
+                            // Not held where the key lives now: the wait goes on.
+                            Ok(false) => {
+                                if Instant::now() >= deadline {
+                                    return Ok(None);
+                                }
+                                continue;
+                            }
+                            Err(e) => return Err(self.maybe_taken(token, e)),
+                        }
+                    }
+                    got[i] = Some((fences, until));
+                }
                 Waited::TimedOut => return Ok(None),
                 Waited::Failed(e) => return Err(self.maybe_taken(token, e.after_waiting(start.elapsed()))),
             }
         }
+    }
+
+    /// Whether `token` holds part `i` where its key lives now: its token-checked
+    /// renewal (`Kind::held_as`), which also starts its lease again.
+    fn still_held(&self, i: usize, token: &[u8]) -> Result<bool> {
+        let held = self.kind.held_as(&self.parts[i]);
+        let lease = self.c.terms.lease.unwrap_or(Duration::ZERO);
+        let mut outcome = Ok(Extended::No);
+        held.renew(token, self.c.terms.ttl_arg.as_bytes(), &mut |call| outcome = held.route().renew(call, lease));
+        Ok(matches!(outcome?, Extended::Yes))
     }
 
     /// Releases the parts of `got` (those taken in this round), before a wait starts.
