@@ -109,14 +109,25 @@ try {
     $thaw();
     echo "keys left: ", rl_cmd($m['dsn'], 'EXISTS', rl_key('durable-sem'), rl_key('durable-m1'), rl_key('durable-m2')), "\n";
 
-    // durable_aof: WAITAOF, Redis 7.2 or later, on a server with its AOF on.
+    // durable_aof: WAITAOF, Redis 7.2 or later (Valkey reports its Redis version),
+    // with the AOF on, fsynced at each write, on the master and on its replica (which
+    // acknowledges only what its own AOF has).
     $v = rl_cmd($m['dsn'], 'INFO', 'server');
     preg_match('/redis_version:(\d+)\.(\d+)/', $v, $ver);
-    rl_cmd($m['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
+    foreach ([$m, $r] as $s) {
+        rl_cmd($s['dsn'], 'CONFIG', 'SET', 'appendfsync', 'always');
+        rl_cmd($s['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
+    }
     $f = new Lock(rl_key('durable-aof'), 0, 10, ['dsn' => $m['dsn'], 'durable_aof' => true, 'durable' => 1, 'durable_timeout' => 0.2]);
     if ([(int) $ver[1], (int) $ver[2]] >= [7, 2]) {
-        usleep(300000);  // the AOF rewrite that CONFIG SET started
-        echo "durable_aof: ", var_export(is_string($f->addLock()), true) ? 'ok' : 'refused', "\n";
+        // Until both have rewritten their AOF (CONFIG SET appendonly starts it).
+        $ready = microtime(true) + 10;
+        foreach ([$m, $r] as $s) {
+            while (microtime(true) < $ready && !preg_match('/^aof_enabled:1\r?$.*^aof_rewrite_in_progress:0\r?$/ms', (string) rl_poll($s['dsn'], 'INFO', 'persistence'))) { usleep(20000); }
+        }
+        usleep(200000);
+        try { $t = $f->addLock(); echo "durable_aof: ", is_string($t) && $f->releaseLock($t) ? 'ok' : 'refused', "\n"; }
+        catch (LockException $e) { echo "durable_aof: ", $e->getMessage(), "\n"; }
     } else {
         try { $f->addLock(); echo "durable_aof: acquired without WAITAOF\n"; }
         catch (LockException $e) { echo "durable_aof: ", str_contains($e->getMessage(), 'durable_aof needs WAITAOF, which Redis has from 7.2') ? 'ok' : $e->getMessage(), "\n"; }
