@@ -108,6 +108,9 @@ foreach (['allkeys-lru', 'volatile-lru'] as $policy) {
     preg_match('/^evicted_keys:(\d+)/m', (string) rl_cmd($srv['dsn'], 'INFO', 'stats'), $m);
     echo "  the lock's key evicted inside its 60 s lease: ", var_export($gone && microtime(true) - $before < 50, true),
         ', keys evicted: ', $policy === 'volatile-lru' ? $m[1] . ' (only keys with a TTL: the lock\'s)' : ($m[1] > 0 ? 'some' : 'none'), "\n";
+    // The pressure passes (Redis 8 refuses a script's write while memory is still
+    // over the limit, where 7.0 evicted for it): the key is gone all the same.
+    rl_cmd($srv['dsn'], 'CONFIG', 'SET', 'maxmemory', '0');
     $second = new Lock($key, 0, 60, $o);
     echo '  another process takes it: ', var_export(is_string($second->addLock()), true),
         '; the first still believes it holds it for ', $first->getRemainingLifetime() > 40 ? 'over 40 s' : 'less', "\n";
