@@ -9,12 +9,21 @@ $srv = rl_start_redis();
 $dsn = $srv['dsn'];
 $direct = ['dsn' => $dsn];
 $file = sys_get_temp_dir() . '/rl-090-' . getmypid();
-/** A child reads, after $ms, the whole first entry queued for $key. */
-$peek = function (string $key, int $ms) use ($dsn, $file): int {
+/**
+ * A child that waits (up to 5 s) for an entry queued for $key (the first one other than
+ * $old), writes it whole to $file, then runs $then: events in order, not sleeps, so a
+ * busy machine changes nothing.
+ */
+$when_queued = function (string $key, ?callable $then = null, ?string $old = null) use ($dsn, $file): int {
     $pid = pcntl_fork();
     if ($pid === 0) {
-        usleep($ms * 1000);
-        file_put_contents($file, (string) rl_cmd($dsn, 'LINDEX', "{{$key}}:queue", '0'));
+        $entry = null;
+        for ($i = 0; $i < 2500 && !$entry; $i++) {
+            $entry = array_values(array_diff(rl_cmd($dsn, 'LRANGE', "{{$key}}:queue", '0', '-1') ?: [], [$old]))[0] ?? null;
+            if (!$entry) { usleep(2000); }
+        }
+        file_put_contents($file, (string) $entry);
+        if ($then) { $then(); }
         exit(0);
     }
     return $pid;
@@ -32,8 +41,8 @@ try {
     $a = rl_key('chan:a');
     $x = new Lock($a, 0, 10, $direct);
     $x->addLock();
-    $pid = $peek($a, 150);
-    $gave_up = (new Lock($a, 0.4, 10, $o))->addLock('job');
+    $pid = $when_queued($a);
+    $gave_up = (new Lock($a, 1, 10, $o))->addLock('job');
     pcntl_waitpid($pid, $st);
     [, $channel] = rl_queue_entry(file_get_contents($file));
     echo "  the first wait gives up: ", var_export($gave_up, true), ", listeners left on its channel: ", rl_cmd($dsn, 'PUBSUB', 'NUMSUB', $channel)[1], "\n";
@@ -44,14 +53,8 @@ try {
     $b = rl_key('chan:b');
     $y = new Lock($b, 0, 10, $direct);
     $y->addLock();
-    $pid = pcntl_fork();
-    if ($pid === 0) {
-        usleep(150000);
-        rl_cmd($dsn, 'PUBLISH', $channel, 'g@' . intdiv(rl_server_us($dsn), 1000) . ':job');
-        file_put_contents($file, (string) rl_cmd($dsn, 'LINDEX', "{{$b}}:queue", '0'));
-        exit(0);
-    }
-    $second = (new Lock($b, 0.5, 10, $o))->addLock('job');
+    $pid = $when_queued($b, fn() => rl_cmd($dsn, 'PUBLISH', $channel, 'g@' . intdiv(rl_server_us($dsn), 1000) . ':job'));
+    $second = (new Lock($b, 1, 10, $o))->addLock('job');
     pcntl_waitpid($pid, $st);
     [, $channel2] = rl_queue_entry(file_get_contents($file));
     echo "  the second wait, for B: ", var_export($second, true), ", on a channel of its own: ", $channel2 !== $channel ? 'yes' : 'NO',
@@ -64,18 +67,12 @@ try {
     // retry: the next release finds nobody listening for it, and passes it over.
     $c = rl_key('chan:c');
     $zt = (new Lock($c, 0, 10, $direct + ['auto_release' => false]))->addLock();
-    $pid = $peek($c, 150);
-    $release = pcntl_fork();
-    if ($release === 0) {
-        // The holder releases by token from another process, handing the lock over.
-        usleep(300000);
-        (new Lock($c, 0, 10, $direct))->releaseLock($zt);
-        exit(0);
-    }
-    $w = new Lock($c, 2, 10, $o);
+    // The holder releases by token from another process once the wait queued, handing
+    // the lock over.
+    $pid = $when_queued($c, fn() => (new Lock($c, 0, 10, $direct))->releaseLock($zt));
+    $w = new Lock($c, 5, 10, $o);
     $t = $w->addLock('late');
     pcntl_waitpid($pid, $st);
-    pcntl_waitpid($release, $st);
     $entry = file_get_contents($file);
     echo "  the wait for C is handed the lock: ", var_export($t, true), "\n";
     $w->releaseLock();
@@ -101,18 +98,12 @@ try {
     $d = rl_key('chan:d');
     $holder = new Lock($d, 0, 10, $direct);
     $holder->addLock();
-    $pid = $peek($d, 150);
-    $gave_up = (new Lock($d, 0.4, 10, $o))->addLock();
+    $pid = $when_queued($d);
+    $gave_up = (new Lock($d, 1, 10, $o))->addLock();
     pcntl_waitpid($pid, $st);
     [, $channel] = rl_queue_entry(file_get_contents($file));
     echo "  a wait that gives up: ", var_export($gave_up, true), ", its connection still listens on its channel: ", rl_cmd($dsn, 'PUBSUB', 'NUMSUB', $channel)[1], "\n";
-    $pid = $peek($d, 150);
-    $revoke = pcntl_fork();
-    if ($revoke === 0) {
-        usleep(300000);
-        rl_cmd($dsn, 'ACL', 'SETUSER', 'waiter', '-evalsha', '-eval');
-        exit(0);
-    }
+    $pid = $when_queued($d, fn() => rl_cmd($dsn, 'ACL', 'SETUSER', 'waiter', '-evalsha', '-eval'), file_get_contents($file));
     try {
         $r = (new Lock($d, 3, 10, $o))->addLock();
         echo "  the refused wait: no exception (", var_export($r, true), ")\n";
@@ -120,7 +111,6 @@ try {
         echo "  the refused wait: ", get_class($e), ", NOPERM: ", stripos($e->getMessage(), 'noperm') !== false ? 'yes' : $e->getMessage(), "\n";
     }
     pcntl_waitpid($pid, $st);
-    pcntl_waitpid($revoke, $st);
     [, $channel] = rl_queue_entry(file_get_contents($file));
     echo "  its entry still queued: ", rl_cmd($dsn, 'LLEN', "{{$d}}:queue") ? 'yes' : 'no',
         ", listeners on its channel: ", rl_cmd($dsn, 'PUBSUB', 'NUMSUB', $channel)[1], "\n";
