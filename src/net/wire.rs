@@ -75,13 +75,20 @@ impl Connection {
             if let Some(password) = password {
                 hello.extend([&b"AUTH"[..], settings.username().unwrap_or("default").as_bytes(), password.as_bytes()]);
             }
-            request(&mut conn, &hello).map_err(|e| hello_refused(e, password))?;
+            match (request(&mut conn, &hello), password) {
+                (Ok(_), _) => {}
+                // A server that checks credentials before it looks a command up
+                // (Valkey 9) answers a HELLO it does not know with NOAUTH: log in
+                // alone, then ask HELLO 3 bare, whose answer says what is missing.
+                (Err(e), Some(password)) if e.code() == Some("NOAUTH") => {
+                    authenticate(&mut conn, settings.username(), password)?;
+                    request(&mut conn, &[b"HELLO", b"3"]).map_err(|e| hello_refused(e, Some(password)))?;
+                }
+                (Err(e), _) => return Err(hello_refused(e, password)),
+            }
             conn.resp3 = Some(true);
         } else if let Some(password) = password {
-            let mut auth: Vec<&[u8]> = vec![b"AUTH"];
-            auth.extend(settings.username().map(str::as_bytes));
-            auth.push(password.as_bytes());
-            request(&mut conn, &auth).map_err(|e| auth_refused(e, password))?;
+            authenticate(&mut conn, settings.username(), password)?;
         }
         if settings.db() != 0 {
             request(&mut conn, &[b"SELECT", settings.db().to_string().as_bytes()])?;
@@ -367,6 +374,14 @@ impl Owed {
 fn next_serial() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// `AUTH [username] password`; a refusal never carries the password.
+fn authenticate(conn: &mut Connection, username: Option<&str>, password: &str) -> RedisResult<()> {
+    let mut auth: Vec<&[u8]> = vec![b"AUTH"];
+    auth.extend(username.map(str::as_bytes));
+    auth.push(password.as_bytes());
+    request(conn, &auth).map(drop).map_err(|e| auth_refused(e, password))
 }
 
 /// An `AUTH` refused by the server, as redis-rs reports it: the reply's text stays in
