@@ -44,15 +44,16 @@ require __DIR__ . '/lib.php';
 const LABELS = [
     'native' => 'redis_lock `Lock`', 'semaphore' => 'redis_lock `Semaphore` (1 permit)', 'article' => 'article class (polls, phpredis)',
     'rlock' => 'Redisson `RLock`', 'rfair' => 'Redisson `RFairLock`', 'rsem' => 'Redisson `RSemaphore` (1 permit)',
+    'rlock-procs' => 'Redisson `RLock`, a JVM per contender',
 ];
-const JAVA = ['rlock', 'rfair', 'rsem'];
+const JAVA = ['rlock', 'rfair', 'rsem', 'rlock-procs'];
 // The uncontended cycle's bench/cycle.php case for each PHP lock.
 const CYCLE_CASE = ['native' => 'native', 'semaphore' => 'native-sem', 'article' => 'article'];
 
 $cp = __DIR__ . '/peers/redisson/target/classpath.txt';
 if (!is_file($cp)) { fwrite(STDERR, "peers: $cp is missing: make bench-peers builds bench/peers/redisson\n"); exit(2); }
 $cp = __DIR__ . '/peers/redisson/target/classes:' . trim(file_get_contents($cp));
-$impls = array_keys(LABELS);
+$impls = getenv('BENCH_LOCKS') ? explode(',', getenv('BENCH_LOCKS')) : array_keys(LABELS);   // e.g. native,rlock
 if (!class_exists('Redis')) {
     fwrite(STDERR, "peers: no phpredis for this PHP: the article's class is left out\n");
     $impls = array_values(array_diff($impls, ['article']));
@@ -79,7 +80,7 @@ try {
                     $round + 1, $rounds, $spec, $impl, $r['tput'], $r['cpu'], $r['p99']);
             }
         }
-        foreach ($order as $impl) {
+        foreach (array_diff($order, ['rlock-procs']) as $impl) {
             $r = uncontended($impl, $cycles, $lockSrv, $cp, $php);
             $rows['cycle'][$impl][] = $r;
             fprintf(STDERR, "round %d/%d cycle  %-9s %6.1f µs wall, %5.1f µs Redis CPU/cycle\n", $round + 1, $rounds, $impl, $r['wall'], $r['cpu']);
@@ -92,7 +93,7 @@ try {
             $census[$spec][$impl] = contended($impl, $workers, $holdUs, max(10, intdiv(320, $workers)), $lockSrv, $dataSrv, $cp, true)['census'];
         }
     }
-    foreach ($impls as $impl) { $census['cycle'][$impl] = uncontended($impl, 500, $lockSrv, $cp, $php, true)['census']; }
+    foreach (array_diff($impls, ['rlock-procs']) as $impl) { $census['cycle'][$impl] = uncontended($impl, 500, $lockSrv, $cp, $php, true)['census']; }
 } finally {
     rl_stop_redis($lockSrv);
     rl_stop_redis($dataSrv);
@@ -122,9 +123,16 @@ function parse_spec(string $spec): array
 /** One contended run of one lock: its figures, or with $census, the MONITOR counts per section. */
 function contended(string $impl, int $workers, int $holdUs, int $each, array $lockSrv, array $dataSrv, string $cp, bool $census = false): array
 {
+    // A JVM per contender hands over slowly (see docs/performance.md): its runs are
+    // kept to about 320 sections, or the 32-contender one would take minutes a round.
+    if ($impl === 'rlock-procs') { $each = min($each, max(10, intdiv(320, $workers))); }
     $sections = $workers * $each;
-    if (in_array($impl, JAVA, true)) {
-        $r = java_run(['contend', $impl, (string) $lockSrv['port'], (string) $dataSrv['port'], (string) $workers, (string) $holdUs, (string) $each], $lockSrv, $cp, $census);
+    $key = 'bench:' . bin2hex(random_bytes(4)) . ':lock';
+    if ($impl === 'rlock-procs') {
+        $r = java_procs($workers, ['contend', 'rlock', (string) $lockSrv['port'], (string) $dataSrv['port'], '1', (string) $holdUs, (string) $each, $key, 'small'],
+            $lockSrv, $dataSrv, $cp, $census);
+    } elseif (in_array($impl, JAVA, true)) {
+        $r = java_run(['contend', $impl, (string) $lockSrv['port'], (string) $dataSrv['port'], (string) $workers, (string) $holdUs, (string) $each, $key], $lockSrv, $cp, $census);
     } else {
         $mon = $census ? census_start($lockSrv['port']) : null;
         $r = contend_once($impl, $workers, $holdUs, 0, $each, $lockSrv, $dataSrv);
@@ -201,6 +209,53 @@ function java_run(array $args, array $lockSrv, string $cp, bool $census): array
     } finally {
         foreach ($pipes as $pipe) { @fclose($pipe); }
         if (proc_close($p) !== 0) { fwrite(STDERR, "redisson $args[1]: the JVM exited with an error\n"); }
+    }
+}
+
+/**
+ * $n JVMs of one thread each, as PHP runs its workers: started and warmed up
+ * together, then the counters reset, then all told to go. The run lasts until the
+ * last one's result; lost updates are read from the shared counter.
+ */
+function java_procs(int $n, array $args, array $lockSrv, array $dataSrv, string $cp, bool $census): array
+{
+    // C1 only and a small heap: 32 JVMs start on 2 cores without compiling for seconds.
+    $cmd = array_merge([getenv('JAVA') ?: 'java', '-XX:TieredStopAtLevel=1', '-Xmx64m', '-cp', $cp, 'redislock.bench.RedissonPeers'], $args);
+    $procs = [];
+    try {
+        for ($i = 0; $i < $n; $i++) {
+            $p = proc_open($cmd, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => STDERR], $pipes);
+            if (!is_resource($p)) { throw new RuntimeException('java did not start'); }
+            $procs[] = [$p, $pipes];
+        }
+        foreach ($procs as [$p, $pipes]) {
+            if (trim((string) fgets($pipes[1])) !== 'ready') { throw new RuntimeException("redisson $args[1]: a JVM did not get ready"); }
+        }
+        rl_cmd($lockSrv['dsn'], 'SCRIPT', 'FLUSH');
+        rl_cmd($lockSrv['dsn'], 'CONFIG', 'RESETSTAT');
+        $cpu0 = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu'));
+        $mon = $census ? census_start($lockSrv['port']) : null;
+        $t0 = microtime(true);
+        foreach ($procs as [$p, $pipes]) { fwrite($pipes[0], "go\n"); fflush($pipes[0]); }
+        $r = ['sections' => 0, 'waits' => [], 'gave_up' => 0];
+        foreach ($procs as [$p, $pipes]) {
+            $d = json_decode((string) fgets($pipes[1]), true);
+            if (!is_array($d)) { throw new RuntimeException("redisson $args[1]: a JVM gave no result"); }
+            $r['sections'] += $d['sections'];
+            $r['gave_up'] += $d['gave_up'];
+            $r['waits'] = array_merge($r['waits'], $d['waits']);
+        }
+        $r['seconds'] = microtime(true) - $t0;
+        $r += server_figures($lockSrv, $cpu0);
+        $r['census'] = $mon ? census_stop($mon) : null;
+        $r['lost'] = $r['sections'] - $r['gave_up'] - (int) rl_cmd($dataSrv['dsn'], 'GET', $args[7] . ':counter');
+        foreach ($procs as [$p, $pipes]) { fwrite($pipes[0], "bye\n"); }
+        return $r;
+    } finally {
+        foreach ($procs as [$p, $pipes]) {
+            foreach ($pipes as $pipe) { @fclose($pipe); }
+            proc_close($p);
+        }
     }
 }
 

@@ -25,8 +25,11 @@ import org.redisson.config.Config;
 /**
  * One run of one Redisson lock, driven by bench/peers.php (make bench-peers).
  *
- *   contend KIND LOCK_PORT DATA_PORT THREADS HOLD_US SECTIONS_PER_THREAD
+ *   contend KIND LOCK_PORT DATA_PORT THREADS HOLD_US SECTIONS_PER_THREAD KEY [small]
  *   cycle   KIND LOCK_PORT CYCLES
+ *
+ * "small": a pool of two connections and one for pub/sub, for a JVM of one thread
+ * (the driver's runs of one JVM per contender, as PHP runs); else Redisson's defaults.
  *
  * KIND: rlock (RLock), rfair (RFairLock) or rsem (RSemaphore of one permit). The
  * client connects and warms up (JIT, connection pool, a first acquire on another
@@ -48,13 +51,17 @@ public final class RedissonPeers {
         String kind = args[1];
         int lockPort = Integer.parseInt(args[2]);
         Config cfg = new Config();
-        cfg.useSingleServer().setAddress("redis://127.0.0.1:" + lockPort);
+        var server = cfg.useSingleServer().setAddress("redis://127.0.0.1:" + lockPort);
+        if (mode.equals("contend") && args.length > 8 && args[8].equals("small")) {
+            server.setConnectionMinimumIdleSize(1).setConnectionPoolSize(2)
+                  .setSubscriptionConnectionMinimumIdleSize(1).setSubscriptionConnectionPoolSize(1);
+        }
         RedissonClient redisson = Redisson.create(cfg);
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String run = Long.toHexString(System.nanoTime());
         try {
             String json = mode.equals("contend")
-                ? contend(redisson, kind, "bench:" + run + ":lock", Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                ? contend(redisson, kind, args[7], Integer.parseInt(args[3]), Integer.parseInt(args[4]),
                           Integer.parseInt(args[5]), Integer.parseInt(args[6]), stdin)
                 : cycle(redisson, kind, "bench:" + run + ":cycle", Integer.parseInt(args[3]), stdin);
             System.out.println(json);
@@ -105,7 +112,7 @@ public final class RedissonPeers {
         String counterKey = key + ":counter";
         try (Resp data = new Resp(dataPort)) { data.call("SET", counterKey, "0"); }
         // Warm-up on another key: the JIT, the pool's connections, the pub/sub connection.
-        Hold warm = hold(redisson, kind, key + ":warm");
+        Hold warm = hold(redisson, kind, key + ":warm:" + ProcessHandle.current().pid());
         for (int i = 0; i < 200; i++) { if (!warm.acquire()) { throw new IllegalStateException("warm-up failed"); } warm.release(); }
         CyclicBarrier setUp = new CyclicBarrier(threads + 1), go = new CyclicBarrier(threads + 1);
         double[][] waits = new double[threads][sections];
