@@ -102,8 +102,8 @@ try {
 $version = trim((string) shell_exec('redis-server --version'));
 preg_match('/v=(\S+)/', $version, $m);
 preg_match('#<redisson.version>([^<]+)<#', (string) file_get_contents(__DIR__ . '/peers/redisson/pom.xml'), $rv);
-$md = sprintf("Measured %s by `make bench-peers` (%d rounds, order turned each round; %d cycles uncontended) in %.0f s, on Redis %s, Redisson %s, Java %s, PHP %s.\n\n",
-    gmdate('Y-m-d H:i \U\T\C'), $rounds, $cycles, microtime(true) - $t0, $m[1] ?? '?', $rv[1] ?? '?',
+$md = sprintf("Measured %s by `%smake bench-peers` (%d rounds, order turned each round; %d cycles uncontended) in %.0f s, on Redis %s, Redisson %s, Java %s, PHP %s.\n\n",
+    gmdate('Y-m-d H:i \U\T\C'), getenv('BENCH_ROUNDS') ? "BENCH_ROUNDS=$rounds " : '', $rounds, $cycles, microtime(true) - $t0, $m[1] ?? '?', $rv[1] ?? '?',
     trim((string) shell_exec("java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.version = //p'")), PHP_VERSION);
 $md .= report($rows, $census, $scenarios);
 echo $md;
