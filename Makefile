@@ -142,9 +142,10 @@ bench: build
 ## (bench/peers/redisson, Java 17, Redisson from Maven Central, pinned in its pom.xml) and
 ## Lock, Semaphore and the article's class, at 8 and 32 contenders x 1 ms and uncontended,
 ## on one throwaway Redis, in rounds of every lock in turn (bench/results/peers.md; about
-## 12 minutes at the default BENCH_ROUNDS=3 on a busy 2-core VM, mostly JVM starts). Maven's repository is kept in MAVEN_REPO, beside the
-## PHP builds' cache (tools/env/php-src.sh), so a second run downloads nothing. Not part of make test.
-MAVEN_REPO ?= /var/tmp/redis-lock-maven/repository
+## 12 minutes at the default BENCH_ROUNDS=3 on a busy 2-core VM, mostly JVM starts). Maven's repository
+## is kept in MAVEN_REPO, in the PHP builds' cache as FrankenPHP's Go modules are (tools/env/php-src.sh,
+## which tools/clean-root.sh keeps per suite), so a second run downloads nothing. Not part of make test.
+MAVEN_REPO ?= $(or $(REDIS_LOCK_PHP_CACHE),/var/tmp/redis-lock-php)/maven
 .PHONY: bench-peers bench-peers-tools
 bench-peers: bench-peers-tools build
 	mvn -B -q -f bench/peers/redisson/pom.xml -Dmaven.repo.local=$(MAVEN_REPO) package

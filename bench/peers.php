@@ -38,7 +38,7 @@
 // server's counters are reset (it prints "ready" and waits); the PHP workers
 // connect inside the run, a handful of commands among thousands.
 //
-// Usage: make bench-peers   (builds both sides; Maven's repository in /var/tmp/redis-lock-maven)
+// Usage: make bench-peers   (builds both sides; Maven's repository in /var/tmp/redis-lock-php/maven)
 //        BENCH_ROUNDS=5 BENCH_CYCLES=2000 BENCH_PHP="php -n -d extension=..." \
 //        php ... bench/peers.php [WORKERSxHOLD_US:SECTIONS ...]     default 8x1000:1600 32x1000:1600
 // Prints a Markdown table and writes bench/results/peers.md.
