@@ -116,7 +116,7 @@ demo: build
 ## key subsets against Locks taken one after another, and a MultiLock's wait in a stream of Lock holders;
 ## then Redlock against one server; then failovers waited out on a Cluster and on Sentinel
 ## (bench/results/failover.md);
-## then the semaphore and the shared lock against the framework packages (bench/results/peers.{md,svg});
+## then the semaphore and the shared lock against the framework packages (bench/results/frameworks.{md,svg});
 ## then the framework bridges against the frameworks' own Redis locks (bench/results/bridges.{md,svg});
 ## then Laravel's funnels, Redis::funnel() against the bridge's Cache::funnel() (bench/results/funnel.{md,svg}).
 ## Where this PHP has no phpredis, the extension's own figures only: each script says so
@@ -130,13 +130,30 @@ bench: build
 	$(PHP) $(PHP_EXT_ARGS) bench/redlock.php
 	$(PHP) $(PHP_EXT_ARGS) bench/failover.php
 	@if [ -z "$(PHPREDIS)" ]; then \
-	    echo "bench: no phpredis for this PHP (Debian ships none for PHP 8.5 and 8.6): the article's class and the frameworks' Redis stores are written on it, so the comparisons with them (peers.php, bridges.php, funnel.php) are skipped"; \
+	    echo "bench: no phpredis for this PHP (Debian ships none for PHP 8.5 and 8.6): the article's class and the frameworks' Redis stores are written on it, so the comparisons with them (frameworks.php, bridges.php, funnel.php) are skipped"; \
 	else \
 	    set -ex; \
-	    $(PHP) $(PHP_BENCH_ARGS) bench/peers.php; \
+	    $(PHP) $(PHP_BENCH_ARGS) bench/frameworks.php; \
 	    $(PHP) -d extension=$(EXT) bench/bridges.php; \
 	    $(PHP) -d extension=$(EXT) bench/funnel.php; \
 	fi
+
+## Redisson beside this extension (bench/peers.php): its RLock, RFairLock and RSemaphore
+## (bench/peers/redisson, Java 17, Redisson from Maven Central, pinned in its pom.xml) and
+## Lock, Semaphore and the article's class, at 8 and 32 contenders x 1 ms and uncontended,
+## on one throwaway Redis, in rounds of every lock in turn (bench/results/peers.md; about
+## 12 minutes at the default BENCH_ROUNDS=3 on a busy 2-core VM, mostly JVM starts). Maven's repository
+## is kept in MAVEN_REPO, in the PHP builds' cache as FrankenPHP's Go modules are (tools/env/php-src.sh,
+## which tools/clean-root.sh keeps per suite), so a second run downloads nothing. Not part of make test.
+MAVEN_REPO ?= $(or $(REDIS_LOCK_PHP_CACHE),/var/tmp/redis-lock-php)/maven
+.PHONY: bench-peers bench-peers-tools
+bench-peers: bench-peers-tools build
+	mvn -B -q -f bench/peers/redisson/pom.xml -Dmaven.repo.local=$(MAVEN_REPO) package
+	BENCH_PHP="$(PHP) $(PHP_BENCH_ARGS)" $(PHP) $(PHP_BENCH_ARGS) bench/peers.php
+
+# Before the build, so that a machine without Java learns it at once.
+bench-peers-tools:
+	@command -v java >/dev/null && command -v mvn >/dev/null || { echo "bench-peers: needs java (17 or later) and mvn on PATH (Debian: apt-get install openjdk-17-jdk-headless maven)"; exit 2; }
 
 ## What durable grants cost: the plain lock, wait_replicas 1 and durable 1 on a master
 ## with one replica, uncontended and 8 x 1 ms contended (bench/results/durable.md).

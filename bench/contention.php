@@ -17,10 +17,8 @@
 // Usage: BENCH_ROUNDS=10 php ... bench/contention.php [WORKERSxHOLD_US[+OUTSIDE_US][:SECTIONS] ...]
 //        default: 8x1000:1600 32x1000:1600 8x0:4000 8x0+1000:2000, 10 rounds
 // Prints a Markdown table and writes bench/results/contention.{md,svg}.
-require __DIR__ . '/ArticleLock.php';
 require __DIR__ . '/../php-tests/_helper.inc';
-require __DIR__ . '/commands.php';
-require __DIR__ . '/RespClient.php';
+require __DIR__ . '/lib.php';                   // contend_once(): the workers, shared with bench/peers.php
 // Without phpredis (Debian ships none for PHP 8.5 and 8.6) the article's class cannot
 // run: only redis_lock does, its counter through the bench's own client, and the
 // results files, which are the comparison, are left as they are.
@@ -59,7 +57,7 @@ try {
         }
         $tput = [];
         foreach ($order as $i => $impl) {
-            $r = run_once($impl, $workers, $holdUs, $outUs, $rounds, $lockSrv, $dataSrv);
+            $r = contend_once($impl, $workers, $holdUs, $outUs, $rounds, $lockSrv, $dataSrv);
             $tput[$impl] = $r['sections'] / $r['seconds'];
             $cpu[$impl] = $r['cpu'] / $r['sections'];
             if ($i % 2 && isset($tput['article'])) {
@@ -110,105 +108,8 @@ echo $md;
 if (count($impls) === 1) { exit(0); }
 @mkdir(__DIR__ . '/results');
 file_put_contents(__DIR__ . '/results/contention.md', $md);
-file_put_contents(__DIR__ . '/results/contention.svg', svg($results));
+file_put_contents(__DIR__ . '/results/contention.svg', contention_svg($results));
 fwrite(STDERR, "wrote bench/results/contention.md and bench/results/contention.svg\n");
-
-/** One run of one implementation; returns its totals and every wait in ms. */
-function run_once(string $impl, int $workers, int $holdUs, int $outUs, int $rounds, array $lockSrv, array $dataSrv): array
-{
-    $run = bin2hex(random_bytes(4));
-    $lockKey = "bench:$run:lock";
-    $counterKey = "bench:$run:counter";
-    $tmp = sys_get_temp_dir() . "/redis-lock-bench-$run";
-    mkdir($tmp);
-    rl_cmd($dataSrv['dsn'], 'SET', $counterKey, '0');
-    rl_cmd($lockSrv['dsn'], 'SCRIPT', 'FLUSH');      // both pay their first script load
-    rl_cmd($lockSrv['dsn'], 'CONFIG', 'RESETSTAT');
-    $cpu0 = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu'));
-    $start = microtime(true) + 0.3 + $workers * 0.01;  // every worker is ready by then
-    $pids = [];
-    for ($w = 0; $w < $workers; $w++) {
-        $pid = pcntl_fork();
-        if ($pid === 0) {
-            pcntl_sigprocmask(SIG_BLOCK, [SIGUSR1]);
-            $rc = 1;
-            try { $rc = worker($impl, $w, $rounds, $holdUs, $outUs, $lockKey, $counterKey, $lockSrv, $dataSrv, $start, $tmp); }
-            catch (Throwable $e) { fwrite(STDERR, "worker $w: $e\n"); touch("$tmp/$w.failed"); }
-            pcntl_sigwaitinfo([SIGUSR1]);
-            exit($rc);
-        }
-        $pids[] = $pid;
-    }
-    // Workers that finish stay alive, idle, until all have finished: process exits
-    // must not load the machine while others still contend.
-    $ready = fn() => count(glob("$tmp/*.json")) + count(glob("$tmp/*.failed"));
-    while ($ready() < $workers) {
-        if (pcntl_waitpid(-1, $status, WNOHANG) > 0) { throw new RuntimeException("a $impl worker died early"); }
-        usleep(20000);
-    }
-    foreach ($pids as $pid) { posix_kill($pid, SIGUSR1); }
-    $failed = 0;
-    foreach ($pids as $pid) { pcntl_waitpid($pid, $status); $failed += pcntl_wexitstatus($status) !== 0 ? 1 : 0; }
-    if ($failed) { throw new RuntimeException("$failed $impl workers failed"); }
-    array_map('unlink', glob("$tmp/*.failed"));
-    $waits = [];
-    $end = $start;
-    $gaveUp = 0;
-    for ($w = 0; $w < $workers; $w++) {
-        $d = json_decode(file_get_contents("$tmp/$w.json"), true);
-        $waits = array_merge($waits, $d['waits']);
-        $end = max($end, $d['end']);
-        $gaveUp += $d['gave_up'];
-        unlink("$tmp/$w.json");
-    }
-    rmdir($tmp);
-    $stats = rl_cmd($lockSrv['dsn'], 'INFO', 'commandstats');
-    $cpu = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu')) - $cpu0;
-    $server = command_count($stats);
-    $detail = command_detail($stats);
-    $sections = $workers * $rounds;
-    $counter = (int) rl_cmd($dataSrv['dsn'], 'GET', $counterKey);
-    return [
-        'sections' => $sections, 'seconds' => $end - $start, 'lost' => $sections - $gaveUp - $counter,
-        'gave_up' => $gaveUp, 'server' => $server, 'waits' => $waits, 'cpu' => $cpu, 'detail' => $detail,
-    ];
-}
-
-function worker(string $impl, int $w, int $rounds, int $holdUs, int $outUs, string $lockKey, string $counterKey,
-                array $lockSrv, array $dataSrv, float $start, string $tmp): int
-{
-    $data = class_exists('Redis') ? new Redis() : new RespClient();
-    $data->connect('127.0.0.1', $dataSrv['port']);
-    $lock = $impl === 'article'
-        ? new ArticleLock($lockKey, 60, 5, '127.0.0.1', $lockSrv['port'])
-        : new Lock($lockKey, 60, 5, ['dsn' => $lockSrv['dsn']]);
-    $release = $impl === 'article' ? 'releaseLock1' : 'releaseLock';
-    while (microtime(true) < $start) { usleep(1000); }
-    $waits = [];
-    $gaveUp = 0;
-    for ($i = 0; $i < $rounds; $i++) {
-        $t0 = hrtime(true);
-        $token = $lock->addLock();
-        $waits[] = (hrtime(true) - $t0) / 1e6;
-        if ($token === false) { $gaveUp++; continue; }
-        $v = (int) $data->get($counterKey);     // not atomic on purpose: only the lock makes it safe
-        if ($holdUs > 0) { usleep($holdUs); }
-        $data->set($counterKey, $v + 1);
-        $lock->$release($token);
-        if ($outUs > 0) { usleep($outUs); }
-    }
-    // Written under another name and renamed, so the parent never reads half a file.
-    file_put_contents("$tmp/$w.tmp", json_encode(['waits' => $waits, 'end' => microtime(true), 'gave_up' => $gaveUp]));
-    rename("$tmp/$w.tmp", "$tmp/$w.json");
-    return 0;
-}
-
-function pct(array $xs, float $p): float
-{
-    if (!$xs) { return NAN; }
-    sort($xs);
-    return $xs[min(count($xs) - 1, (int) floor($p / 100 * count($xs)))];
-}
 
 function report(array $results): string
 {
@@ -241,7 +142,7 @@ function scenario(array $res, bool $long = false): string
 }
 
 /** The distribution of waits, one panel per scenario: share of waits ≤ x, x on a log scale. */
-function svg(array $results): string
+function contention_svg(array $results): string
 {
     [$pw, $ph, $ml, $mr, $mt, $mb] = [300, 220, 46, 12, 34, 40];
     $w = count($results) * $pw + 16;                 // room for the last panel's last tick label

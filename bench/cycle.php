@@ -6,8 +6,8 @@
 // Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle, "user": its user
 // part, "sys": its system part}.
 // CASE: article | native | native-nofence | native-fenced | native-owner | native-renew
-//       | native-multi3 (a MultiLock of 3 keys) | article-new | native-new   (-new: a new
-//       object every cycle)
+//       | native-multi3 (a MultiLock of 3 keys) | native-sem (a Semaphore of one permit)
+//       | article-new | native-new   (-new: a new object every cycle)
 require __DIR__ . '/ArticleLock.php';
 
 [$case, $cycles, $warmup] = [$argv[1] ?? 'native', (int) ($argv[2] ?? 10000), (int) ($argv[3] ?? 500)];
@@ -25,6 +25,10 @@ function multi_cycle(MultiLock $l): void {
     $t = $l->addLock();
     if ($t === false || !$l->releaseLock($t)) { throw new Exception('multi: cycle failed'); }
 }
+function sem_cycle(Semaphore $s): void {
+    $t = $s->acquire();
+    if ($t === false || !$s->release($t)) { throw new Exception('semaphore: cycle failed'); }
+}
 function article_cycle(ArticleLock $l): void {
     $t = $l->addLock();
     if ($t === false || !$l->releaseLock1($t)) { throw new Exception('article: cycle failed'); }
@@ -37,6 +41,7 @@ $cycle = match ($case) {
     'native-owner' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'owner_info' => true])),
     'native-renew' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'auto_renew' => true])),
     'native-multi3' => (fn($l) => fn() => multi_cycle($l))(new MultiLock(["$key:a", "$key:b", "$key:c"], 0, 10, ['dsn' => $dsn])),
+    'native-sem' => (fn($s) => fn() => sem_cycle($s))(new Semaphore($key, 1, 0, 10, ['dsn' => $dsn])),
     'article-new' => fn() => article_cycle(new ArticleLock($key, 0, 10, $u['host'], $u['port'])),
     'native-new' => fn() => native_cycle(new Lock($key, 0, 10, ['dsn' => $dsn]), false),
     default => throw new ValueError("unknown case $case"),

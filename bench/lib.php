@@ -1,5 +1,5 @@
 <?php
-// What the framework benches share: percentiles and the wait picture.
+// What the benches share: percentiles, the wait picture, and the contended workers.
 require_once __DIR__ . '/commands.php';
 
 /**
@@ -111,4 +111,103 @@ function laravel_app(array $srv, array $stores): Illuminate\Foundation\Applicati
     $app->register(RedisLock\Bridge\Laravel\RedisLockServiceProvider::class);
     $app->boot();
     return $app;
+}
+
+/**
+ * One contended run on $lockSrv (bench/contention.php, bench/peers.php): $workers forked
+ * processes each do $rounds sections of acquire, a deliberately non-atomic GET/SET
+ * increment of a counter on $dataSrv held $holdUs, release, then $outUs outside.
+ * $impl: 'article' (bench/ArticleLock.php), 'native' (Lock) or 'semaphore' (a
+ * Semaphore of one permit). Returns its totals and every wait in ms.
+ */
+function contend_once(string $impl, int $workers, int $holdUs, int $outUs, int $rounds, array $lockSrv, array $dataSrv): array
+{
+    $run = bin2hex(random_bytes(4));
+    $lockKey = "bench:$run:lock";
+    $counterKey = "bench:$run:counter";
+    $tmp = sys_get_temp_dir() . "/redis-lock-bench-$run";
+    mkdir($tmp);
+    rl_cmd($dataSrv['dsn'], 'SET', $counterKey, '0');
+    rl_cmd($lockSrv['dsn'], 'SCRIPT', 'FLUSH');      // both pay their first script load
+    rl_cmd($lockSrv['dsn'], 'CONFIG', 'RESETSTAT');
+    $cpu0 = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu'));
+    $start = microtime(true) + 0.3 + $workers * 0.01;  // every worker is ready by then
+    $pids = [];
+    for ($w = 0; $w < $workers; $w++) {
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            pcntl_sigprocmask(SIG_BLOCK, [SIGUSR1]);
+            $rc = 1;
+            try { $rc = contend_worker($impl, $w, $rounds, $holdUs, $outUs, $lockKey, $counterKey, $lockSrv, $dataSrv, $start, $tmp); }
+            catch (Throwable $e) { fwrite(STDERR, "worker $w: $e\n"); touch("$tmp/$w.failed"); }
+            pcntl_sigwaitinfo([SIGUSR1]);
+            exit($rc);
+        }
+        $pids[] = $pid;
+    }
+    // Workers that finish stay alive, idle, until all have finished: process exits
+    // must not load the machine while others still contend.
+    $ready = fn() => count(glob("$tmp/*.json")) + count(glob("$tmp/*.failed"));
+    while ($ready() < $workers) {
+        if (pcntl_waitpid(-1, $status, WNOHANG) > 0) { throw new RuntimeException("a $impl worker died early"); }
+        usleep(20000);
+    }
+    foreach ($pids as $pid) { posix_kill($pid, SIGUSR1); }
+    $failed = 0;
+    foreach ($pids as $pid) { pcntl_waitpid($pid, $status); $failed += pcntl_wexitstatus($status) !== 0 ? 1 : 0; }
+    if ($failed) { throw new RuntimeException("$failed $impl workers failed"); }
+    array_map('unlink', glob("$tmp/*.failed"));
+    $waits = [];
+    $end = $start;
+    $gaveUp = 0;
+    for ($w = 0; $w < $workers; $w++) {
+        $d = json_decode(file_get_contents("$tmp/$w.json"), true);
+        $waits = array_merge($waits, $d['waits']);
+        $end = max($end, $d['end']);
+        $gaveUp += $d['gave_up'];
+        unlink("$tmp/$w.json");
+    }
+    rmdir($tmp);
+    $stats = rl_cmd($lockSrv['dsn'], 'INFO', 'commandstats');
+    $cpu = server_cpu(rl_cmd($lockSrv['dsn'], 'INFO', 'cpu')) - $cpu0;
+    $server = command_count($stats);
+    $detail = command_detail($stats);
+    $sections = $workers * $rounds;
+    $counter = (int) rl_cmd($dataSrv['dsn'], 'GET', $counterKey);
+    return [
+        'sections' => $sections, 'seconds' => $end - $start, 'lost' => $sections - $gaveUp - $counter,
+        'gave_up' => $gaveUp, 'server' => $server, 'waits' => $waits, 'cpu' => $cpu, 'detail' => $detail,
+    ];
+}
+
+function contend_worker(string $impl, int $w, int $rounds, int $holdUs, int $outUs, string $lockKey, string $counterKey,
+                array $lockSrv, array $dataSrv, float $start, string $tmp): int
+{
+    require_once __DIR__ . '/ArticleLock.php';
+    require_once __DIR__ . '/RespClient.php';
+    $data = class_exists('Redis') ? new Redis() : new RespClient();
+    $data->connect('127.0.0.1', $dataSrv['port']);
+    [$lock, $acquire, $release] = match ($impl) {
+        'article' => [new ArticleLock($lockKey, 60, 5, '127.0.0.1', $lockSrv['port']), 'addLock', 'releaseLock1'],
+        'native' => [new Lock($lockKey, 60, 5, ['dsn' => $lockSrv['dsn']]), 'addLock', 'releaseLock'],
+        'semaphore' => [new Semaphore($lockKey, 1, 60, 5, ['dsn' => $lockSrv['dsn']]), 'acquire', 'release'],
+    };
+    while (microtime(true) < $start) { usleep(1000); }
+    $waits = [];
+    $gaveUp = 0;
+    for ($i = 0; $i < $rounds; $i++) {
+        $t0 = hrtime(true);
+        $token = $lock->$acquire();
+        $waits[] = (hrtime(true) - $t0) / 1e6;
+        if ($token === false) { $gaveUp++; continue; }
+        $v = (int) $data->get($counterKey);     // not atomic on purpose: only the lock makes it safe
+        if ($holdUs > 0) { usleep($holdUs); }
+        $data->set($counterKey, $v + 1);
+        $lock->$release($token);
+        if ($outUs > 0) { usleep($outUs); }
+    }
+    // Written under another name and renamed, so the parent never reads half a file.
+    file_put_contents("$tmp/$w.tmp", json_encode(['waits' => $waits, 'end' => microtime(true), 'gave_up' => $gaveUp]));
+    rename("$tmp/$w.tmp", "$tmp/$w.json");
+    return 0;
 }
