@@ -2,10 +2,10 @@
 //! connection, and the mark that lets a lock's uncontended release use it.
 //!
 //! Valkey 9 has `DELIFEQ key value`, Redis 8.4 `DELEX key IFEQ value`; both have
-//! `SET key value IFEQ value` (Valkey from 8.1). A connection asks `COMMAND INFO
-//! DELIFEQ DELEX` in the write of its first `PING` (`endpoint::open`): a server that
-//! knows neither, or refuses the question (an old server, an ACL without `COMMAND`),
-//! has none, and every release and renewal stays a script.
+//! `SET key value IFEQ value` (Valkey from 8.1). A connection asks `HELLO` in the
+//! write of its first `PING` (`endpoint::open`) and reads the server's name and
+//! version: a server older than those, or one that refuses the question (Redis
+//! before 6.2), has none, and every release and renewal stays a script.
 //!
 //! A lock's release does more than delete when someone waits: it hands the lock
 //! over. So the plain command is only ever sent for a value that shows nobody
@@ -29,24 +29,39 @@ pub enum Cad {
     DelEx,
 }
 
-/// The question asked in a new connection's first write.
-pub const PROBE: &[&[u8]] = &[b"COMMAND", b"INFO", b"DELIFEQ", b"DELEX"];
+/// The question asked in a new connection's first write: `HELLO` without a protocol
+/// version, which names the server and its version without switching protocol, and
+/// which no server checks against an ACL (docs/acl.md).
+pub const PROBE: &[&[u8]] = &[b"HELLO"];
 
-/// Reads the reply to `PROBE`: one entry per command, nil (or an empty array, as
-/// some servers answer) for one the server does not know. Anything else (an error,
-/// a reply of another shape) counts as neither.
+/// Reads the reply to `PROBE`: `server` and `version` among its fields (a flat array
+/// of names and values in RESP2, a map in RESP3). Valkey from 9.0 has `DELIFEQ`,
+/// Redis from 8.4 `DELEX`; anything else (an error, an older server, a Valkey that
+/// calls itself Redis 7.2 for compatibility, a reply of another shape) has neither.
+/// A server that names a version it does not live up to refuses the command, and
+/// the connection turns it off then (`fast`).
 pub fn from_probe(reply: &Value) -> Cad {
-    let Value::Array(items) = reply else { return Cad::None };
-    let known = |v: Option<&Value>| matches!(v, Some(Value::Array(info)) if !info.is_empty());
-    if items.len() != 2 {
-        return Cad::None;
+    let pairs: Vec<(&Value, &Value)> = match reply {
+        Value::Array(items) if items.len() % 2 == 0 => items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect(),
+        Value::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
+        _ => return Cad::None,
+    };
+    let field = |name: &str| pairs.iter().find(|(k, _)| text(k).is_some_and(|k| k.eq_ignore_ascii_case(name))).and_then(|(_, v)| text(v));
+    let (Some(server), Some(version)) = (field("server"), field("version")) else { return Cad::None };
+    let mut parts = version.split('.').map(|n| n.parse::<u32>().ok());
+    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else { return Cad::None };
+    match server.to_ascii_lowercase().as_str() {
+        "valkey" if major >= 9 => Cad::DelIfEq,
+        "redis" if (major, minor) >= (8, 4) => Cad::DelEx,
+        _ => Cad::None,
     }
-    if known(items.first()) {
-        Cad::DelIfEq
-    } else if known(items.get(1)) {
-        Cad::DelEx
-    } else {
-        Cad::None
+}
+
+fn text(v: &Value) -> Option<&str> {
+    match v {
+        Value::BulkString(b) => std::str::from_utf8(b).ok(),
+        Value::SimpleString(s) => Some(s),
+        _ => None,
     }
 }
 
@@ -56,13 +71,22 @@ mod tests {
 
     #[test]
     fn the_probe_reads_each_server() {
-        let info = Value::Array(vec![Value::BulkString(b"x".to_vec())]);
-        assert_eq!(from_probe(&Value::Array(vec![info.clone(), Value::Nil])), Cad::DelIfEq);
-        assert_eq!(from_probe(&Value::Array(vec![Value::Nil, info.clone()])), Cad::DelEx);
-        assert_eq!(from_probe(&Value::Array(vec![Value::Nil, Value::Nil])), Cad::None);
-        assert_eq!(from_probe(&Value::Array(vec![Value::Array(vec![]), Value::Array(vec![])])), Cad::None);
-        assert_eq!(from_probe(&Value::Array(vec![info])), Cad::None);
+        let hello = |server: &str, version: &str| {
+            Value::Array(["server", server, "version", version, "proto", "2"].iter().map(|s| Value::BulkString(s.as_bytes().to_vec())).collect())
+        };
+        assert_eq!(from_probe(&hello("valkey", "9.0.0")), Cad::DelIfEq);
+        assert_eq!(from_probe(&hello("valkey", "10.1.2")), Cad::DelIfEq);
+        assert_eq!(from_probe(&hello("valkey", "8.1.4")), Cad::None);
+        assert_eq!(from_probe(&hello("redis", "8.4.0")), Cad::DelEx);
+        assert_eq!(from_probe(&hello("redis", "9.0.0")), Cad::DelEx);
+        assert_eq!(from_probe(&hello("redis", "8.2.3")), Cad::None);
+        assert_eq!(from_probe(&hello("redis", "7.2.4")), Cad::None);
+        assert_eq!(from_probe(&hello("redis", "x.y")), Cad::None);
+        assert_eq!(from_probe(&hello("keydb", "9.0.0")), Cad::None);
+        let map = Value::Map(vec![(Value::SimpleString("server".into()), Value::SimpleString("valkey".into())), (Value::SimpleString("version".into()), Value::BulkString(b"9.0.1".to_vec()))]);
+        assert_eq!(from_probe(&map), Cad::DelIfEq);
         assert_eq!(from_probe(&Value::Okay), Cad::None);
+        assert_eq!(from_probe(&Value::Array(vec![Value::Nil])), Cad::None);
         assert_eq!(from_probe(&Value::Int(1)), Cad::None);
     }
 }
