@@ -17,6 +17,7 @@ use crate::clock::{lease_end, Boot};
 use crate::hold::table::{self, HoldId, Part, Shared};
 use crate::stats::{self, Counter};
 use crate::net::pool::{self, Endpoint};
+use crate::net::call::Call;
 use crate::net::resp;
 use crate::topology::redlock::{Extended, Links as LinkSource};
 use crate::topology::durable;
@@ -281,11 +282,32 @@ impl LinkSource for Links {
 /// `None` when the connection failed. Calls that find the script missing from the
 /// server's cache (a restart, `SCRIPT FLUSH`) are sent again one by one, by text,
 /// which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
+///
+/// A renewal the server may do by its own command (`Call::Fast`: a lock held alone,
+/// `net::fast`) runs on its own first, unless the hold is durable (its `WAIT` follows
+/// the pipeline): a pipeline sends each script by `EVALSHA`, which would bring the
+/// script back to every such renewal.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
     let mut pipe = Vec::new();
+    let mut alone: Vec<Option<Value>> = Vec::with_capacity(members.len());
+    let mut piped = 0;
     for &i in members {
         let due = &batch[i];
-        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| call.push(&mut pipe));
+        let mut own = None;
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| match call {
+            Call::Fast(_) if due.durable.is_none() => own = Some(call.run(conn)),
+            _ => call.push(&mut pipe),
+        });
+        alone.push(match own {
+            // The connection failed: not trusted again.
+            Some(Err(e)) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
+            // An error reply: not renewed, the lock not known lost.
+            Some(reply) => Some(reply.unwrap_or(Value::Nil)),
+            None => {
+                piped += 1;
+                None
+            }
+        });
     }
     // Durable holds: one wait after the renewals, the strictest they ask, covers them
     // all (`WAIT` counts this connection's writes up to it).
@@ -293,10 +315,12 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
     if let Some(d) = &durable {
         durable::wait_call(d, |wait| wait.push(&mut pipe));
     }
-    let mut replies = wire::pipeline(conn, &pipe, members.len() + usize::from(durable.is_some())).ok()?;
+    let mut replies = if pipe.is_empty() { Vec::new() } else { wire::pipeline(conn, &pipe, piped + usize::from(durable.is_some())).ok()? };
     let acked = durable.map(|_| replies.pop().unwrap_or(Value::Nil));
+    let mut replies = replies.into_iter();
     let mut outcomes = Vec::with_capacity(members.len());
-    for (&i, reply) in members.iter().zip(replies) {
+    for (&i, own) in members.iter().zip(alone) {
+        let Some(reply) = own.or_else(|| replies.next()) else { break };
         let due = &batch[i];
         let mut late = false;
         let reply = match reply.extract_error() {
