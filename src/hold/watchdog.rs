@@ -326,7 +326,14 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
         let reply = match reply.extract_error() {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 let mut again = Err(e);
-                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| again = call.run(conn));
+                // The script itself, which loads it (a durable hold's renewal the server
+                // may do by its own command too is pipelined as its script).
+                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| {
+                    again = match call.args() {
+                        Some(args) => args.script().run(conn, args),
+                        None => call.run(conn),
+                    }
+                });
                 // Sent after the wait: not acknowledged by it.
                 late = true;
                 match again {
