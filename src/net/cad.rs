@@ -57,6 +57,14 @@ pub fn from_probe(reply: &Value) -> Cad {
     }
 }
 
+/// Whether the environment turns the server's compare-and-delete off for this
+/// process: `REDIS_LOCK_NO_CAD` set (to anything). A bench and debug switch
+/// (`bench/uncontended.php --cad` compares the two paths), not a setting: read once.
+pub fn turned_off() -> bool {
+    static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *OFF.get_or_init(|| std::env::var_os("REDIS_LOCK_NO_CAD").is_some())
+}
+
 fn text(v: &Value) -> Option<&str> {
     match v {
         Value::BulkString(b) => std::str::from_utf8(b).ok(),

@@ -221,7 +221,7 @@ pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, re
     // RESP over a finished handshake; the caller's command will say more.
     let replies = send(&mut conn, &commands).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
     if lock_server {
-        conn.cad = replies.get(1).map_or(cad::Cad::None, cad::from_probe);
+        conn.cad = if cad::turned_off() { cad::Cad::None } else { replies.get(1).map_or(cad::Cad::None, cad::from_probe) };
     }
     if let (Some(server), Some(asked), Some(answer)) = (&server, question, replies.get(asked_at)) {
         if let Some(next) = server.answered(asked, answer) {
