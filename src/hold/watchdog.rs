@@ -17,7 +17,7 @@ use crate::clock::{lease_end, Boot};
 use crate::hold::table::{self, HoldId, Part, Shared};
 use crate::stats::{self, Counter};
 use crate::net::pool::{self, Endpoint};
-use crate::net::call::Call;
+use crate::net::fast::Fast;
 use crate::net::resp;
 use crate::topology::redlock::{Extended, Links as LinkSource};
 use crate::topology::durable;
@@ -283,31 +283,17 @@ impl LinkSource for Links {
 /// server's cache (a restart, `SCRIPT FLUSH`) are sent again one by one, by text,
 /// which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
 ///
-/// A renewal the server may do by its own command (`Call::Fast`: a lock held alone,
-/// `net::fast`) runs on its own first, unless the hold is durable (its `WAIT` follows
-/// the pipeline): a pipeline sends each script by `EVALSHA`, which would bring the
-/// script back to every such renewal.
+/// A renewal the server may do by its own command (a lock held alone, `net::fast`)
+/// goes in the pipeline as that command; where it did nothing (someone queued since,
+/// or the server refused it), the script follows on its own.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
     let mut pipe = Vec::new();
-    let mut alone: Vec<Option<Value>> = Vec::with_capacity(members.len());
-    let mut piped = 0;
+    let mut fast = Vec::with_capacity(members.len());
     for &i in members {
         let due = &batch[i];
-        let mut own = None;
-        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| match call {
-            Call::Fast(_) if due.durable.is_none() => own = Some(call.run(conn)),
-            _ => call.push(&mut pipe),
-        });
-        alone.push(match own {
-            // The connection failed: not trusted again.
-            Some(Err(e)) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
-            // An error reply: not renewed, the lock not known lost.
-            Some(reply) => Some(reply.unwrap_or(Value::Nil)),
-            None => {
-                piped += 1;
-                None
-            }
-        });
+        let mut sent = false;
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| sent = call.push_for(conn, &mut pipe));
+        fast.push(sent);
     }
     // Durable holds: one wait after the renewals, the strictest they ask, covers them
     // all (`WAIT` counts this connection's writes up to it).
@@ -315,15 +301,28 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
     if let Some(d) = &durable {
         durable::wait_call(d, |wait| wait.push(&mut pipe));
     }
-    let mut replies = if pipe.is_empty() { Vec::new() } else { wire::pipeline(conn, &pipe, piped + usize::from(durable.is_some())).ok()? };
+    let mut replies = wire::pipeline(conn, &pipe, members.len() + usize::from(durable.is_some())).ok()?;
     let acked = durable.map(|_| replies.pop().unwrap_or(Value::Nil));
-    let mut replies = replies.into_iter();
     let mut outcomes = Vec::with_capacity(members.len());
-    for (&i, own) in members.iter().zip(alone) {
-        let Some(reply) = own.or_else(|| replies.next()) else { break };
+    for ((&i, reply), fast) in members.iter().zip(replies).zip(fast) {
         let due = &batch[i];
         let mut late = false;
         let reply = match reply.extract_error() {
+            Ok(reply) if fast && Fast::renewed(&reply) => Ok(Value::Int(1)),
+            // Not renewed by the server's command: the script decides, on its own.
+            _ if fast => {
+                let mut again = Ok(Value::Nil);
+                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| {
+                    if let Some(args) = call.args() {
+                        again = args.script().run(conn, args);
+                    }
+                });
+                late = true;
+                match again {
+                    Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
+                    other => other,
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 let mut again = Err(e);
                 // The script itself, which loads it (a durable hold's renewal the server

@@ -84,6 +84,19 @@ impl Call<'_> {
         }
     }
 
+    /// Appends the call to a pipeline on `conn`: as `push`, but a renewal the server
+    /// may do by its own command goes as that command where `conn`'s server has it
+    /// (`Fast::push_for`). Returns whether it did.
+    pub fn push_for(&self, conn: &Connection, pipe: &mut Vec<u8>) -> bool {
+        match self {
+            Call::Fast(fast) => fast.push_for(conn.cad(), pipe),
+            _ => {
+                self.push(pipe);
+                false
+            }
+        }
+    }
+
     /// The call encoded (a script by `EVALSHA`), for a caller that writes to several
     /// connections before it reads any reply.
     pub fn packed(&self) -> Vec<u8> {

@@ -50,6 +50,42 @@ impl Fast<'_> {
         }
     }
 
+    /// Appends a renewal to a pipeline for a connection whose server has `cad`, as the
+    /// server's `SET … IFEQ` where it may be (its reply `OK` when renewed: `renewed`;
+    /// otherwise the caller runs the script), or as its script by `EVALSHA`. Returns
+    /// whether it went as the server's command.
+    pub fn push_for(&self, cad: Cad, pipe: &mut Vec<u8>) -> bool {
+        match *self {
+            Fast::Renew { key, token, ms, .. } if cad != Cad::None && token::markable(token) => {
+                let marked = token::mark(token);
+                let command: Vec<&[u8]> = if ms == b"0" {
+                    vec![b"SET", key, &marked, b"IFEQ", &marked]
+                } else {
+                    vec![b"SET", key, &marked, b"IFEQ", &marked, b"PX", ms]
+                };
+                resp::push_command(pipe, command.len());
+                command.iter().for_each(|p| resp::push_bulk(pipe, p));
+                true
+            }
+            _ => {
+                if let Some(args) = self.script() {
+                    args.script().push_evalsha(pipe, args);
+                }
+                false
+            }
+        }
+    }
+
+    /// Whether the reply to a renewal sent as the server's command (`push_for`) says
+    /// renewed (then counted).
+    pub fn renewed(reply: &Value) -> bool {
+        let yes = matches!(reply, Value::Okay);
+        if yes {
+            stats::note(Counter::FastRenewals);
+        }
+        yes
+    }
+
     /// Runs it on `conn` (see the variants).
     pub fn run(&self, conn: &mut Connection) -> RedisResult<Value> {
         let cad = conn.cad;

@@ -94,6 +94,11 @@ impl Connection {
         Ok(conn)
     }
 
+    /// What its server offers of its own compare-and-delete (`cad`).
+    pub fn cad(&self) -> Cad {
+        self.cad
+    }
+
     /// Which connection this is: no two connections of the process share a serial,
     /// so a hold that remembers it can tell later whether it is still the same one.
     pub fn serial(&self) -> u64 {
