@@ -70,6 +70,7 @@ try {
     // A waiter queued: the mark is off, the release hands over at once (not at the
     // end of the 10 s lease).
     $t = $l->addLock();
+    $alone = rl_cmd_raw($dsn, 'GET', $key);
     $sync = tempnam(sys_get_temp_dir(), 'rl-cad');
     $pid = pcntl_fork();
     if ($pid === 0) {
@@ -81,7 +82,7 @@ try {
     $until = microtime(true) + 5;
     while ($l->inspect()['waiters'] < 1 && microtime(true) < $until) { usleep(10000); }
     $raw = rl_cmd_raw($dsn, 'GET', $key);
-    check('a waiter queued: the value is the token', $raw === $t, var_export($raw, true));
+    check('a waiter queued: the mark is off, the value is the token', $alone === ($cad ? "$t!" : $t) && $raw === $t, var_export([$alone, $raw], true));
     $before = calls($dsn);
     $released = microtime(true);
     $ok = $l->releaseLock();
@@ -99,8 +100,13 @@ try {
     usleep(300000);
     $other = new Lock($key, 0, 10, $o);
     $to = $other->addLock();
+    $before = calls($dsn);
     $r = $short->releaseLock();
-    check('a release after another token took it', $r === false && rl_cmd($dsn, 'GET', $key) === $to && $other->isOwned(), var_export($r, true));
+    $after = calls($dsn);
+    // Where the server has the command: tried first, deleted nothing, then the script.
+    $d = ['released' => $r, 'cmd' => $cad ? delta($before, $after, $cad) : 0, 'evalsha' => delta($before, $after, 'evalsha')];
+    check('a release after another token took it', $r === false && rl_cmd($dsn, 'GET', $key) === $to && $other->isOwned()
+        && $d['cmd'] === ($cad ? 1 : 0) && $d['evalsha'] === 1, json_encode($d));
     check('a release by a wrong token', $short->releaseLock(str_repeat('ab', 16)) === false && $other->isOwned(), 'released');
     $other->releaseLock();
 
@@ -132,7 +138,7 @@ held alone: the value: ok
 held alone: isOwned, inspect: ok
 50 uncontended cycles (take, extendLock, release): ok
 the watchdog, 0.3 s lease held 0.5 s: ok
-a waiter queued: the value is the token: ok
+a waiter queued: the mark is off, the value is the token: ok
 released with a waiter: handed over at once: ok
 a release after another token took it: ok
 a release by a wrong token: ok
