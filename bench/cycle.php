@@ -5,10 +5,14 @@
 // Usage: php ... bench/cycle.php CASE CYCLES [WARMUP]
 // Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle, "user": its user
 // part, "sys": its system part}.
+// With BENCH_SERVER=1, also what the server did over the timed cycles (INFO cpu and
+// commandstats, before and after): "server_cpu" (its CPU µs per cycle) and
+// "commands" (per command, calls per cycle).
 // CASE: article | native | native-nofence | native-fenced | native-owner | native-renew
 //       | native-multi3 (a MultiLock of 3 keys) | native-sem (a Semaphore of one permit)
 //       | article-new | native-new   (-new: a new object every cycle)
 require __DIR__ . '/ArticleLock.php';
+require __DIR__ . '/commands.php';
 
 [$case, $cycles, $warmup] = [$argv[1] ?? 'native', (int) ($argv[2] ?? 10000), (int) ($argv[3] ?? 500)];
 $dsn = getenv('REDIS_LOCK_DSN') ?: getenv('REDIS_LOCK_TEST_DSN') ?: 'redis://127.0.0.1:6379';
@@ -51,9 +55,33 @@ function cpu_us(): array {
     $r = getrusage();
     return [$r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'], $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec']];
 }
+/** INFO of the server at $u, on a connection of its own (one RESP bulk reply). */
+function server_info(array $u): string {
+    $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}", $errno, $errstr, 2) or throw new Exception("INFO: $errstr");
+    if (isset($u['pass'])) { fwrite($c, "*2\r\n\$4\r\nAUTH\r\n\$" . strlen($u['pass']) . "\r\n{$u['pass']}\r\n"); fgets($c); }
+    fwrite($c, "*2\r\n\$4\r\nINFO\r\n\$3\r\nall\r\n");
+    $len = (int) substr((string) fgets($c), 1);
+    $body = '';
+    while (strlen($body) < $len + 2 && !feof($c)) { $body .= fread($c, $len + 2 - strlen($body)); }
+    fclose($c);
+    return $body;
+}
+$server = getenv('BENCH_SERVER') === '1';
 for ($i = 0; $i < $warmup; $i++) { $cycle(); }
+$i0 = $server ? server_info($u) : '';
 $c0 = cpu_us(); $t0 = hrtime(true);
 for ($i = 0; $i < $cycles; $i++) { $cycle(); }
 $c1 = cpu_us();
+$wall = (hrtime(true) - $t0) / 1e3 / $cycles;
 [$user, $sys] = [($c1[0] - $c0[0]) / $cycles, ($c1[1] - $c0[1]) / $cycles];
-echo json_encode(['wall' => (hrtime(true) - $t0) / 1e3 / $cycles, 'cpu' => $user + $sys, 'user' => $user, 'sys' => $sys]), "\n";
+$out = ['wall' => $wall, 'cpu' => $user + $sys, 'user' => $user, 'sys' => $sys];
+if ($server) {
+    $i1 = server_info($u);
+    $out['server_cpu'] = (server_cpu($i1) - server_cpu($i0)) * 1e6 / $cycles;
+    $d0 = command_detail($i0);
+    foreach (command_detail($i1) as $name => [$calls]) {
+        $n = $calls - ($d0[$name][0] ?? 0);
+        if ($n > 0) { $out['commands'][$name] = $n / $cycles; }
+    }
+}
+echo json_encode($out), "\n";

@@ -7,10 +7,61 @@
 // installed, the user-space instructions per cycle, counted by callgrind: a figure
 // that does not move with the machine's load.
 // Usage: BENCH_PHP="php -n -d extension=..." php ... bench/uncontended.php [CYCLES] [ROUNDS]
-$cycles = (int) ($argv[1] ?? 5000);
-$rounds = (int) ($argv[2] ?? 21);
+//
+// With --cad [CYCLES] [ROUNDS] (default 20000 cycles, 5 rounds): what the server spends
+// on redis_lock's uncontended cycle, with its own compare-and-delete (Valkey 9,
+// Redis 8.4: DELIFEQ or DELEX, no script) and with the scripts (REDIS_LOCK_NO_CAD=1,
+// the bench switch that turns it off), in alternating fresh processes: the server's
+// CPU (INFO cpu, user + sys) per cycle, the client's wall time, and the commands it
+// ran per cycle (INFO commandstats). Writes bench/results/cad.md.
+$cad = ($argv[1] ?? '') === '--cad';
+if ($cad) { array_splice($argv, 1, 1); }
+$cycles = (int) ($argv[1] ?? ($cad ? 20000 : 5000));
+$rounds = (int) ($argv[2] ?? ($cad ? 5 : 21));
 $php = getenv('BENCH_PHP') ?: PHP_BINARY;
 $cycleScript = escapeshellarg(__DIR__ . '/cycle.php');
+if ($cad) {
+    $paths = ['cad' => 'server command (DELIFEQ / DELEX)', 'scripts' => 'scripts (REDIS_LOCK_NO_CAD=1)'];
+    $got = [];
+    for ($r = 0; $r < $rounds; $r++) {
+        foreach ($r % 2 ? array_reverse($paths, true) : $paths as $path => $_) {
+            $env = 'BENCH_SERVER=1' . ($path === 'scripts' ? ' REDIS_LOCK_NO_CAD=1' : '');
+            $out = shell_exec("$env $php $cycleScript native $cycles 500");
+            $m = json_decode((string) $out, true);
+            if (!is_array($m) || !isset($m['server_cpu'])) { fwrite(STDERR, "bench/cycle.php native ($path) failed: $out\n"); exit(1); }
+            $got[$path][] = $m;
+        }
+        fprintf(STDERR, "round %d/%d: server CPU %.2f µs (command) vs %.2f µs (scripts) a cycle\n", $r + 1, $rounds, end($got['cad'])['server_cpu'], end($got['scripts'])['server_cpu']);
+    }
+    $med = function (array $runs, string $f) { $xs = array_column($runs, $f); sort($xs); return $xs[intdiv(count($xs), 2)]; };
+    $cmds = function (array $runs) {
+        $c = end($runs)['commands'] ?? [];
+        ksort($c);
+        return implode(', ', array_map(fn($k, $v) => sprintf('%s %.2f', $k, $v), array_keys($c), $c));
+    };
+    $u = parse_url(getenv('REDIS_LOCK_DSN') ?: getenv('REDIS_LOCK_TEST_DSN') ?: 'redis://127.0.0.1:6379');
+    $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}");
+    fwrite($c, "*2\r\n\$4\r\nINFO\r\n\$6\r\nserver\r\n");
+    fgets($c);
+    $i = (string) fread($c, 65536);
+    // Valkey gives redis_version (7.2.4, for compatibility) and valkey_version.
+    $server = preg_match('/^valkey_version:(\S+)/m', $i, $v) ? "Valkey $v[1]" : (preg_match('/^redis_version:(\S+)/m', $i, $v) ? "Redis $v[1]" : 'an unknown server');
+    $lines = ["| release | server CPU µs a cycle | client wall µs a cycle | commands a cycle (INFO commandstats) |", '|---|---|---|---|'];
+    foreach ($paths as $path => $label) {
+        $lines[] = sprintf('| %s | %.2f | %.1f | %s |', $label, $med($got[$path], 'server_cpu'), $med($got[$path], 'wall'), $cmds($got[$path]));
+    }
+    $ratio = $med($got['cad'], 'server_cpu') / $med($got['scripts'], 'server_cpu');
+    $text = "# The server's own compare-and-delete: what an uncontended cycle costs the server\n\n"
+        . "`bench/uncontended.php --cad $cycles $rounds` on $server (one process at a time, each\n"
+        . "$cycles `addLock()` + `releaseLock()` cycles of one `Lock` after 500 to warm up;\n"
+        . "medians of $rounds rounds, the two paths alternating). `REDIS_LOCK_NO_CAD=1` is the\n"
+        . "bench switch that makes the extension ignore the server's commands.\n\n"
+        . implode("\n", $lines) . "\n\n"
+        . sprintf("The server's CPU a cycle with its own command: %.2fx that with the scripts.\n", $ratio);
+    echo $text;
+    file_put_contents(__DIR__ . '/results/cad.md', $text);
+    exit(0);
+}
 $cases = [
     'article' => 'article class (phpredis), one object',
     'native' => 'redis_lock, defaults',

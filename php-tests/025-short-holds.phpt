@@ -79,10 +79,13 @@ function loop_step(Lock $l, $side, string $key, string $waiter, int $pauseUs): v
     cycle($l);
     if ($pauseUs) { usleep($pauseUs); }
     $t = $l->addLock() or die("loop: not acquired\n");
-    // One write, two replies: about one round trip inside the hold.
+    // One write, three replies: about one round trip inside the hold. A waiter that
+    // queues takes the holder's mark off (lib/unmark.lua, on a server with its own
+    // compare-and-delete): the key is set to the token as it is.
     fwrite($side, "*3\r\n\$5\r\nRPUSH\r\n\$" . strlen("{{$key}}:queue") . "\r\n{{$key}}:queue\r\n\$" . strlen($waiter) . "\r\n$waiter\r\n"
-        . "*5\r\n\$3\r\nSET\r\n\$" . strlen("{{$key}}:patience") . "\r\n{{$key}}:patience\r\n\$1\r\n1\r\n\$2\r\nPX\r\n\$5\r\n60000\r\n");
-    rl_read($side); rl_read($side);
+        . "*5\r\n\$3\r\nSET\r\n\$" . strlen("{{$key}}:patience") . "\r\n{{$key}}:patience\r\n\$1\r\n1\r\n\$2\r\nPX\r\n\$5\r\n60000\r\n"
+        . "*5\r\n\$3\r\nSET\r\n\$" . strlen($key) . "\r\n$key\r\n\$" . strlen($t) . "\r\n$t\r\n\$2\r\nXX\r\n\$7\r\nKEEPTTL\r\n");
+    rl_read($side); rl_read($side); rl_read($side);
     $l->releaseLock($t);
 }
 /**

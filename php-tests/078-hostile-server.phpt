@@ -8,7 +8,8 @@ require __DIR__ . '/_fault.inc';
 
 // Each scenario has a listening port of its own; every connection to it gets the
 // scenario's reply to its first command that is not part of a new connection's
-// setup (PING, answered as Redis does; CONFIG GET and INFO, eviction's check,
+// setup (PING, answered as Redis does; HELLO, the compare-and-delete probe, and
+// CONFIG GET and INFO, eviction's check,
 // refused as by a server that renamed them). `after`: what the server does next.
 $scenarios = [
     'malformed length' => ["\$12a\r\nhello\r\n", 'silent'],
@@ -63,7 +64,7 @@ function send_all($c, string $bytes): bool {
 function serve($c, string $reply, string $after): void {
     stream_set_timeout($c, 10);
     $until = microtime(true) + 10;
-    $setup = ['PING' => "+PONG\r\n", 'CONFIG' => "-ERR unknown command 'CONFIG'\r\n", 'INFO' => "-ERR unknown command 'INFO'\r\n"];
+    $setup = ['PING' => "+PONG\r\n", 'CONFIG' => "-ERR unknown command 'CONFIG'\r\n", 'INFO' => "-ERR unknown command 'INFO'\r\n", 'HELLO' => "-ERR unknown command 'HELLO'\r\n"];
     while (($cmd = read_command($c)) !== null && isset($setup[strtoupper($cmd[0])])) {
         fwrite($c, $setup[strtoupper($cmd[0])]);
     }

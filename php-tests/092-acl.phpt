@@ -6,7 +6,7 @@ require __DIR__ . '/_acl.inc';
 $srv = rl_start_redis();
 try {
     $admin = $srv['dsn'];
-    // Each block is tested here, in another 09[2-6]-acl*.phpt or in 097 (eviction): a new one must be too.
+    // Each block is tested here, in another 09[2-6]-acl*.phpt, in 097 (eviction) or in 104 (cad): a new one must be too.
     echo "blocks: ", implode(' ', rl_acl_block_names()), "\n";
     $run = function (string $label, array $blocks, array $check, callable $fn) use ($admin) {
         $o = ['dsn' => rl_acl_user($admin, 'app', $blocks), 'prefix' => 'app:'];
@@ -89,7 +89,7 @@ try {
 }
 ?>
 --EXPECT--
-blocks: user eviction mutex shared fencing owner_info semaphore wait_replicas durable sentinel sentinel_master cluster admin
+blocks: user eviction mutex cad shared fencing owner_info semaphore wait_replicas durable sentinel sentinel_master cluster admin
 mutex, held: ok
 mutex, gives up: ok
 mutex, waiter: woken by the release

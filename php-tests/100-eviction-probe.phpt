@@ -84,6 +84,9 @@ $refusals = function (array $srv, string $user): string {
     foreach ((array) rl_cmd($srv['dsn'], 'ACL', 'LOG') as $entry) {
         $e = [];
         for ($i = 0; $i + 1 < count($entry); $i += 2) { $e[$entry[$i]] = $entry[$i + 1]; }
+        // The server's own compare-and-delete, refused to a user without docs/acl.md's
+        // `cad` block (Valkey 9, Redis 8.4), is not this test's: 104 runs it.
+        if (in_array($e['object'], RL_ACL_CAD, true)) { continue; }
         if (($e['username'] ?? null) === $user) { $counts[$e['object']] = ($counts[$e['object']] ?? 0) + (int) $e['count']; }
     }
     ksort($counts);
@@ -109,7 +112,7 @@ $dsn = rl_acl_user($aclNone['dsn'], 'app', ['user', 'mutex']);
 $run('ACL user without INFO, volatile-random', ['dsn' => $dsn, 'prefix' => 'app:']);
 $run('  the same user, another connection', ['dsn' => $dsn, 'prefix' => 'app:', 'read_timeout' => 1.5]);
 echo '  ', $refusals($aclNone, 'app'), "\n";
-echo 'the refusals rl_acl_refused() leaves out: ', implode(' ', rl_acl_refused([$aclNone['dsn']], 'app', true)), "\n";
+echo 'the refusals rl_acl_refused() leaves out: ', implode(' ', array_diff(rl_acl_refused([$aclNone['dsn']], 'app', true), RL_ACL_CAD)), "\n";
 ?>
 --EXPECT--
 allkeys-lru: locked, evicting_servers=1, warnings: log: redis-lock: the Redis server at redis://127.0.0.1:LRU can evict lock keys (maxmemory-policy allkeys-lru, maxmemory 67108864 bytes): when its memory runs short a lock can vanish under its holder, and another process take it; set maxmemory-policy noeviction, or keep locks on a server of their own

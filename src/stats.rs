@@ -44,11 +44,15 @@ pub enum Counter {
     Undurable,
     /// Servers found able to evict lock keys (`evicting`), each address once.
     EvictingServers,
+    /// Releases the server did by its own compare-and-delete (`net::cad`), no script.
+    FastReleases,
+    /// Renewals the server did by its own `SET … IFEQ` (`net::cad`), no script.
+    FastRenewals,
 }
 
 /// The counters' names as `redis_lock_stats()` gives them, in `Counter` order
 /// (the wait times are turned into seconds there).
-pub const NAMES: [&str; 14] = [
+pub const NAMES: [&str; 16] = [
     "acquired",
     "contended",
     "timeouts",
@@ -63,6 +67,8 @@ pub const NAMES: [&str; 14] = [
     "stale",
     "not_durable",
     "evicting_servers",
+    "cad_releases",
+    "cad_renewals",
 ];
 
 /// Counts one event.

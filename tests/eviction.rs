@@ -162,7 +162,7 @@ fn fake(config: &'static [u8], info: &'static [u8]) -> (String, std::thread::Joi
             }
             seen.extend_from_slice(&buf[..n]);
             let text = String::from_utf8_lossy(&seen).into_owned();
-            let names: Vec<&str> = text.split("\r\n").filter(|l| matches!(*l, "PING" | "CONFIG" | "INFO")).collect();
+            let names: Vec<&str> = text.split("\r\n").filter(|l| matches!(*l, "PING" | "HELLO" | "CONFIG" | "INFO")).collect();
             for name in &names[answered..] {
                 let reply: &[u8] = match *name {
                     "PING" => b"+PONG\r\n",

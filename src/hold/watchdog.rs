@@ -17,6 +17,7 @@ use crate::clock::{lease_end, Boot};
 use crate::hold::table::{self, HoldId, Part, Shared};
 use crate::stats::{self, Counter};
 use crate::net::pool::{self, Endpoint};
+use crate::net::fast::Fast;
 use crate::net::resp;
 use crate::topology::redlock::{Extended, Links as LinkSource};
 use crate::topology::durable;
@@ -281,11 +282,18 @@ impl LinkSource for Links {
 /// `None` when the connection failed. Calls that find the script missing from the
 /// server's cache (a restart, `SCRIPT FLUSH`) are sent again one by one, by text,
 /// which loads it: no `SCRIPT LOAD`, which an ACL may forbid.
+///
+/// A renewal the server may do by its own command (a lock held alone, `net::fast`)
+/// goes in the pipeline as that command; where it did nothing (someone queued since,
+/// or the server refused it), the script follows on its own.
 fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<Outcome>> {
     let mut pipe = Vec::new();
+    let mut fast = Vec::with_capacity(members.len());
     for &i in members {
         let due = &batch[i];
-        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| call.push(&mut pipe));
+        let mut sent = false;
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| sent = call.push_for(conn, &mut pipe));
+        fast.push(sent);
     }
     // Durable holds: one wait after the renewals, the strictest they ask, covers them
     // all (`WAIT` counts this connection's writes up to it).
@@ -296,13 +304,35 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
     let mut replies = wire::pipeline(conn, &pipe, members.len() + usize::from(durable.is_some())).ok()?;
     let acked = durable.map(|_| replies.pop().unwrap_or(Value::Nil));
     let mut outcomes = Vec::with_capacity(members.len());
-    for (&i, reply) in members.iter().zip(replies) {
+    for ((&i, reply), fast) in members.iter().zip(replies).zip(fast) {
         let due = &batch[i];
         let mut late = false;
         let reply = match reply.extract_error() {
+            Ok(reply) if fast && Fast::renewed(&reply) => Ok(Value::Int(1)),
+            // Not renewed by the server's command: the script decides, on its own.
+            _ if fast => {
+                let mut again = Ok(Value::Nil);
+                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| {
+                    if let Some(args) = call.args() {
+                        again = args.script().run(conn, args);
+                    }
+                });
+                late = true;
+                match again {
+                    Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return None,
+                    other => other,
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
                 let mut again = Err(e);
-                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| again = call.run(conn));
+                // The script itself, which loads it (a durable hold's renewal the server
+                // may do by its own command too is pipelined as its script).
+                due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| {
+                    again = match call.args() {
+                        Some(args) => args.script().run(conn, args),
+                        None => call.run(conn),
+                    }
+                });
                 // Sent after the wait: not acknowledged by it.
                 late = true;
                 match again {

@@ -2,6 +2,7 @@
 //! run on the key's one server or write to every node of a quorum. The kinds build
 //! their calls (their scripts, their keys); the topology decides where they go.
 
+use crate::net::fast::Fast;
 use crate::net::resp;
 use crate::net::script::Args;
 use crate::net::wire::{self, Connection, Watch};
@@ -15,6 +16,11 @@ pub enum Call<'a> {
     /// A script, with its named slots: by `EVALSHA`, with `EVAL` for a server that
     /// answers NOSCRIPT.
     Script(&'a dyn Args),
+    /// A lock's write that the server may do by its own command (`fast`): on one
+    /// connection, that command where it does what the script would, else the
+    /// script; written for several at once, or unawaited, the script (a first try,
+    /// its plain `SET NX`).
+    Fast(&'a Fast<'a>),
 }
 
 impl Call<'_> {
@@ -23,6 +29,7 @@ impl Call<'_> {
         match self {
             Call::Command(parts) => wire::request(conn, parts),
             Call::Script(args) => args.script().run(conn, *args),
+            Call::Fast(fast) => fast.run(conn),
         }
     }
 
@@ -36,13 +43,27 @@ impl Call<'_> {
                 conn.send_unawaited(buf, watch)
             }),
             Call::Script(args) => args.script().fire(conn, *args, watch),
+            Call::Fast(fast) => match (fast.script(), fast) {
+                (Some(args), _) => args.script().fire(conn, args, watch),
+                (None, Fast::Take { key, token, ms, .. }) => Call::Command(&Fast::plain(key, token, *ms)).fire(conn, watch),
+                (None, _) => Ok(()),
+            },
+        }
+    }
+
+    /// The script it runs, or falls back on (for a quorum, where it always runs).
+    pub fn args(&self) -> Option<&dyn Args> {
+        match self {
+            Call::Script(args) => Some(*args),
+            Call::Fast(fast) => fast.script(),
+            Call::Command(_) => None,
         }
     }
 
     /// Builds the call's script now, if it is one (it is built once per process, on
     /// first use): a thread about to hand the call to another builds it first.
     pub fn prepare(&self) {
-        if let Call::Script(args) = self {
+        if let Some(args) = self.args() {
             let _ = args.script().sha();
         }
     }
@@ -55,6 +76,24 @@ impl Call<'_> {
                 parts.iter().for_each(|part| resp::push_bulk(pipe, part));
             }
             Call::Script(args) => args.script().push_evalsha(pipe, *args),
+            Call::Fast(fast) => match (fast.script(), fast) {
+                (Some(args), _) => args.script().push_evalsha(pipe, args),
+                (None, Fast::Take { key, token, ms, .. }) => Call::Command(&Fast::plain(key, token, *ms)).push(pipe),
+                (None, _) => {}
+            },
+        }
+    }
+
+    /// Appends the call to a pipeline on `conn`: as `push`, but a renewal the server
+    /// may do by its own command goes as that command where `conn`'s server has it
+    /// (`Fast::push_for`). Returns whether it did.
+    pub fn push_for(&self, conn: &Connection, pipe: &mut Vec<u8>) -> bool {
+        match self {
+            Call::Fast(fast) => fast.push_for(conn.cad(), pipe),
+            _ => {
+                self.push(pipe);
+                false
+            }
         }
     }
 
@@ -68,6 +107,11 @@ impl Call<'_> {
                 buf
             }
             Call::Script(args) => args.script().packed_evalsha(*args),
+            Call::Fast(fast) => match (fast.script(), fast) {
+                (Some(args), _) => args.script().packed_evalsha(args),
+                (None, Fast::Take { key, token, ms, .. }) => Call::Command(&Fast::plain(key, token, *ms)).packed(),
+                (None, _) => Vec::new(),
+            },
         }
     }
 }

@@ -5,6 +5,7 @@
 use crate::clock::Boot;
 use crate::config::{Settings, TlsFiles};
 use crate::error::{LockError, Result};
+use crate::net::cad;
 use crate::net::evict;
 use crate::net::failure::{breaks_connection, describe, first_exchange_failure, is_auth_refusal, passing_state};
 use crate::net::resp;
@@ -199,8 +200,8 @@ pub(super) fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_time
 /// `connect_timeout`: TLS finishes its handshake on the first exchange, and a server
 /// that speaks another protocol shows it there, before any command that matters.
 /// On a server that keeps locks (`lock_server`; not a sentinel), the same write asks
-/// whether it can evict them (`evict`): no round trip more, but when it refuses
-/// `CONFIG` for the first time.
+/// whether it can evict them (`evict`), and whether it has its own compare-and-delete
+/// (`cad`): no round trip more, but when it refuses `CONFIG` for the first time.
 pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, max_reply: usize, lock_server: bool) -> RedisResult<Connection> {
     let started = Instant::now();
     let mut conn = Connection::connect(info, tls, connect_timeout, max_reply)?;
@@ -210,11 +211,19 @@ pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, re
     let server = lock_server.then(|| evict::Server::of(info));
     let question = server.as_ref().and_then(evict::Server::question);
     let mut commands: Vec<&[&[u8]]> = vec![&[b"PING"]];
+    // Whether it has its own compare-and-delete (`cad`): asked once per connection.
+    if lock_server {
+        commands.push(cad::PROBE);
+    }
+    let asked_at = commands.len();
     commands.extend(question.map(evict::Question::command));
     // An error reply (NOAUTH, or an ACL without PING) still proves a Redis speaking
     // RESP over a finished handshake; the caller's command will say more.
     let replies = send(&mut conn, &commands).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
-    if let (Some(server), Some(asked), Some(answer)) = (&server, question, replies.get(1)) {
+    if lock_server {
+        conn.cad = if cad::turned_off() { cad::Cad::None } else { replies.get(1).map_or(cad::Cad::None, cad::from_probe) };
+    }
+    if let (Some(server), Some(asked), Some(answer)) = (&server, question, replies.get(asked_at)) {
         if let Some(next) = server.answered(asked, answer) {
             // CONFIG refused: INFO, on this connection; the next ones ask it first.
             let replies = send(&mut conn, &[next.command()]).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;

@@ -11,7 +11,10 @@
 //!   push messages kept aside); `listen`: pub/sub on it, inline in RESP3 or in
 //!   RESP2's subscribed mode.
 //! - `call`: one command or script call as a value; `script`: EVALSHA with the
-//!   text as fallback.
+//!   text as fallback; `cad`: the server's own compare-and-delete, asked as a
+//!   connection is made, and the mark that lets a lock's release use it; `fast`:
+//!   a lock's first try, release and renewal by the server's own commands where
+//!   they do what the script would, else the script.
 //! - `failure`: what an error means, in words; `endpoint`: one server's settings,
 //!   new connections to it, its clock; `evict`: whether a server can evict lock
 //!   keys, asked as a connection is made; `idle`: least-recently-used lists;
@@ -19,9 +22,11 @@
 //!   settle).
 //! - `wake`: where a waiter listens for its grant.
 
+pub mod cad;
 pub mod call;
 pub mod endpoint;
 pub mod evict;
+pub mod fast;
 mod failure;
 pub mod idle;
 pub mod listen;

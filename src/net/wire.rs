@@ -17,6 +17,7 @@ use crate::config::TlsFiles;
 use crate::net::reader::Reader;
 use crate::net::reply::parse;
 use crate::net::resp;
+use crate::net::cad::Cad;
 use crate::net::socket::Stream;
 use redis::{ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
 use std::cell::RefCell;
@@ -43,6 +44,9 @@ pub struct Connection {
     /// Which of its wake channels waits use now: a channel that a wait left in doubt
     /// is retired, and the next wait subscribes the next one (`wake`).
     pub(super) wake_generation: u64,
+    /// What its server offers of its own compare-and-delete (`cad`), asked as it
+    /// was made (`endpoint::open`); turned off when the server refuses it.
+    pub(super) cad: Cad,
     /// This connection among every one the process made (`serial`).
     serial: u64,
 }
@@ -66,6 +70,7 @@ impl Connection {
             pushes: VecDeque::new(),
             wake_id: None,
             wake_generation: 0,
+            cad: Cad::None,
             serial: next_serial(),
         };
         let settings = info.redis_settings();
@@ -94,6 +99,11 @@ impl Connection {
             request(&mut conn, &[b"SELECT", settings.db().to_string().as_bytes()])?;
         }
         Ok(conn)
+    }
+
+    /// What its server offers of its own compare-and-delete (`cad`).
+    pub fn cad(&self) -> Cad {
+        self.cad
     }
 
     /// Which connection this is: no two connections of the process share a serial,

@@ -122,9 +122,10 @@ pub fn semaphore_array(i: &semaphore::Inspection) -> PhpResult<Array> {
 /// found taken or expired under their holder), errors (LockException family
 /// thrown), connects (connections opened, reconnects included), stale
 /// (acquisitions that came too late to use, their lease possibly over: given up,
-/// never returned) and evicting_servers (servers found at connect able to evict
-/// lock keys, each address once, also told with an E_WARNING). Threads of one
-/// process share them.
+/// never returned), evicting_servers (servers found at connect able to evict
+/// lock keys, each address once, also told with an E_WARNING), cad_releases and
+/// cad_renewals (those done by the server's own DELIFEQ or DELEX and SET IFEQ, no
+/// script: Valkey 9, Redis 8.4). Threads of one process share them.
 ///
 /// @param bool $reset zero the counters after reading them
 /// @return array<string, int|float>

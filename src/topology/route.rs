@@ -215,7 +215,12 @@ impl Route {
             if matches!(&renewed, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript)) {
                 // The server lost its scripts (a restart, `SCRIPT FLUSH`): by text, and
                 // the wait again after it.
-                let renewed = prime.run(conn)?;
+                // The script itself (a renewal the server may do by its own command
+                // too: the script is what the pipeline sends, so it is loaded).
+                let renewed = match prime.args() {
+                    Some(args) => args.script().run(conn, args)?,
+                    None => prime.run(conn)?,
+                };
                 return Ok((renewed, durable::wait_call(d, |wait| wait.run(conn))?));
             }
             Ok((renewed.extract_error()?, acked.extract_error()?))

@@ -8,15 +8,17 @@ use crate::error::Result;
 use crate::hold::table::Part;
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
 use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
-use crate::kinds::lock::part::LockPart;
+use crate::kinds::lock::part::{LockPart, Marked};
 use crate::kinds::retake;
 use crate::net::call::Call;
+use crate::net::fast::{Fast, TAKEN_MARKED};
 use crate::net::resp;
 use crate::net::wire::Watch;
 use crate::topology::route::Extended;
 use crate::wait::entry::{self, Mark};
 use crate::wait::waiting::{self, Fences, Numbers, Try};
 use redis::{ErrorKind, RedisError, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -77,6 +79,10 @@ pub(crate) struct LockKind {
     /// When (and in which process) this object's last release freed the lock for a
     /// re-take while waiters were queued; its end hands the lock to them.
     pub left_free: Option<(Instant, u32)>,
+    /// Whether the hold in progress was taken with its token marked (`net::cad`): its
+    /// release and renewal are then the server's own commands first, while the mark
+    /// lasts (nobody queued).
+    marked: AtomicBool,
 }
 
 impl LockKind {
@@ -93,6 +99,7 @@ impl LockKind {
             short: false,
             last: None,
             left_free: None,
+            marked: AtomicBool::new(false),
         }
     }
 
@@ -100,6 +107,7 @@ impl LockKind {
     pub fn begin(&mut self, mode: Mode, fence: bool, part: &LockPart) {
         self.mode = mode;
         self.fence = fence;
+        self.marked.store(false, Ordering::Relaxed);
         if mode == Mode::Read && self.read.is_none() {
             self.read = Some(Arc::new(LockPart { keys: part.keys.clone(), route: part.route.clone(), read: true }));
         }
@@ -198,12 +206,20 @@ impl Kind for LockKind {
                 // the counter, whose value is the previous holder's (`fence` is off here).
                 return self.acquire(c, part, &attempt, run, true);
             }
-            let reply = match c.terms.lease {
-                Some(_) => run(&Call::Command(&[b"SET", &k.lock, token, b"NX", b"PX", lease]))?,
-                None => run(&Call::Command(&[b"SET", &k.lock, token, b"NX"]))?,
+            let ms = c.terms.lease.map(|_| lease);
+            let reply = if c.caller_token {
+                run(&Call::Command(&Fast::plain(&k.lock, token, ms)))?
+            } else {
+                // Where the server has its own compare-and-delete, the token goes
+                // marked while nobody is queued (`net::fast`).
+                run(&Call::Fast(&Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?
             };
             match reply {
                 Value::Okay => Ok(Try::Acquired(None)),
+                Value::SimpleString(s) if s == TAKEN_MARKED => {
+                    self.marked.store(true, Ordering::Relaxed);
+                    Ok(Try::Acquired(None))
+                }
                 // The holder's lease is not known; the waiting loop asks the script.
                 Value::Nil => Ok(Try::busy_unqueued()),
                 // A broken or hostile server: an error, never `false`.
@@ -247,6 +263,12 @@ impl Kind for LockKind {
         }
         let released = if own && self.held == Held::Read {
             read_release(part, token)?
+        } else if own && self.marked.swap(false, Ordering::Relaxed) {
+            // Taken marked: the server's compare-and-delete, or the script when someone
+            // queued since (the mark is gone then) or the server has none.
+            let release = part.release(token, self.short);
+            let reply = part.route.ask(&Call::Fast(&Fast::Release { key: &part.keys.lock, token, script: &release }))?;
+            released(part, token, &reply)?
         } else {
             release_script(part, token, self.short && own)?
         };
@@ -272,6 +294,7 @@ impl Kind for LockKind {
     fn held_as(&self, part: &Arc<LockPart>) -> Arc<dyn Part> {
         match (&self.read, self.mode) {
             (Some(read), Mode::Read) => read.clone(),
+            _ if self.marked.load(Ordering::Relaxed) => Arc::new(Marked(part.clone())),
             _ => part.clone(),
         }
     }
@@ -280,7 +303,14 @@ impl Kind for LockKind {
     /// token may be a reader's (a lease-only route has none).
     fn renew(&self, _c: &Common, part: &LockPart, token: &[u8], ms: &[u8], lease: Duration, own: bool) -> Result<Extended> {
         let reading = own && self.held == Held::Read;
-        let extended = if reading { Extended::Lost } else { part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)? };
+        let extended = if reading {
+            Extended::Lost
+        } else if own && self.marked.load(Ordering::Relaxed) {
+            let renew = part.renew(token, ms, true);
+            part.route.renew(&Call::Fast(&Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }), lease)?
+        } else {
+            part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)?
+        };
         match extended {
             Extended::Lost if (reading || !own) && !part.route.lease_only() => part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease),
             other => Ok(other),
@@ -322,7 +352,13 @@ impl Kind for LockKind {
 /// may be one of them: its share is released then.
 pub(crate) fn release_script(part: &LockPart, token: &[u8], short: bool) -> Result<Released> {
     let reply = part.route.ask(&Call::Script(&part.release(token, short)))?;
-    match resp::int(&reply) {
+    released(part, token, &reply)
+}
+
+/// What the release script's `reply` says (a token that readers hold may be one of
+/// them: its share is released then).
+fn released(part: &LockPart, token: &[u8], reply: &Value) -> Result<Released> {
+    match resp::int(reply) {
         Some(1) => Ok(Released::Yes),
         Some(2) => Ok(Released::LeftFree),
         // Held by readers: the token may be one of them.

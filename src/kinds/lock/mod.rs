@@ -288,7 +288,8 @@ impl Lock {
         let Some(token) = self.h.live(token) else { return Ok(false) };
         let (route, k) = (&self.part().route, &self.part().keys);
         match route.ask(&Call::Command(&[b"GET", &k.lock]))? {
-            Value::BulkString(h) if h == token => Ok(true),
+            // The token, or the token marked (`net::cad`).
+            Value::BulkString(h) if crate::token::unmarked(&h) == &token[..] => Ok(true),
             // Read mode: is the token a live reader?
             Value::BulkString(h) if h.is_empty() => {
                 let reply = route.ask(&Call::Script(&Holds { lock: &k.lock, readers: &k.readers, token: &token }))?;

@@ -5,7 +5,9 @@ use crate::hold::table::Part;
 use crate::keys::LockKeys;
 use crate::kinds::lock::scripts::{ReadRelease, ReadRenew, Release, Renew};
 use crate::net::call::Call;
+use crate::net::fast::Fast;
 use crate::topology::route::Route;
+use std::sync::Arc;
 
 /// How long (ms, as the scripts take it) the first waiter lets short holds pass it
 /// over before release must hand over (see the module comment of `lock`).
@@ -42,6 +44,35 @@ impl LockPart {
     pub fn read_renew<'a>(&'a self, token: &'a [u8], lease: &'a [u8]) -> ReadRenew<'a> {
         let k = &self.keys;
         ReadRenew { lock: &k.lock, readers: &k.readers, owner: Some(&k.owner), token, lease }
+    }
+}
+
+/// A writer's hold taken with its token marked (`net::cad`): the watchdog renews it,
+/// and request end releases it, with the server's own commands first (`net::fast`),
+/// which fall back on the scripts once the mark is gone.
+#[derive(Debug)]
+pub(crate) struct Marked(pub Arc<LockPart>);
+
+impl Part for Marked {
+    fn route(&self) -> &Route {
+        &self.0.route
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.0.keys.lock
+    }
+
+    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+        let renew = self.0.renew(token, lease_ms, true);
+        with(&Call::Fast(&Fast::Renew { key: &self.0.keys.lock, token, ms: lease_ms, script: &renew }));
+    }
+
+    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+        if token.is_empty() {
+            return;
+        }
+        let release = self.0.release(token, false);
+        with(&Call::Fast(&Fast::Release { key: &self.0.keys.lock, token, script: &release }));
     }
 }
 

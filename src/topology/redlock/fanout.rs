@@ -125,9 +125,9 @@ fn drain(conn: &mut Connection, owed: &mut VecDeque<Expect>, mut read: bool, cal
 /// The replies awaited become owed: a script's with its text at hand for a NOSCRIPT.
 fn owe(owed: &mut VecDeque<Expect>, call: &Call<'_>) {
     for e in owed.iter_mut().filter(|e| matches!(e, Expect::Ours)) {
-        *e = match call {
-            Call::Script(a) => Expect::Script(a.script().packed_eval(*a)),
-            Call::Command(_) => Expect::Drop,
+        *e = match call.args() {
+            Some(a) => Expect::Script(a.script().packed_eval(a)),
+            None => Expect::Drop,
         };
     }
 }
@@ -153,10 +153,7 @@ impl Quorum {
         let mut skipped = vec![false; n];
         let mut probing = vec![false; n];
         let mut flushed = vec![false; n];
-        let sha = match call {
-            Call::Script(a) => Some(a.script().sha()),
-            Call::Command(_) => None,
-        };
+        let sha = call.args().map(|a| a.script().sha());
 
         for (ep, node) in self.nodes.iter().zip(nodes.iter_mut()) {
             let rt = ep.read_timeout();
@@ -233,8 +230,8 @@ impl Quorum {
                     continue;
                 }
             };
-            let bytes: &[u8] = match (call, sha) {
-                (Call::Script(a), Some(sha)) if !loaded(ep, sha) => by_text.get_or_insert_with(|| a.script().packed_eval(*a)),
+            let bytes: &[u8] = match (call.args(), sha) {
+                (Some(a), Some(sha)) if !loaded(ep, sha) => by_text.get_or_insert_with(|| a.script().packed_eval(a)),
                 _ => &packed,
             };
             match conn.send_packed_command(bytes) {
