@@ -15,7 +15,10 @@
 #   - cargo-php, for the stubs;
 #   - phpunit and the framework packages the bridges are tested against and
 #     `make bench` compares with (php-symfony-lock, php-symfony-semaphore,
-#     php-laravel-framework: whichever versions the release ships);
+#     php-laravel-framework: whichever versions the release ships), with the PHP
+#     modules they need as this PHP's packages (php8.5-xml, php8.5-mbstring, …, read
+#     from their Depends), whoever installed the PHP; a module no package of this
+#     PHP gives is named in one line, and deps stops;
 #   - what the test applications under bridges/tests/apps/ need, as each lists it in
 #     its `packages` file (one package a line; @PHP@ stands for php<ver>; a line
 #     ending in ? is installed only where the release ships it).
