@@ -122,7 +122,8 @@ tool_modules() {   # "TOOL MODULE PACKAGE" lines; PACKAGE is - where this PHP ha
     local t x p rel
     rel=$(release_php)
     for t in "$@"; do
-        apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "$t" 2>/dev/null \
+        # A tool this release does not ship (php-symfony-scheduler on Debian 12) has none.
+        { apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "$t" 2>/dev/null || true; } \
             | sed -nE 's/^ *\|?(Pre)?Depends: <?php-([a-z0-9]+)>?$/\2/p' | sort -u | while read -r x; do
                 case $x in cli|cgi|fpm|common|dev|phpdbg|embed) continue ;; esac
                 if p=$(module_provider "php$ver-$x"); then echo "$t $x $p"
