@@ -85,6 +85,7 @@ final class LaravelFunnelTest extends TestCase
                 RedisLock\Bridge\Tests\Support::laravel();
                 Illuminate\Support\Facades\Cache::funnel($argv[1])->limit(1)->then(function () {
                     echo "held\n";
+                    fgets(STDIN);                 // the waiter starts now
                     usleep(300000);
                     echo microtime(true), "\n";   // the slot is given back right after
                 });

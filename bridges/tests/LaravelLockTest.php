@@ -57,6 +57,7 @@ final class LaravelLockTest extends TestCase
                 $lock = Illuminate\Support\Facades\Cache::lock($argv[1], 30);
                 $lock->get() or exit(1);
                 echo "held\n";
+                fgets(STDIN);                     // the waiter starts now
                 usleep(300000);
                 $t = microtime(true);
                 $lock->release();

@@ -67,10 +67,13 @@ final class Support
     }
 
     /**
-     * One round of a wake-up test: $code holds the lock, prints "held", later releases it
-     * and prints the release's microtime(); $wait runs once "held" arrives and returns
-     * when the waiter has the lock. Returns [lag, phase]: how long after the release
-     * $wait() returned, and how long after $wait() was called the release came.
+     * One round of a wake-up test: $code holds the lock, prints "held", reads a line (sent
+     * as $wait starts), sleeps, releases the lock and prints the release's microtime();
+     * $wait returns when the waiter has the lock. Returns [lag, phase]: how long after
+     * the release $wait() returned, and how long after $wait() was called the release
+     * came. The holder counts its sleep from the waiter's start, so that a busy machine
+     * only lengthens the phase (a sleep of 300 ms: 300 ms or more), never moves it
+     * across a poller's 250 ms.
      *
      * @return array{float, float} seconds
      */
@@ -82,6 +85,7 @@ final class Support
             throw new \RuntimeException('the holder did not start: ' . $ready . stream_get_contents($pipes[2]));
         }
         $started = microtime(true);
+        fwrite($pipes[0], "go\n");
         $wait();
         $woke = microtime(true);
         $released = (float) fgets($pipes[1]);
@@ -132,20 +136,6 @@ final class Support
         \PHPUnit\Framework\Assert::assertLessThan($polled / 2, $lag, ($what === '' ? '' : "$what: ") . $msg);
     }
 
-    /**
-     * The median of a wake-up test's lags, and a message listing them all.
-     *
-     * @param list<float> $lags seconds
-     * @return array{float, string}
-     */
-    public static function medianLag(array $lags): array
-    {
-        $median = self::median($lags);
-        sort($lags);
-        $ms = implode(', ', array_map(static fn(float $s) => round($s * 1000, 1) . ' ms', $lags));
-        return [$median, 'median of ' . round($median * 1000, 1) . " ms after the release ($ms)"];
-    }
-
     /** @param list<float> $values */
     public static function median(array $values): float
     {
@@ -155,8 +145,9 @@ final class Support
     }
 
     /**
-     * The module's own re-check of a waited-for key, in seconds: a waiter whose wake-up
-     * was lost takes the lock at the latest this long after it started waiting.
+     * The module's own re-check of a waited-for key, in seconds (RECHECK_EVERY in
+     * src/wait/waiting.rs): a waiter whose wake-up was lost takes the lock at the latest
+     * this long after it started waiting.
      */
     public const RECHECK = 1.0;
 

@@ -101,6 +101,7 @@ final class SymfonyLockStoreTest extends TestCase
                 $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
                 $lock->acquire() or exit(1);
                 echo "held\n";
+                fgets(STDIN);                     // the waiter starts now
                 usleep(300000);
                 $t = microtime(true);
                 $lock->release();
@@ -298,6 +299,7 @@ final class SymfonyLockStoreTest extends TestCase
                 $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
                 $lock->acquireRead() or exit(1);
                 echo "held\n";
+                fgets(STDIN);                     // the waiter starts now
                 usleep(300000);
                 $t = microtime(true);
                 $lock->release();
