@@ -238,10 +238,11 @@ test-nemesis: $(NEMESIS_BUILD)
 nemesis-plant: deps
 	PHP=$(PHP) tools/nemesis/plant.sh
 
-## The phpt suite STRESS_RUNS times in a row (default 10) while a busy loop per core
-## keeps the CPU full (tools/test/test-under-load.sh; stopped on any exit): it must pass
-## every time, so no test leans on timing a busy machine cannot keep.
+## The phpt suite and the bridges' phpunit tests STRESS_RUNS times in a row (default 10)
+## while a busy loop per core keeps the CPU full (tools/test/test-under-load.sh -b;
+## stopped on any exit): they must pass every time, so no test leans on timing a busy
+## machine cannot keep.
 .PHONY: test-stress
 STRESS_RUNS ?= 10
 test-stress: build
-	EXT=$(EXT) PHP=$(PHP) tools/test/test-under-load.sh -n $(STRESS_RUNS)
+	EXT=$(EXT) PHP=$(PHP) tools/test/test-under-load.sh -b -n $(STRESS_RUNS)

@@ -94,13 +94,14 @@ final class SymfonyLockStoreTest extends TestCase
     {
         $name = Support::name('blocking');
         $factory = new LockFactory($this->store());
-        $lags = [];
+        $rounds = [];
         for ($i = 0; $i < 5; $i++) {
             $lock = $factory->createLock($name, 30);
-            $lags[] = Support::wakeLag(<<<'PHP'
+            $rounds[] = Support::wakeLag(<<<'PHP'
                 $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
                 $lock->acquire() or exit(1);
                 echo "held\n";
+                fgets(STDIN);                     // the waiter starts now
                 usleep(300000);
                 $t = microtime(true);
                 $lock->release();
@@ -108,14 +109,14 @@ final class SymfonyLockStoreTest extends TestCase
                 PHP, [Support::dsn(), $name], fn() => $this->assertTrue($lock->acquire(true)));
             $lock->release();
         }
-        // A hand-over is a wake-up. What it is told apart from: the module's own
-        // re-check (1 s) were the wake lost, and Symfony's retry loop (every 100 ms),
-        // which Lock::acquire(true) runs itself for a store that is not blocking.
-        // The bound leaves room for a busy machine (CI's lanes share 2 cores: a few
-        // scheduling delays of 10-25 ms between release and return).
+        // A hand-over is a wake-up. What it is told apart from: Symfony's retry loop
+        // (every 100 ms), which Lock::acquire(true) runs itself for a store that is not
+        // blocking, and the module's own re-check (1 s) were the wake lost. The release
+        // comes 300 ms into the wait: a lost wake shows the 700 ms to the re-check,
+        // measured per round (a busy machine moves it), and a woken waiter under half
+        // of it in most rounds, whatever the load adds to both.
         $this->assertInstanceOf(BlockingStoreInterface::class, $this->store(), 'acquire(true) waits in the store, not in Symfony\'s retry loop');
-        [$median, $what] = Support::medianLag($lags);
-        $this->assertLessThan(0.1, $median, $what);
+        Support::assertWoken($rounds, Support::RECHECK, 'woken by the release, not by the re-check');
     }
 
     public function testExpiryAndPutOff(): void
@@ -124,21 +125,30 @@ final class SymfonyLockStoreTest extends TestCase
         $redis = Support::redis();
         $factory = new LockFactory($store);
         $name = Support::name('expiry');
+        // Each lease checked against the time its calls took, measured here: a busy
+        // machine may take long between the call and the PTTL, a wrong lease
+        // (seconds taken for milliseconds, or the default) is still far off.
         $lock = $factory->createLock($name, 0.3);
+        $t = microtime(true);
         $this->assertTrue($lock->acquire());
         $pttl = $redis->pttl($name);
-        $this->assertGreaterThan(200, $pttl);
+        $this->assertGreaterThanOrEqual(300 - (microtime(true) - $t) * 1000 - 1, $pttl);
         $this->assertLessThanOrEqual(300, $pttl);
+        $t = microtime(true);
         $lock->refresh(1.234);                      // to the millisecond
         $pttl = $redis->pttl($name);
-        $this->assertGreaterThan(1134, $pttl);
+        $this->assertGreaterThanOrEqual(1234 - (microtime(true) - $t) * 1000 - 1, $pttl);
         $this->assertLessThanOrEqual(1234, $pttl);
         $this->assertLessThanOrEqual(1.234, $lock->getRemainingLifetime());
 
         $key = new Key(Support::name('expiry'));
         $store->save($key);
+        $t = microtime(true);
         $store->putOffExpiration($key, 0.2);
-        $this->assertTrue($store->exists($key));
+        $exists = $store->exists($key);
+        if (microtime(true) - $t < 0.2) {           // else the machine was too busy to tell
+            $this->assertTrue($exists);
+        }
         usleep(300000);
         $this->assertFalse($store->exists($key));
         try {
@@ -281,14 +291,15 @@ final class SymfonyLockStoreTest extends TestCase
 
         // A blocking upgrade waits for the other reader and is woken by its release.
         $factory = new LockFactory($store);
-        $lags = [];
+        $rounds = [];
         for ($i = 0; $i < 5; $i++) {
             $mine = $factory->createLock($resource, 30);
             $this->assertTrue($mine->acquireRead());
-            $lags[] = Support::wakeLag(<<<'PHP'
+            $rounds[] = Support::wakeLag(<<<'PHP'
                 $lock = (new Symfony\Component\Lock\LockFactory(new RedisLock\Bridge\Symfony\LockStore($argv[1])))->createLock($argv[2], 30);
                 $lock->acquireRead() or exit(1);
                 echo "held\n";
+                fgets(STDIN);                     // the waiter starts now
                 usleep(300000);
                 $t = microtime(true);
                 $lock->release();
@@ -298,8 +309,7 @@ final class SymfonyLockStoreTest extends TestCase
             $mine->release();
         }
         $this->assertInstanceOf(BlockingSharedLockStoreInterface::class, $store, 'the upgrade waits in the store');
-        [$median, $what] = Support::medianLag($lags);
-        $this->assertLessThan(0.1, $median, $what . ' (see testBlockingWaitWakesOnRelease)');
+        Support::assertWoken($rounds, Support::RECHECK, 'woken by the release (see testBlockingWaitWakesOnRelease)');
     }
 
     public function testFencingOnRequest(): void

@@ -69,7 +69,10 @@ final class SymfonySemaphoreStoreTest extends TestCase
         $procs = [];
         for ($i = 0; $i < 6; $i++) {
             $procs[] = Support::start(<<<'PHP'
-                $factory = new Symfony\Component\Semaphore\SemaphoreFactory(new RedisLock\Bridge\Symfony\SemaphoreStore($argv[1]));
+                // A read timeout of 5 s, not 0.5: this is about the limit, and 6 processes
+                // under a CPU hog can leave Redis unscheduled for longer than 0.5 s.
+                $store = new RedisLock\Bridge\Symfony\SemaphoreStore(['dsn' => $argv[1], 'read_timeout' => 5]);
+                $factory = new Symfony\Component\Semaphore\SemaphoreFactory($store);
                 $redis = RedisLock\Bridge\Tests\Support::redis();
                 $sem = $factory->createSemaphore($argv[2], 2, 1, 10);
                 for ($done = 0; $done < 15;) {
@@ -85,8 +88,8 @@ final class SymfonySemaphoreStoreTest extends TestCase
         }
         foreach ($procs as [$proc, $pipes]) {
             fclose($pipes[0]);
-            stream_get_contents($pipes[2]);
-            $this->assertSame(0, proc_close($proc));
+            $err = stream_get_contents($pipes[2]);
+            $this->assertSame(0, proc_close($proc), $err);
         }
         $max = (int) Support::redis()->get("$gauge:max");
         $this->assertSame(2, $max, 'at most two holders at once, and both permits used');

@@ -18,6 +18,9 @@ final class TopologiesTest extends TestCase
 
     private function exercise(array $options, string $what): void
     {
+        // Timeouts of 5 s, not 0.5: this is about the options reaching the topologies,
+        // and nodes just started under a CPU hog can take longer than 0.5 s to answer.
+        $options += ['connect_timeout' => 5, 'read_timeout' => 5];
         $factory = new LockFactory(new LockStore($options));
         $name = Support::name($what);
         $a = $factory->createLock($name, 10);

@@ -15,7 +15,10 @@
 #   - cargo-php, for the stubs;
 #   - phpunit and the framework packages the bridges are tested against and
 #     `make bench` compares with (php-symfony-lock, php-symfony-semaphore,
-#     php-laravel-framework: whichever versions the release ships);
+#     php-laravel-framework: whichever versions the release ships), with the PHP
+#     modules they need as this PHP's packages (php8.5-xml, php8.5-mbstring, …, read
+#     from their Depends), whoever installed the PHP; a module no package of this
+#     PHP gives is named in one line, and deps stops;
 #   - what the test applications under bridges/tests/apps/ need, as each lists it in
 #     its `packages` file (one package a line; @PHP@ stands for php<ver>; a line
 #     ending in ? is installed only where the release ships it).
@@ -99,6 +102,50 @@ if [ "${1:-}" = "--install-tests" ]; then
     packages+=(libfcgi-bin composer)
 fi
 
+# The PHP modules that phpunit and the frameworks need (php-xml, php-mbstring, …), as
+# this PHP's own packages (php8.5-xml, …). apt counts another PHP's module as enough:
+# PHP 8.5 installed by hand on sid brings php-pear (php8.5-dev's recommends), with
+# php-xml for 8.4, and phpunit then starts without dom on 8.5. The modules are read
+# from the archive (each tool's Depends, recursively: php-X where a php<ver>-X exists
+# for this PHP or the release's) and kept in target/ until the apt lists change.
+# A module this PHP has no package for is looked for in `php -m` once the PHP is
+# installed (json is built in), else named at the end (below).
+module_provider() {   # the package of this PHP that is $1 or provides it
+    known "$1" && { echo "$1"; return 0; }
+    local ps
+    ps=$(apt-cache showpkg "$1" 2>/dev/null | sed -n '/^Reverse Provides:/,$p' | awk 'NR > 1 {print $1}' | grep "^php$ver-" | sort -u)
+    [ -n "$ps" ] || return 1
+    # Built into the SAPIs (json): the CLI has it.
+    if grep -qx "php$ver-cli" <<<"$ps"; then echo "php$ver-cli"; else head -n 1 <<<"$ps"; fi
+}
+tool_modules() {   # "TOOL MODULE PACKAGE" lines; PACKAGE is - where this PHP has none
+    local t x p rel
+    rel=$(release_php)
+    for t in "$@"; do
+        # A tool this release does not ship (php-symfony-scheduler on Debian 12) has none.
+        { apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "$t" 2>/dev/null || true; } \
+            | sed -nE 's/^ *\|?(Pre)?Depends: <?php-([a-z0-9]+)>?$/\2/p' | sort -u | while read -r x; do
+                case $x in cli|cgi|fpm|common|dev|phpdbg|embed) continue ;; esac
+                if p=$(module_provider "php$ver-$x"); then echo "$t $x $p"
+                elif [ -n "$rel" ] && [ "$rel" != "$ver" ] && module_provider "php$rel-$x" >/dev/null; then echo "$t $x -"
+                fi
+            done
+    done
+}
+tools=("${others[@]}" ${optional[@]+"${optional[@]}"})
+modstamp=$(dirname "$0")/../../target/.deps-php$ver-modules
+if [ -f "$modstamp" ] && [ "$(head -n 1 "$modstamp")" = "${tools[*]}" ] \
+    && [ -z "$(find /var/lib/apt/lists -maxdepth 1 -newer "$modstamp" -print -quit 2>/dev/null)" ]; then
+    tool_mods=$(tail -n +2 "$modstamp")
+else
+    apt_update
+    tool_mods=$(tool_modules "${tools[@]}")
+    { mkdir -p "$(dirname "$modstamp")" && printf '%s\n%s\n' "${tools[*]}" "$tool_mods" >"$modstamp"; } 2>/dev/null || true
+fi
+while read -r t x p; do
+    [ -n "$p" ] && [ "$p" != - ] && modules+=("$p")
+done <<<"$tool_mods"
+
 missing=()
 skipped=()
 for p in "${packages[@]}"; do installed "$p" || missing+=("$p"); done
@@ -109,6 +156,7 @@ if ! installed valkey-server; then
     lists_read
     known valkey-server && missing+=(valkey-server valkey-tools valkey-sentinel)
 fi
+mapfile -t modules < <(printf '%s\n' "${modules[@]}" | awk '!seen[$0]++')
 for p in "${modules[@]}"; do
     installed "$p" && continue
     lists_read
@@ -206,6 +254,19 @@ if ((${#missing[@]})); then
         || archive_failed "install ${missing[*]}"
 fi
 # A package install may start a system redis-server or valkey-server; the tests never use it.
+# A module a tool needs that no package of this PHP gives: built in (json), or named
+# here in one line, rather than by the tool when it starts (phpunit is checked even
+# when it could not be installed: make test needs it).
+if [ -n "$tool_mods" ]; then
+    have=$({ command -v "php$ver" >/dev/null && "php$ver" -m || php -m; } 2>/dev/null | tr '[:upper:]' '[:lower:]')
+    while read -r t x p; do
+        [ "$p" = - ] || continue
+        installed "$t" || [ "$t" = phpunit ] || continue
+        grep -qx "$x" <<<"$have" && continue
+        echo "deps: $t needs PHP $ver's $x module, and this archive has no php$ver-$x (nor a package of PHP $ver that provides it): install it for PHP $ver" >&2
+        exit 1
+    done <<<"$tool_mods"
+fi
 
 command -v cargo >/dev/null || { echo "deps: cargo (Rust ≥ 1.88) is required (install it with rustup)" >&2; exit 1; }
 if ! cargo php --version >/dev/null 2>&1; then

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Usage: tools/test/test-under-load.sh [-n RUNS] [-i] [-r] [PHPT...]
+# Usage: tools/test/test-under-load.sh [-n RUNS] [-i] [-r] [-b|-B] [PHPT...]
 # The phpt suite (or the PHPT files or directories given) RUNS times in a row
-# (default 10) while a CPU hog keeps every core busy: one busy loop per core
+# (default 10), with -b the bridges' phpunit tests after it in each run (-B: the
+# bridges' only), while a CPU hog keeps every core busy: one busy loop per core
 # (nproc), at the tests' own priority, so that a test that leans on timing it
 # cannot guarantee fails here rather than now and then in CI. Every run goes on
 # to the end and its failed tests (those that passed only on run-tests.php's
 # retry too) are listed after it; the exit status is 1 when any run failed.
 # -i runs the same loop idle, without the hog (to compare). -r turns the retry off
 # (a copy of run-tests.php whose error_may_be_retried() says no), so that a failed
-# first try shows its diff instead of being tried again.
+# first try shows its diff instead of being tried again. The bridges' tests run
+# as make test-bridges runs them (phpunit, Debian's php.ini and conf.d read).
 #
 # The hog is plain sh, no new dependency. It is stopped on any exit of this script
 # (trap), and each loop also ends by itself once this script is gone, so a
@@ -21,12 +23,16 @@ cd "$(dirname "$0")/../.."
 runs=10
 hog=1
 retry=1
-while getopts n:ir opt; do
+phpt=1
+bridges=0
+while getopts n:irbB opt; do
     case $opt in
         n) runs=$OPTARG ;;
         i) hog=0 ;;
         r) retry=0 ;;
-        *) sed -n '2,12s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+        b) bridges=1 ;;
+        B) bridges=1; phpt=0 ;;
+        *) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -35,6 +41,8 @@ shift $((OPTIND - 1))
 php=${PHP:-php}
 ext=${EXT:-$PWD/target/release/libredis_lock.so}
 [ -f "$ext" ] || { echo "test-under-load: no $ext (make build)" >&2; exit 2; }
+phpunit=$(command -v phpunit || true)
+[ "$bridges" = 0 ] || [ -n "$phpunit" ] || { echo "test-under-load: no phpunit (tools/env/deps.sh installs it)" >&2; exit 2; }
 run_tests=$("${PHP_CONFIG:-php-config}" --extension-dir)/build/run-tests.php
 logs=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-load.XXXXXX")
 if [ "$retry" = 0 ]; then
@@ -72,20 +80,37 @@ start=$(date +%s)
 for run in $(seq "$runs"); do
     t0=$(date +%s)
     rc=0
-    REDIS_LOCK_EXT=$ext TEST_PHP_EXECUTABLE=$(command -v "$php") NO_INTERACTION=1 \
-        tools/test/with-redis.sh "$php" -n "$run_tests" -q --show-diff --set-timeout 300 \
-        -W "$logs/results.$run" -n -d extension=posix -d extension="$ext" "$@" \
-        > "$logs/run.$run" 2>&1 || rc=$?
-    # run-tests.php tries a failed test again once when it uses usleep() or
-    # microtime(), as nearly all of these do, and then calls it WARNED ("passed on
-    # retry"): here that is a flake too, and fails the run.
-    bad=$(grep -v '^PASSED\|^SKIPPED' "$logs/results.$run" 2>/dev/null || true)
-    # "Tests failed    :    1 (  1.4%) ..." -> "failed 1"
-    summary=$(sed -nE 's/^Tests (passed|warned|failed|skipped) *: *([0-9]+).*/\1 \2/p' "$logs/run.$run" | paste -sd, - || true)
+    bad=
+    summary=
+    if [ "$phpt" = 1 ]; then
+        REDIS_LOCK_EXT=$ext TEST_PHP_EXECUTABLE=$(command -v "$php") NO_INTERACTION=1 \
+            tools/test/with-redis.sh "$php" -n "$run_tests" -q --show-diff --set-timeout 300 \
+            -W "$logs/results.$run" -n -d extension=posix -d extension="$ext" "$@" \
+            > "$logs/run.$run" 2>&1 || rc=$?
+        # run-tests.php tries a failed test again once when it uses usleep() or
+        # microtime(), as nearly all of these do, and then calls it WARNED ("passed on
+        # retry"): here that is a flake too, and fails the run.
+        bad=$(grep -v '^PASSED\|^SKIPPED' "$logs/results.$run" 2>/dev/null || true)
+        # "Tests failed    :    1 (  1.4%) ..." -> "failed 1"
+        summary=$(sed -nE 's/^Tests (passed|warned|failed|skipped) *: *([0-9]+).*/\1 \2/p' "$logs/run.$run" | paste -sd, - || true)
+    fi
+    if [ "$bridges" = 1 ]; then
+        brc=0
+        REDIS_LOCK_EXT=$ext tools/test/with-redis.sh "$php" -d extension="$ext" "$phpunit" -c bridges/phpunit.xml \
+            > "$logs/bridges.$run" 2>&1 || brc=$?
+        # "Tests: 60, Assertions: 400, Skipped: 3." or "OK (60 tests, 400 assertions)"
+        summary="${summary:+$summary; }bridges: $(grep -E '^(OK|Tests:|FAILURES|ERRORS)' "$logs/bridges.$run" | tail -n 1)"
+        if [ "$brc" != 0 ]; then
+            rc=$brc
+            # phpunit's numbered failures: "1) RedisLock\Bridge\Tests\...::testX" and the message after it.
+            nl=$'\n'
+            bad="${bad:+$bad$nl}$(grep -A 3 -E '^[0-9]+\) ' "$logs/bridges.$run" | head -n 40)"
+        fi
+    fi
     if [ "$rc" != 0 ] || [ -n "$bad" ]; then
         failed_runs=$((failed_runs + 1))
         echo "run $run/$runs: FAILED in $(( $(date +%s) - t0 )) s: $summary" >&2
-        if [ -n "$bad" ]; then echo "$bad" | sed 's/^/    /' >&2; else tail -5 "$logs/run.$run" >&2; fi
+        if [ -n "$bad" ]; then echo "$bad" | sed 's/^/    /' >&2; else tail -q -n 5 "$logs/run.$run" "$logs/bridges.$run" 2>/dev/null >&2 || true; fi
     else
         echo "run $run/$runs: ok in $(( $(date +%s) - t0 )) s: $summary" >&2
     fi
