@@ -12,7 +12,7 @@ $holder->addLock();
 $file = sys_get_temp_dir() . '/rl-091-' . getmypid();
 $server_ms = fn() => intdiv(rl_server_us($dsn), 1000);
 /**
- * One wait of 2 s behind the holder; a child reads the entry as queued. Returns by
+ * One wait of 2 s behind the holder; a child reads the entry once it is queued. Returns by
  * how much (ms) the entry's time on the server ends after the waiter's deadline there
  * (negative: before it).
  */
@@ -21,8 +21,14 @@ $wait = function () use ($o, $key, $dsn, $file, $server_ms): int {
     $w->isLocked();  // connected, so that the wait's clock starts with its first try
     $pid = pcntl_fork();
     if ($pid === 0) {
-        usleep(1500000);
-        file_put_contents($file, (string) rl_cmd($dsn, 'LINDEX', "{{$key}}:queue", '0'));
+        // As soon as the entry is there (polled: a busy machine may start this child
+        // late, but the entry stays until the wait's end).
+        $entry = null;
+        for ($i = 0; $i < 1000 && !$entry; $i++) {
+            $entry = rl_cmd($dsn, 'LINDEX', "{{$key}}:queue", '0');
+            if (!$entry) { usleep(2000); }
+        }
+        file_put_contents($file, (string) $entry);
         exit(0);
     }
     $start = $server_ms();
