@@ -34,6 +34,9 @@ $logged = function () use ($log): array {
 $ports = [];
 /** Takes and releases a lock on $o, then says what was warned (ports named), and the counters. */
 $run = function (string $what, array $o) use ($logged, &$ports) {
+    // Timeouts a busy machine cannot reach (the default 0.5 s connect was, in CI);
+    // a read_timeout of 6 makes a connection of its own, as other settings would.
+    $o += ['connect_timeout' => 5, 'read_timeout' => 5];
     $l = new Lock(rl_key('evict'), 0, 10, $o);
     $ok = is_string($l->addLock()) && $l->releaseLock();
     $warnings = $logged();
@@ -52,7 +55,7 @@ $ports = ['LRU' => $lru['port'], 'TTL' => $ttl['port'], 'NOEV' => $noev['port'],
 $run('allkeys-lru', ['dsn' => $lru['dsn']]);
 // Other settings, the same address: a connection of its own, which tells nothing more.
 $connects = redis_lock_stats()['connects'];
-$run('allkeys-lru again, another connection', ['dsn' => $lru['dsn'], 'read_timeout' => 1.5]);
+$run('allkeys-lru again, another connection', ['dsn' => $lru['dsn'], 'read_timeout' => 6]);
 echo 'a new connection was made: ', redis_lock_stats()['connects'] > $connects ? 'yes' : 'no', "\n";
 $run('volatile-ttl', ['dsn' => $ttl['dsn']]);
 $run('noeviction', ['dsn' => $noev['dsn']]);
@@ -60,12 +63,12 @@ $run('maxmemory 0', ['dsn' => $unlimited['dsn']]);
 
 // A policy changed at run time: the next connection finds it.
 rl_cmd($noev['dsn'], 'CONFIG', 'SET', 'maxmemory-policy', 'volatile-lfu');
-$run('noeviction turned volatile-lfu, a new connection', ['dsn' => $noev['dsn'], 'read_timeout' => 1.5]);
+$run('noeviction turned volatile-lfu, a new connection', ['dsn' => $noev['dsn'], 'read_timeout' => 6]);
 
 // Per process: a forked child tells and counts for itself.
 $pid = pcntl_fork();
 if ($pid === 0) {
-    $run('in a forked child, allkeys-lru', ['dsn' => $lru['dsn'], 'read_timeout' => 1.5]);
+    $run('in a forked child, allkeys-lru', ['dsn' => $lru['dsn'], 'read_timeout' => 6]);
     exit(0);
 }
 pcntl_waitpid($pid, $status);
@@ -104,13 +107,13 @@ foreach ([$aclSafe, $aclLru] as $srv) {
     $dsn = rl_acl_user($srv['dsn'], 'app', ['user', 'eviction', 'mutex']);
     rl_cmd($srv['dsn'], 'CONFIG', 'RESETSTAT');
     $run($srv === $aclSafe ? 'ACL user, noeviction' : 'ACL user, allkeys-lfu', ['dsn' => $dsn, 'prefix' => 'app:']);
-    $run('  the same user, another connection', ['dsn' => $dsn, 'prefix' => 'app:', 'read_timeout' => 1.5]);
+    $run('  the same user, another connection', ['dsn' => $dsn, 'prefix' => 'app:', 'read_timeout' => 6]);
     echo '  ', $refusals($srv, 'app'), "\n";
 }
 // Refused both: nothing is said, the lock works, and later connections ask nothing.
 $dsn = rl_acl_user($aclNone['dsn'], 'app', ['user', 'mutex']);
 $run('ACL user without INFO, volatile-random', ['dsn' => $dsn, 'prefix' => 'app:']);
-$run('  the same user, another connection', ['dsn' => $dsn, 'prefix' => 'app:', 'read_timeout' => 1.5]);
+$run('  the same user, another connection', ['dsn' => $dsn, 'prefix' => 'app:', 'read_timeout' => 6]);
 echo '  ', $refusals($aclNone, 'app'), "\n";
 echo 'the refusals rl_acl_refused() leaves out: ', implode(' ', array_diff(rl_acl_refused([$aclNone['dsn']], 'app', true), RL_ACL_CAD)), "\n";
 ?>
