@@ -74,7 +74,7 @@ function hold(int $w, int $n, string $key, float $t1, float $end, array $o = [])
 function history(string $name, array $holds, array $head = []): string {
     global $dir;
     $events = array_merge(...$holds);
-    $workers = max(array_merge([1], array_map(fn($e) => $e['w'] + 1, $events)));
+    $workers = max(array_merge([1], array_map(fn($e) => ($e['w'] ?? 0) + 1, $events)));
     $head = head($head + ['workers' => $workers, 'mix' => $name]);
     for ($w = 0; $w < $workers; $w++) {
         $events[] = ['w' => $w, 'pid' => 1000 + $w, 'op' => 'worker-start', 't0' => 0.0, 'workload' => 'mutex', 'auto_renew' => false];
