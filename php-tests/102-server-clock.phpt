@@ -70,7 +70,10 @@ try {
         if ($tw !== false) { $waiter->releaseLock($tw); }
         exit(0);
     }
-    usleep(300000);  // the waiter queued
+    // The jump comes once the waiter is queued (a busy machine can take longer than
+    // a fixed sleep to get it there).
+    $until = microtime(true) + 3;
+    while ($holder->inspect()['waiters'] < 1 && microtime(true) < $until) { usleep(10000); }
     $jump(13);
     $holder->releaseLock($th);
     pcntl_waitpid($pid, $status);
