@@ -239,10 +239,11 @@ nemesis-plant: deps
 	PHP=$(PHP) tools/nemesis/plant.sh
 
 ## The phpt suite and the bridges' phpunit tests STRESS_RUNS times in a row (default 10)
-## while a busy loop per core keeps the CPU full (tools/test/test-under-load.sh -b;
+## while a busy loop per core keeps the CPU full (tools/test/test-under-load.sh -b -r,
+## run-tests.php's retry off so that a failed first try shows its diff;
 ## stopped on any exit): they must pass every time, so no test leans on timing a busy
 ## machine cannot keep.
 .PHONY: test-stress
 STRESS_RUNS ?= 10
 test-stress: build
-	EXT=$(EXT) PHP=$(PHP) tools/test/test-under-load.sh -b -n $(STRESS_RUNS)
+	EXT=$(EXT) PHP=$(PHP) tools/test/test-under-load.sh -b -r -n $(STRESS_RUNS)
