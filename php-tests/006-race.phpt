@@ -10,7 +10,7 @@ for ($round = 0; $round < 5; $round++) {
     $key = rl_key('race');
     $start = microtime(true) + 0.3;
     $codes = rl_fork(10, function ($i) use ($dsn, $key, $start) {
-        $l = new Lock($key, 0, 10, ['dsn' => $dsn]);
+        $l = new Lock($key, 0, 10, ['dsn' => $dsn] + RL_PATIENT);
         $l->isLocked();                      // connect before the start line
         time_sleep_until($start);
         $won = $l->addLock() !== false;

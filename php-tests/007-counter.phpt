@@ -11,7 +11,7 @@ $counter = "$key:value";
 rl_cmd($dsn, 'SET', $counter, '0');
 $rounds = 50;
 $codes = rl_fork(16, function ($i) use ($dsn, $key, $counter, $rounds) {
-    $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+    $l = new Lock($key, 10, 5, ['dsn' => $dsn] + RL_PATIENT);
     $u = parse_url($dsn);
     $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}");
     for ($r = 0; $r < $rounds; $r++) {

@@ -9,7 +9,7 @@ foreach ([false, true] as $fair) {
     $counter = "$key:counter";
     rl_cmd($dsn, 'SET', $counter, '0');
     $codes = rl_fork(12, function () use ($dsn, $key, $counter, $fair) {
-        $l = new Lock($key, 20, 5, ['dsn' => $dsn, 'fair' => $fair]);
+        $l = new Lock($key, 20, 5, ['dsn' => $dsn, 'fair' => $fair] + RL_PATIENT);
         for ($i = 0; $i < 25; $i++) {
             if ($l->addLock() === false) { return 2; }
             $v = (int) rl_cmd($dsn, 'GET', $counter);

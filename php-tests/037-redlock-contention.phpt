@@ -11,7 +11,7 @@ $data = rl_dsn();
 try {
     $key = rl_key('redlock-counter');
     $codes = rl_fork(8, function ($i) use ($servers, $data, $key) {
-        $l = new Lock($key, 10, 5, ['servers' => $servers]);
+        $l = new Lock($key, 10, 5, ['servers' => $servers] + RL_PATIENT);
         for ($n = 0; $n < 25; $n++) {
             $l->addLock() or exit(20);
             $v = (int) rl_cmd($data, 'GET', "$key:counter");

@@ -15,7 +15,7 @@ rl_cmd($dsn, 'MSET', "$data:a", '0', "$data:b", '0', "$data:in", '0', "$data:max
 // The overlap gauge: readers in the section now, and the most at once (one atomic step each).
 $enter = "local n = redis.call('incr', KEYS[1]) if n > tonumber(redis.call('get', KEYS[2])) then redis.call('set', KEYS[2], n) end return n";
 $codes = rl_fork(12, function (int $i) use ($dsn, $key, $data, $enter) {
-    $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+    $l = new Lock($key, 10, 5, ['dsn' => $dsn] + RL_PATIENT);
     $writer = $i < 3;                               // 3 writers, 9 readers
     $torn = 0;
     for ($n = 0; $n < ($writer ? 20 : 40); $n++) {
@@ -50,7 +50,7 @@ $pids = [];
 for ($i = 0; $i < 6; $i++) {
     $pid = pcntl_fork();
     if ($pid === 0) {
-        $l = new Lock($key, 10, 5, ['dsn' => $dsn]);
+        $l = new Lock($key, 10, 5, ['dsn' => $dsn] + RL_PATIENT);
         while (!file_exists($stop)) {
             if ($l->addReadLock()) { usleep(20000); $l->releaseLock(); }
         }

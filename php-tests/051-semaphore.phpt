@@ -8,7 +8,7 @@ posix
 require __DIR__ . '/_helper.inc';
 $srv = rl_start_redis();                               // a server of its own, for exact counts
 $dsn = $srv['dsn'];
-$opts = ['dsn' => $dsn];
+$opts = ['dsn' => $dsn] + RL_PATIENT;
 try {
     echo "== 16 processes, 4 permits\n";
     $key = rl_key('sem');

@@ -13,10 +13,10 @@ $codes = rl_fork(10, function ($w) use ($dsn, $keys, $rounds) {
         if ($w < 8) {
             $pick = array_rand(array_flip($keys), 3);
             shuffle($pick);                      // any order: the MultiLock orders them
-            $l = new MultiLock($pick, 20, 5, ['dsn' => $dsn]);
+            $l = new MultiLock($pick, 20, 5, ['dsn' => $dsn] + RL_PATIENT);
         } else {
             $pick = [$keys[mt_rand(0, 9)]];
-            $l = new Lock($pick[0], 20, 5, ['dsn' => $dsn]);
+            $l = new Lock($pick[0], 20, 5, ['dsn' => $dsn] + RL_PATIENT);
         }
         if ($l->addLock() === false) { return 2; }
         foreach ($pick as $k) {

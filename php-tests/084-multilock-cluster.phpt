@@ -71,7 +71,7 @@ try {
     $codes = rl_fork(2, function ($i) use ($seeds, $x, $y, $onMaster) {
         $keys = $i ? [$y, $x] : [$x, $y];
         for ($r = 0; $r < 100; $r++) {
-            $l = new MultiLock($keys, 10, 5, ['cluster' => $seeds]);
+            $l = new MultiLock($keys, 10, 5, ['cluster' => $seeds] + RL_PATIENT);
             if ($l->addLock() === false) { return 2; }
             foreach ($keys as $k) {
                 $master = rl_cluster_master_of($seeds[0], "{{$k}}:n");

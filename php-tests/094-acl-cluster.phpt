@@ -8,7 +8,7 @@ try {
     $nodes = array_column($c['nodes'], 'dsn');
     // ACLs are per node: every node, replicas too, gets the user.
     $user = fn(string $name, array $drop = []) => array_map(fn($n) => rl_acl_user($n, $name, ['user', 'mutex', 'semaphore', 'cluster'], $drop), $nodes);
-    $o = ['cluster' => $user('app'), 'prefix' => 'app:'] + RL_ACL_PATIENT;
+    $o = ['cluster' => $user('app'), 'prefix' => 'app:'] + RL_PATIENT;
     // The migration's nodes, found before counting: the helpers send CLUSTER SLOTS too.
     $src = rl_cluster_master_of($nodes[0], 'app:moving');
     $slot = (string) rl_cmd($src, 'CLUSTER', 'KEYSLOT', 'app:moving');
@@ -24,7 +24,7 @@ try {
     $m = new Lock('moving', 0, 10, $o + ['fencing' => false]);
     $t = $m->addLock();
     // Another key of that slot, for a user without +asking.
-    $noasking = ['cluster' => $user('noasking', ['+asking']), 'prefix' => 'app:', 'fencing' => false] + RL_ACL_PATIENT;
+    $noasking = ['cluster' => $user('noasking', ['+asking']), 'prefix' => 'app:', 'fencing' => false] + RL_PATIENT;
     $thrown = rl_acl_throws(fn() => (new Lock('moving2{app:moving}', 0, 10, $noasking))->tryLock());
     foreach ([$dst, $src, ...$nodes] as $n) { rl_cmd($n, 'CLUSTER', 'SETSLOT', $slot, 'NODE', $dstId); }
     $released = $m->releaseLock();
