@@ -242,7 +242,7 @@ try {
     $dk = rl_key('durable');
     // A healthy replica's acknowledgement is awaited up to 2 s (a busy machine kept
     // one past 100 ms in 099); the frozen one's for 0.3 s.
-    $durable = ['cluster' => $seeds, 'durable' => 1, 'durable_timeout' => 2.0, 'connect_timeout' => 5, 'read_timeout' => 5];
+    $durable = ['cluster' => $seeds, 'durable' => 1, 'durable_timeout' => 2.0] + RL_PATIENT;
     $dl = new Lock($dk, 0, 5, $durable);
     $t = $dl->addLock();
     echo "durable on a cluster: ", var_export(is_string($t) && $dl->releaseLock($t), true);

@@ -17,7 +17,7 @@ try {
     // 5 s: on a busy machine (make test-stress) a healthy replica of a server with
     // appendfsync always answered WAIT after more than 100 ms. Where it is frozen,
     // 0.3 s ($quick) keeps the test short; no check leans on a healthy ack in 0.3 s.
-    $o = ['dsn' => $m['dsn'], 'durable' => 1, 'durable_timeout' => 2.0, 'connect_timeout' => 5, 'read_timeout' => 5];
+    $o = ['dsn' => $m['dsn'], 'durable' => 1, 'durable_timeout' => 2.0] + RL_PATIENT;
     $quick = ['durable_timeout' => 0.3] + $o;
     $waits = function () use ($m): int {
         preg_match('/^cmdstat_wait:calls=(\d+)/m', rl_cmd($m['dsn'], 'INFO', 'commandstats'), $x);

@@ -24,9 +24,7 @@ function check(string $what, bool $ok, string $detail): void {
 }
 
 try {
-    // Generous timeouts: this test is about commands, and a busy machine (make
-    // test-stress beside a clean root) kept a reply past the default 0.5 s.
-    $patient = ['connect_timeout' => 5, 'read_timeout' => 5];
+    $patient = RL_PATIENT;   // about commands, not timeouts (_helper.inc)
     $o = ['dsn' => $dsn, 'auto_renew' => false] + $patient;
     $key = rl_key('cad');
     $l = new Lock($key, 0, 10, $o);
