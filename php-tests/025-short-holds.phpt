@@ -53,10 +53,10 @@ foreach (['default' => false, 'fair' => true] as $mode => $fair) {
         $second === null ? 'never served' : ($lag < 2 ? 'served soon after' : sprintf('late by %.3f s', $lag)), implode(' ', $exits));
 }
 
-// Part 2, a tight loop. A waiter must be queued during a hold of a fraction of a
+// Part 2, a tight loop. A waiter must be queued between two holds of a fraction of a
 // millisecond, which no second process can be made to do on time; so the test
 // queues one itself: an entry naming a channel that a raw connection of the test
-// listens on, pushed in the middle of a hold through a connection opened before.
+// listens on, pushed between them through a connection opened before.
 // Its patience is set as the acquire script sets it ('1', and 60 s here, so that
 // only the extension's choices decide).
 function rl_connect(string $dsn) {
@@ -74,18 +74,26 @@ $side = rl_connect($dsn);
 function cycle(Lock $l): void {
     if (($t = $l->addLock()) !== false) { $l->releaseLock($t); }
 }
-/** One loop step: a cycle with nobody waiting, then a cycle with the waiter queued mid-hold. */
-function loop_step(Lock $l, $side, string $key, string $waiter, int $pauseUs): void {
+/**
+ * One loop step: a cycle with nobody waiting, then a cycle with the waiter queued: it
+ * queues between the two, so that the loop's take finds the queue (on a server with its
+ * own compare-and-delete, a hold taken with nobody queued is released by that command,
+ * and a waiter that queues during it is handed the lock at once: 104 checks that), or,
+ * `$during` (fair mode, where a free lock goes to the queue first), during the hold.
+ */
+function loop_step(Lock $l, $side, string $key, string $waiter, int $pauseUs, bool $during = false): void {
     cycle($l);
     if ($pauseUs) { usleep($pauseUs); }
+    // One write, two replies: the waiter's entry, and its patience as the acquire
+    // script sets it.
+    $queue = function () use ($side, $key, $waiter) {
+        fwrite($side, "*3\r\n\$5\r\nRPUSH\r\n\$" . strlen("{{$key}}:queue") . "\r\n{{$key}}:queue\r\n\$" . strlen($waiter) . "\r\n$waiter\r\n"
+            . "*5\r\n\$3\r\nSET\r\n\$" . strlen("{{$key}}:patience") . "\r\n{{$key}}:patience\r\n\$1\r\n1\r\n\$2\r\nPX\r\n\$5\r\n60000\r\n");
+        rl_read($side); rl_read($side);
+    };
+    if (!$during) { $queue(); }
     $t = $l->addLock() or die("loop: not acquired\n");
-    // One write, three replies: about one round trip inside the hold. A waiter that
-    // queues takes the holder's mark off (lib/unmark.lua, on a server with its own
-    // compare-and-delete): the key is set to the token as it is.
-    fwrite($side, "*3\r\n\$5\r\nRPUSH\r\n\$" . strlen("{{$key}}:queue") . "\r\n{{$key}}:queue\r\n\$" . strlen($waiter) . "\r\n$waiter\r\n"
-        . "*5\r\n\$3\r\nSET\r\n\$" . strlen("{{$key}}:patience") . "\r\n{{$key}}:patience\r\n\$1\r\n1\r\n\$2\r\nPX\r\n\$5\r\n60000\r\n"
-        . "*5\r\n\$3\r\nSET\r\n\$" . strlen($key) . "\r\n$key\r\n\$" . strlen($t) . "\r\n$t\r\n\$2\r\nXX\r\n\$7\r\nKEEPTTL\r\n");
-    rl_read($side); rl_read($side); rl_read($side);
+    if ($during) { $queue(); }
     $l->releaseLock($t);
 }
 /**
@@ -168,7 +176,7 @@ echo "new object per cycle: ", retried(function () use ($start, $key, $opts, $si
 echo "fair loop: ", retried(function () use ($start, $key, $dsn, $side, $waiter, $sub, $llen, $holder) {
     $start();
     $l = new Lock($key, 0, 10, ['dsn' => $dsn, 'fair' => true]);
-    loop_step($l, $side, $key, $waiter, 0);
+    loop_step($l, $side, $key, $waiter, 0, true);
     return sprintf('lock %s, waiter heard %s, queued %d', $holder(), heard($sub), $llen());
 }, 'lock WAITER, waiter heard g@<ms>:WAITER, queued 0'), "\n";
 reset_key($key);

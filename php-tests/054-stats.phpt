@@ -118,7 +118,7 @@ $l->releaseLock();
 $show(['acquired', 'released', 'connects']);
 ?>
 --EXPECT--
-names: acquired,contended,timeouts,wait_seconds_total,wait_seconds_max,handed_over,released,renewals,lost,errors,connects,stale,not_durable,evicting_servers,cad_releases,cad_renewals
+names: acquired,contended,timeouts,wait_seconds_total,wait_seconds_max,handed_over,released,renewals,lost,errors,connects,stale,not_durable,evicting_servers,cad_releases,cad_renewals,cad_kicks,durable_acks
 bool(true)
 acquired=1 released=1 contended=0 connects=1 errors=0
 child counted from zero: yes

@@ -237,9 +237,10 @@ $row('addLock(), once the process has asked for a number', $hold, null, $unhold)
 $row('getFencingToken(), after that addLock()', fn() => is_int($l->getFencingToken()), $hold, $unhold);
 
 // On a server with its own compare-and-delete (docs/performance.md), the holder took
-// the lock alone, and its release tries DELIFEQ (DELEX) first: the waiter that queued
-// since took the mark off, so it deletes nothing and the script follows, one round
-// trip more (docs/network.md says so under the table).
+// the lock alone, and its release is DELIFEQ (DELEX) with EXISTS of the queue in one
+// write; the queue is there, so the kick that hands the lock over follows, unawaited:
+// a second write, which the caller does not wait for (docs/network.md says so under
+// the table).
 if (rl_cad($srv['dsn']) !== null) { $rows['releaseLock() that hands the lock to a waiter']--; }
 foreach ($rows as $label => $n) { printf("%-60s %s\n", $label, $n); }
 

@@ -4,7 +4,7 @@
 //! A lock cycle used to make three system calls besides its I/O: a `getpid()` in
 //! each method to notice a fork, and a `getrandom()` for the token. With this
 //! page, the pid is read from the OS once per process, and token bytes from the
-//! OS once per 255 tokens, yet a child can neither take its parent's pid for its
+//! OS once per 246 tokens, yet a child can neither take its parent's pid for its
 //! own nor hand out tokens its parent will also hand out: the kernel wipes the
 //! page in every child, however it was forked (`pcntl_fork()`, or a raw `clone`
 //! that skips `pthread_atfork` handlers). Where the advice is refused, nothing is
@@ -19,7 +19,7 @@ const PAGE: usize = 4096;
 /// What the wiped page holds; all zeros is its valid starting state, which is
 /// also what a child finds.
 /// How many counters the page keeps (`counters`).
-pub const COUNTERS: usize = 16;
+pub const COUNTERS: usize = 18;
 
 #[repr(C)]
 struct State {

@@ -48,11 +48,17 @@ pub enum Counter {
     FastReleases,
     /// Renewals the server did by its own `SET … IFEQ` (`net::cad`), no script.
     FastRenewals,
+    /// Of `FastReleases`, those that found a waiter queued during the hold, and handed
+    /// the free lock to the queue (`kick`) in the next command.
+    FastKicks,
+    /// Durable checks (`durable`) acknowledged in time: an acquisition's, a
+    /// hand-over's, an extension's or a renewal's.
+    DurableAcks,
 }
 
 /// The counters' names as `redis_lock_stats()` gives them, in `Counter` order
 /// (the wait times are turned into seconds there).
-pub const NAMES: [&str; 16] = [
+pub const NAMES: [&str; 18] = [
     "acquired",
     "contended",
     "timeouts",
@@ -69,6 +75,8 @@ pub const NAMES: [&str; 16] = [
     "evicting_servers",
     "cad_releases",
     "cad_renewals",
+    "cad_kicks",
+    "durable_acks",
 ];
 
 /// Counts one event.

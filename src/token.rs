@@ -28,45 +28,7 @@ pub fn check_chosen(label: &str, token: &[u8]) -> Result<()> {
             token.len()
         )));
     }
-    if is_marked(token) {
-        return Err(LockError::InvalidValue(format!(
-            "{label} must not be 32 lowercase hex digits followed by '!': a lock's value of that shape is a generated token marked (its holder saw nobody queue)"
-        )));
-    }
     Ok(())
-}
-
-/// The byte that marks a token whose holder has seen nobody queue: a lock's value
-/// that lets its release be the server's own compare-and-delete (`net::cad`).
-pub const MARK: u8 = b'!';
-
-/// Whether `token` has a generated token's shape (32 lowercase hex digits): only
-/// such a token is ever written marked, so that no token a caller may choose is
-/// a marked one (`is_marked`; `check_chosen` refuses one).
-pub fn markable(token: &[u8]) -> bool {
-    token.len() == 32 && token.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-/// `token` marked: its bytes, then `MARK`.
-pub fn mark(token: &[u8]) -> Vec<u8> {
-    let mut v = Vec::with_capacity(token.len() + 1);
-    v.extend_from_slice(token);
-    v.push(MARK);
-    v
-}
-
-/// Whether `value` is a marked token.
-pub fn is_marked(value: &[u8]) -> bool {
-    value.len() == 33 && value[32] == MARK && markable(&value[..32])
-}
-
-/// A lock key's value as the token it stands for: a marked token without its mark.
-pub fn unmarked(value: &[u8]) -> &[u8] {
-    if is_marked(value) {
-        &value[..32]
-    } else {
-        value
-    }
 }
 
 /// Returns a fresh random token: 16 bytes of the OS generator's, read ahead a
@@ -93,23 +55,14 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
+    /// A caller's token is any 1 to 256 bytes: one that differs from another by a
+    /// byte is another token, whatever it looks like (a lock's value is always
+    /// exactly its holder's token).
     #[test]
-    fn only_a_generated_token_is_marked() {
-        let t = b"0123456789abcdef0123456789abcdef";
-        assert!(markable(t));
-        assert!(is_marked(&mark(t)));
-        assert_eq!(unmarked(&mark(t)), &t[..]);
-        assert!(!markable(b"0123456789ABCDEF0123456789abcdef"));
-        assert!(!is_marked(b"0123456789ABCDEF0123456789abcdef!"));
-        assert!(!is_marked(t));
-        assert_eq!(unmarked(b"mine!"), b"mine!");
-    }
-
-    #[test]
-    fn a_marked_token_is_never_chosen() {
-        assert!(check_chosen("token", b"0123456789abcdef0123456789abcdef!").is_err());
+    fn any_shape_of_token_may_be_chosen() {
+        assert!(check_chosen("token", b"0123456789abcdef0123456789abcdef!").is_ok());
         assert!(check_chosen("token", b"0123456789abcdef0123456789abcdef").is_ok());
-        assert!(check_chosen("token", b"0123456789abcdef0123456789abcde!").is_ok());
+        assert!(check_chosen("token", b"job!").is_ok());
     }
 
     #[test]

@@ -165,3 +165,95 @@ fn entries_and_messages_read_the_same_on_both_sides() {
         assert_eq!(entry::message(b, b"a:b=c"), None);
     }
 }
+
+/// The holder's state of the key `k` a test set up: the lock's value and lease, its
+/// read share's score, and the fencing counter (a number is the holder's to take).
+fn holder_state(server: &RedisServer, read: bool, a: &[u8]) -> (Value, bool, Value, Value) {
+    let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+    let value: Value = redis::cmd("GET").arg("k").query(&mut conn).unwrap();
+    let pttl: i64 = redis::cmd("PTTL").arg("k").query(&mut conn).unwrap();
+    let share: Value = if read { redis::cmd("ZSCORE").arg("{k}:readers").arg(a).query(&mut conn).unwrap() } else { Value::Nil };
+    let fence: Value = redis::cmd("GET").arg("{k}:fence").query(&mut conn).unwrap();
+    (value, pttl > 25_000, share, fence)
+}
+
+/// A token is the whole token, in every script of the tree that takes one: run with
+/// a token one byte away from the holder's (a suffix '!', one left off, a generated
+/// token's shape and '!', a last byte changed), with every flag off and then on, a
+/// script leaves the holder's key as it was (its value, its lease, a reader's share,
+/// the fencing counter).
+/// A script that took a marked value for its token (issue 56) fails it.
+#[test]
+fn a_token_one_byte_away_never_touches_a_holders_key() {
+    let server = RedisServer::start();
+    let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
+    let hex = b"0123456789abcdef0123456789abcdef".to_vec();
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = vec![
+        (b"job!".to_vec(), b"job".to_vec()),
+        (b"job".to_vec(), b"job!".to_vec()),
+        ([&hex[..], b"!"].concat(), hex.clone()),
+        (hex.clone(), [&hex[..], b"!"].concat()),
+        (b"job:42\x00".to_vec(), b"job:42\x01".to_vec()),
+    ];
+    let (mut ran, mut failed) = (0, Vec::new());
+    for kind in ["lock", "multi", "semaphore"] {
+        for file in std::fs::read_dir(kinds_dir().join(kind)).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|x| x != "lua") {
+                continue;
+            }
+            let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+            let script = lua::build(&format!("{kind}/{stem}"), &std::fs::read_to_string(&path).unwrap(), &lib).unwrap();
+            let h = &script.header;
+            if !h.args.iter().any(|s| s.name == "token") {
+                continue;
+            }
+            for (a, b) in &pairs {
+                for read in [false, true] {
+                    for flags in [false, true] {
+                        redis::cmd("FLUSHALL").query::<()>(&mut conn).unwrap();
+                        let now: i64 = redis::cmd("TIME").query::<Vec<i64>>(&mut conn).map(|t| t[0] * 1000 + t[1] / 1000).unwrap();
+                        if read {
+                            redis::cmd("SET").arg("k").arg("").arg("PX").arg(30_000).query::<()>(&mut conn).unwrap();
+                            redis::cmd("ZADD").arg("{k}:readers").arg(now + 30_000).arg(a).query::<()>(&mut conn).unwrap();
+                        } else {
+                            redis::cmd("SET").arg("k").arg(a).arg("PX").arg(30_000).query::<()>(&mut conn).unwrap();
+                        }
+                        let before = holder_state(&server, read, a);
+                        let mut cmd = redis::cmd("EVAL");
+                        let keys: Vec<String> = match &h.each {
+                            Some((names, _)) => names.iter().map(|n| if n == "lock" { "k".to_string() } else { format!("{{k}}:{n}") }).collect(),
+                            None => h.keys.iter().map(|s| if s.name == "lock" { "k".to_string() } else { format!("{{k}}:{}", s.name) }).collect(),
+                        };
+                        cmd.arg(&script.text).arg(keys.len()).arg(&keys);
+                        for slot in &h.args {
+                            let arg: Vec<u8> = match (slot.name.as_str(), slot.ty) {
+                                (_, lua::Type::Flag) => if flags { b"1".to_vec() } else { b"0".to_vec() },
+                                ("token", _) => b.clone(),
+                                ("lease", _) => b"20000".to_vec(), // a renewal shows as a shorter lease
+                                ("life", _) => b"10000".to_vec(),
+                                ("wait", _) => b"5".to_vec(),
+                                ("modes", _) => if read { b"r".to_vec() } else { b"w".to_vec() },
+                                ("sent" | "entry", _) => [&b"+60000:30000:0:4:chan"[..], b].concat(),
+                                ("info", _) => Vec::new(),
+                                ("weight", _) => b"1".to_vec(),
+                                ("permits", _) => b"2".to_vec(),
+                                (other, _) => panic!("{kind}/{stem}: an argument this test does not know: {other}"),
+                            };
+                            cmd.arg(arg);
+                        }
+                        let reply: redis::RedisResult<Value> = cmd.query(&mut conn);
+                        assert!(reply.is_ok(), "{kind}/{stem} {a:?}/{b:?} read {read} flags {flags}: {reply:?}");
+                        if holder_state(&server, read, a) != before {
+                            let show = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
+                            failed.push(format!("{kind}/{stem}: {:?} changed the hold of {:?} (read {read}, flags {flags})", show(b), show(a)));
+                        }
+                        ran += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{} of {ran} cases:\n{}", failed.len(), failed.join("\n"));
+    assert!(ran >= 15 * 20, "ran {ran} cases");
+}

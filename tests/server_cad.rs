@@ -6,7 +6,7 @@
 
 use redis::{IntoConnectionInfo, Value};
 use redis_lock::config::{TlsFiles, DEFAULT_MAX_REPLY};
-use redis_lock::kinds::lock::scripts::Release;
+use redis_lock::kinds::lock::scripts::{Kick, Release};
 use redis_lock::net::cad::Cad;
 use redis_lock::net::call::Call;
 use redis_lock::net::fast::Fast;
@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A fake server, one connection: `HELLO` says Valkey 9.0.0, `DELIFEQ` gets
-/// `delifeq`, `EVALSHA` `:1`, anything else `+OK`. Returns its dsn and the names of the
-/// commands it was sent, in order.
-fn fake_valkey(delifeq: &'static [u8]) -> (String, Arc<Mutex<Vec<String>>>) {
+/// `delifeq`, `EXISTS` `exists`, `EVALSHA` `:1`, anything else `+OK`. Returns its dsn
+/// and the names of the commands it was sent, in order.
+fn fake_valkey(delifeq: &'static [u8], exists: &'static [u8]) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let dsn = format!("redis://127.0.0.1:{}", listener.local_addr().unwrap().port());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -42,6 +42,7 @@ fn fake_valkey(delifeq: &'static [u8]) -> (String, Arc<Mutex<Vec<String>>>) {
                     "HELLO" => b"*4\r\n$6\r\nserver\r\n$6\r\nvalkey\r\n$7\r\nversion\r\n$5\r\n9.0.0\r\n",
                     "CONFIG" | "INFO" => b"-ERR unknown command\r\n",
                     "DELIFEQ" => delifeq,
+                    "EXISTS" => exists,
                     "EVALSHA" => b":1\r\n",
                     _ => b"+OK\r\n",
                 };
@@ -77,37 +78,59 @@ fn release_on(dsn: &str) -> (redis::RedisResult<Value>, Cad, Cad) {
     let before = conn.cad();
     let token = b"0123456789abcdef0123456789abcdef";
     let script = Release { lock: b"k", queue: b"{k}:queue", patience: b"{k}:patience", fence: b"{k}:fence", readers: b"{k}:readers", owner: b"{k}:owner", token, wait: b"5", short: false };
-    let reply = Call::Fast(&Fast::Release { key: b"k", token, script: &script }).run(&mut conn);
+    let kick = Kick { lock: b"k", queue: b"{k}:queue", fence: b"{k}:fence", readers: b"{k}:readers" };
+    let reply = Call::Fast(&Fast::Release { key: b"k", token, queue: b"{k}:queue", script: &script, kick: &kick }).run(&mut conn);
     (reply, before, conn.cad())
 }
 
 #[test]
 fn a_delifeq_reply_of_another_shape_leaves_it_to_the_script() {
-    let (dsn, seen) = fake_valkey(b"+WHAT\r\n");
+    let (dsn, seen) = fake_valkey(b"+WHAT\r\n", b":0\r\n");
     let (reply, before, after) = release_on(&dsn);
     assert_eq!(before, Cad::DelIfEq, "HELLO named Valkey 9");
     assert_eq!(reply.unwrap(), Value::Int(1), "the script's answer");
     assert_eq!(after, Cad::DelIfEq);
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(&seen[seen.len() - 2..], ["DELIFEQ", "EVALSHA"], "{seen:?}");
+    assert_eq!(&seen[seen.len() - 3..], ["DELIFEQ", "EXISTS", "EVALSHA"], "{seen:?}");
 }
 
 #[test]
 fn a_refused_delifeq_turns_it_off_for_the_connection() {
-    let (dsn, seen) = fake_valkey(b"-NOPERM User app has no permissions to run the 'delifeq' command\r\n");
+    let (dsn, seen) = fake_valkey(b"-NOPERM User app has no permissions to run the 'delifeq' command\r\n", b":0\r\n");
     let (reply, before, after) = release_on(&dsn);
     assert_eq!(before, Cad::DelIfEq);
     assert_eq!(reply.unwrap(), Value::Int(1), "the script's answer");
     assert_eq!(after, Cad::None, "refused: the script from now on");
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(&seen[seen.len() - 2..], ["DELIFEQ", "EVALSHA"], "{seen:?}");
+    assert_eq!(&seen[seen.len() - 3..], ["DELIFEQ", "EXISTS", "EVALSHA"], "{seen:?}");
 }
 
 #[test]
-fn a_deleted_key_needs_no_script() {
-    let (dsn, seen) = fake_valkey(b":1\r\n");
+fn a_deleted_key_with_no_queue_needs_no_script() {
+    let (dsn, seen) = fake_valkey(b":1\r\n", b":0\r\n");
     let (reply, _, after) = release_on(&dsn);
     assert_eq!(reply.unwrap(), Value::Int(1));
     assert_eq!(after, Cad::DelIfEq);
-    assert_eq!(seen.lock().unwrap().last().map(String::as_str), Some("DELIFEQ"));
+    std::thread::sleep(Duration::from_millis(100));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(&seen[seen.len() - 2..], ["DELIFEQ", "EXISTS"], "{seen:?}");
+}
+
+/// Someone queued during the hold (or the queue could not be asked about): the
+/// compare-and-delete freed the lock, and the kick (by its text, unawaited) hands it
+/// to the queue's head in the next command.
+#[test]
+fn a_deleted_key_with_a_queue_is_handed_to_it() {
+    for exists in [&b":1\r\n"[..], b"-NOPERM no permissions to run the 'exists' command\r\n"] {
+        let (dsn, seen) = fake_valkey(b":1\r\n", exists);
+        let (reply, _, after) = release_on(&dsn);
+        assert_eq!(reply.unwrap(), Value::Int(1), "released");
+        assert_eq!(after, Cad::DelIfEq);
+        let until = std::time::Instant::now() + Duration::from_secs(5);
+        while !seen.lock().unwrap().iter().any(|c| c == "EVAL") && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(&seen[seen.len() - 3..], ["DELIFEQ", "EXISTS", "EVAL"], "{seen:?}");
+    }
 }

@@ -150,6 +150,14 @@ impl Claim {
         }
     }
 
+    /// After a renewal of `own` sent at `sent` with `lease` that may have landed but
+    /// was not confirmed (`table::cap_lease`): the bound is at most the new lease's.
+    pub fn unconfirmed(own: Option<HoldId>, lease: Option<Duration>, sent: Boot) {
+        if let Some(id) = own {
+            crate::hold::table::cap_lease(id, lease, sent);
+        }
+    }
+
     /// The object goes away: the hold to release, if any. With `auto_release` off it
     /// stays in the table while the watchdog renews it (see `orphan`).
     pub fn end(&mut self, auto_release: bool) -> Option<Hold> {

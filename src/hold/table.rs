@@ -357,6 +357,26 @@ pub fn set_lease(id: HoldId, lease: Option<Duration>, sent: Boot) {
     }
 }
 
+/// After a renewal sent at `sent` with `lease` (`None`: no expiry) that may have
+/// landed without being confirmed (a lost reply, a durable check refused, a later
+/// part failing): the hold lasts until the lesser of its bound and the new lease, as
+/// the server may now keep either. The watchdog goes on as it was.
+pub fn cap_lease(id: HoldId, lease: Option<Duration>, sent: Boot) {
+    let Some(lease) = lease else { return };
+    if let Some(s) = existing() {
+        if let Some(hold) = s.lock().holds.get_mut(&id) {
+            hold.cap(crate::clock::lease_end(sent, lease));
+        }
+    }
+}
+
+impl Hold {
+    /// The bound is at most `end`.
+    pub fn cap(&mut self, end: Boot) {
+        self.until = Some(self.until.map_or(end, |u| u.min(end)));
+    }
+}
+
 /// Drops the holds of `token` on the lock key `lock`, if this process has any (a
 /// release by token, possibly through another object than the one that acquired).
 pub fn forget(lock: &[u8], token: &[u8]) {

@@ -186,7 +186,14 @@ fn run(shared: &'static Shared) {
                     // Unconfirmed for a whole lease: Redis has let the key go by now.
                     hold.mark_lost(done);
                 }
-                Outcome::Failed => r.due = done + retry_after(r.lease),
+                Outcome::Failed => {
+                    // It may have landed: a last renewal (cut by max_hold) shortens
+                    // the lease the server keeps.
+                    hold.cap(lease_end(sent, due.sets));
+                    if let Some(r) = hold.renew.as_mut() {
+                        r.due = done + retry_after(r.lease);
+                    }
+                }
             }
         }
         // Orphans (auto_release off, object gone) leave the table when renewal ends.
@@ -295,19 +302,24 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
         due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| sent = call.push_for(conn, &mut pipe));
         fast.push(sent);
     }
-    // Durable holds: one wait after the renewals, the strictest they ask, covers them
-    // all (`WAIT` counts this connection's writes up to it).
-    let durable = durable::strictest(members.iter().filter_map(|&i| batch[i].durable));
-    if let Some(d) = &durable {
+    // Durable holds: after the renewals, one wait of each kind they ask for (`WAIT`
+    // for the replicas' copies, `WAITAOF` for the disks'), the strictest of that kind,
+    // covers them all (each counts this connection's writes up to it). Each hold is
+    // judged by the reply of its own kind's wait.
+    let asked = |aof: bool| durable::strictest(members.iter().filter_map(|&i| batch[i].durable).filter(|d| d.aof == aof));
+    let waits: Vec<Durable> = [asked(false), asked(true)].into_iter().flatten().collect();
+    for d in &waits {
         durable::wait_call(d, |wait| wait.push(&mut pipe));
     }
-    let mut replies = wire::pipeline(conn, &pipe, members.len() + usize::from(durable.is_some())).ok()?;
-    let acked = durable.map(|_| replies.pop().unwrap_or(Value::Nil));
+    let mut replies = wire::pipeline(conn, &pipe, members.len() + waits.len()).ok()?;
+    let acks: Vec<(Durable, Value)> = replies.split_off(members.len()).into_iter().zip(&waits).map(|(v, d)| (*d, v)).collect();
     let mut outcomes = Vec::with_capacity(members.len());
     for ((&i, reply), fast) in members.iter().zip(replies).zip(fast) {
         let due = &batch[i];
         let mut late = false;
         let reply = match reply.extract_error() {
+            // A replica now (a failover): this connection must find the master again.
+            Err(e) if e.code() == Some("READONLY") => return None,
             Ok(reply) if fast && Fast::renewed(&reply) => Ok(Value::Int(1)),
             // Not renewed by the server's command: the script decides, on its own.
             _ if fast => {
@@ -340,18 +352,22 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
                     other => other,
                 }
             }
-            // A replica now (a failover): this connection must find the master again.
-            Err(e) if e.code() == Some("READONLY") => return None,
             other => other,
         };
         outcomes.push(match reply.as_ref().ok().and_then(resp::int) {
-            Some(1) => match (&due.durable, &acked) {
-                (None, _) => Outcome::Renewed,
-                // Not acknowledged: not renewed, and tried again soon.
-                (Some(d), Some(acked)) if !late && matches!(durable::judge(acked, d), Some(Ok(()))) => Outcome::Renewed,
-                (Some(_), _) => {
-                    stats::note(Counter::Undurable);
-                    Outcome::Failed
+            Some(1) => match &due.durable {
+                None => Outcome::Renewed,
+                // Sent after the wait (a script run on its own), or not acknowledged:
+                // not renewed, and tried again soon.
+                Some(d) => {
+                    let ack = acks.iter().find(|(w, _)| w.aof == d.aof).map(|(_, v)| durable::judge(v, d));
+                    if !late && matches!(ack, Some(Some(Ok(())))) {
+                        stats::note(Counter::DurableAcks);
+                        Outcome::Renewed
+                    } else {
+                        stats::note(Counter::Undurable);
+                        Outcome::Failed
+                    }
                 }
             },
             Some(_) => Outcome::Lost,

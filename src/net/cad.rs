@@ -1,5 +1,5 @@
 //! The server's own compare-and-delete: whether a server has it, asked once per
-//! connection, and the mark that lets a lock's uncontended release use it.
+//! connection.
 //!
 //! Valkey 9 has `DELIFEQ key value`, Redis 8.4 `DELEX key IFEQ value`; both have
 //! `SET key value IFEQ value` (Valkey from 8.1). A connection asks `HELLO` in the
@@ -8,12 +8,10 @@
 //! before 6.2), has none, and every release and renewal stays a script.
 //!
 //! A lock's release does more than delete when someone waits: it hands the lock
-//! over. So the plain command is only ever sent for a value that shows nobody
-//! queued: a hold taken alone writes its token *marked* (`token::mark`: the 32 hex digits
-//! of a generated token and `!`), and every waiter that queues behind a marked value
-//! takes the mark off (`kinds/lib/unmark.lua`; the mark is `token`'s). `DELIFEQ key <marked>` then deletes
-//! exactly when the release script would only have deleted; otherwise it answers 0,
-//! and the script runs (`fast`). The scripts take a marked value for its token.
+//! over. So the plain command is only sent for a hold taken with nobody queued, with
+//! `EXISTS` of the queue in the same write; a waiter that queued since is handed the
+//! free lock by the `kick` script in the next write (`fast`). The value stays the
+//! token, byte for byte, on every server: the commands compare it as the scripts do.
 
 use redis::Value;
 

@@ -1,36 +1,40 @@
 //! A lock's writes that the server may do by its own command, where it has one
-//! (`cad`): the first try's `SET NX` of a marked token, the release of a marked
-//! token by compare-and-delete, its renewal by `SET … IFEQ`. Where the server has
-//! none, or its command did nothing (the mark came off: someone queued; the token
-//! no longer holds the key), the script runs instead, on the same connection, and
-//! its reply is the call's: the caller reads one reply either way.
+//! (`cad`): the first try's `SET NX` with a look at the queue, the release by
+//! compare-and-delete, the renewal by `SET … IFEQ`. The value stays the token, byte
+//! for byte, on every server: the commands compare it as the scripts do. Where the
+//! server has none, or its command did nothing (the token no longer holds the key, or
+//! readers do), the script runs instead, on the same connection, and its reply is
+//! the call's: the caller reads one reply either way.
 
 use crate::net::cad::Cad;
 use crate::net::resp;
 use crate::net::script::Args;
 use crate::net::wire::{self, Connection};
 use crate::stats::{self, Counter};
-use crate::token;
 use redis::{RedisError, RedisResult, Value};
 
 /// One of a lock's writes, with its script.
 #[derive(Clone, Copy)]
 pub enum Fast<'a> {
     /// A lock's first try: `SET key token NX [PX ms]`. On a server with
-    /// compare-and-delete, the token goes marked, with `EXISTS queue` in the same
-    /// write; a queue found there takes the mark off at once. Replies `OK` when taken
-    /// unmarked, `TAKEN_MARKED` when taken marked, nil when busy.
+    /// compare-and-delete, `EXISTS queue` goes in the same write. Replies `OK` when
+    /// taken with a queue there (or on a server without the commands),
+    /// `TAKEN_ALONE` when taken with none, nil when busy.
     Take { key: &'a [u8], token: &'a [u8], ms: Option<&'a [u8]>, queue: &'a [u8] },
-    /// A writer's release of `token`: compare-and-delete of the marked token, which
-    /// answers 1; else `script`, whose reply is the call's.
-    Release { key: &'a [u8], token: &'a [u8], script: &'a dyn Args },
-    /// A writer's renewal of `token` to `ms` ('0': no expiry): `SET IFEQ` of the
-    /// marked token, which answers 1; else `script`, whose reply is the call's.
+    /// A writer's release of `token`: compare-and-delete, with `EXISTS queue` in the
+    /// same write; a waiter that queued meanwhile is handed the free lock by `kick`,
+    /// sent at once without waiting for its answer. The call answers 1 then. When the
+    /// command deleted nothing (or the server has none), `script`, whose reply is the
+    /// call's.
+    Release { key: &'a [u8], token: &'a [u8], queue: &'a [u8], script: &'a dyn Args, kick: &'a dyn Args },
+    /// A writer's renewal of `token` to `ms` ('0': no expiry): `SET key token IFEQ
+    /// token`, which answers 1; else `script`, whose reply is the call's.
     Renew { key: &'a [u8], token: &'a [u8], ms: &'a [u8], script: &'a dyn Args },
 }
 
-/// The reply of a `Take` that wrote the token marked.
-pub const TAKEN_MARKED: &str = "MARKED";
+/// The reply of a `Take` that found no queue: the hold may be released by the
+/// server's own command.
+pub const TAKEN_ALONE: &str = "ALONE";
 
 impl Fast<'_> {
     /// The script it falls back on, if it has one.
@@ -50,19 +54,23 @@ impl Fast<'_> {
         }
     }
 
+    /// A renewal's `SET … IFEQ`.
+    fn set_ifeq<'b>(key: &'b [u8], token: &'b [u8], ms: &'b [u8]) -> Vec<&'b [u8]> {
+        if ms == b"0" {
+            vec![b"SET", key, token, b"IFEQ", token]
+        } else {
+            vec![b"SET", key, token, b"IFEQ", token, b"PX", ms]
+        }
+    }
+
     /// Appends a renewal to a pipeline for a connection whose server has `cad`, as the
     /// server's `SET … IFEQ` where it may be (its reply `OK` when renewed: `renewed`;
     /// otherwise the caller runs the script), or as its script by `EVALSHA`. Returns
     /// whether it went as the server's command.
     pub fn push_for(&self, cad: Cad, pipe: &mut Vec<u8>) -> bool {
         match *self {
-            Fast::Renew { key, token, ms, .. } if cad != Cad::None && token::markable(token) => {
-                let marked = token::mark(token);
-                let command: Vec<&[u8]> = if ms == b"0" {
-                    vec![b"SET", key, &marked, b"IFEQ", &marked]
-                } else {
-                    vec![b"SET", key, &marked, b"IFEQ", &marked, b"PX", ms]
-                };
+            Fast::Renew { key, token, ms, .. } if cad != Cad::None => {
+                let command = Fast::set_ifeq(key, token, ms);
                 resp::push_command(pipe, command.len());
                 command.iter().for_each(|p| resp::push_bulk(pipe, p));
                 true
@@ -91,32 +99,34 @@ impl Fast<'_> {
         let cad = conn.cad;
         match *self {
             Fast::Take { key, token, ms, queue } => take(conn, cad, key, token, ms, queue),
-            Fast::Release { key, token, script } => {
-                if cad != Cad::None && token::markable(token) {
-                    let marked = token::mark(token);
+            Fast::Release { key, token, queue, script, kick } => {
+                if cad != Cad::None {
                     let command: &[&[u8]] = match cad {
-                        Cad::DelIfEq => &[b"DELIFEQ", key, &marked],
-                        _ => &[b"DELEX", key, b"IFEQ", &marked],
+                        Cad::DelIfEq => &[b"DELIFEQ", key, token],
+                        _ => &[b"DELEX", key, b"IFEQ", token],
                     };
-                    if done(conn, command, |v| matches!(v, Value::Int(1)))? {
+                    if let Some(queued) = deleted(conn, command, queue)? {
                         stats::note(Counter::FastReleases);
+                        if queued {
+                            // Someone queued during the hold: the free lock goes to the
+                            // head of the queue, as the script would have handed it.
+                            // Unawaited (by its text, as every unawaited script): the
+                            // release is done, and the next command on this connection
+                            // runs after it.
+                            // A write that fails leaves the connection to be replaced at
+                            // its next use; the waiters then look again by their timers.
+                            stats::note(Counter::FastKicks);
+                            let _ = kick.script().fire(conn, kick, None);
+                        }
                         return Ok(Value::Int(1));
                     }
                 }
                 script.script().run(conn, script)
             }
             Fast::Renew { key, token, ms, script } => {
-                if cad != Cad::None && token::markable(token) {
-                    let marked = token::mark(token);
-                    let command: Vec<&[u8]> = if ms == b"0" {
-                        vec![b"SET", key, &marked, b"IFEQ", &marked]
-                    } else {
-                        vec![b"SET", key, &marked, b"IFEQ", &marked, b"PX", ms]
-                    };
-                    if done(conn, &command, |v| matches!(v, Value::Okay))? {
-                        stats::note(Counter::FastRenewals);
-                        return Ok(Value::Int(1));
-                    }
+                if cad != Cad::None && done(conn, &Fast::set_ifeq(key, token, ms), |v| matches!(v, Value::Okay))? {
+                    stats::note(Counter::FastRenewals);
+                    return Ok(Value::Int(1));
                 }
                 script.script().run(conn, script)
             }
@@ -132,27 +142,54 @@ impl Fast<'_> {
 fn done(conn: &mut Connection, command: &[&[u8]], ok: impl Fn(&Value) -> bool) -> RedisResult<bool> {
     match wire::request(conn, command) {
         Ok(v) => Ok(ok(&v)),
-        Err(e) if refused(&e) => {
-            conn.cad = Cad::None;
-            Ok(false)
-        }
-        Err(e) => Err(e),
+        Err(e) => refused(conn, e).map(|()| false),
     }
 }
 
-/// An error reply that the script would not get: the command itself refused.
-fn refused(e: &RedisError) -> bool {
-    matches!(e.code(), Some("ERR" | "NOPERM" | "WRONGTYPE"))
+/// Sends the compare-and-delete `command` with `EXISTS queue` in the same write:
+/// `Some(whether the queue was there)` when it deleted the key, `None` when it did
+/// not (or was refused: as `done`).
+fn deleted(conn: &mut Connection, command: &[&[u8]], queue: &[u8]) -> RedisResult<Option<bool>> {
+    let replies = wire::with_buffer(|buf| {
+        buf.clear();
+        resp::push_command(buf, command.len());
+        command.iter().for_each(|p| resp::push_bulk(buf, p));
+        resp::push_command(buf, 2);
+        resp::push_bulk(buf, b"EXISTS");
+        resp::push_bulk(buf, queue);
+        wire::pipeline(conn, buf, 2)
+    })?;
+    let mut replies = replies.into_iter();
+    let del = replies.next().unwrap_or(Value::Nil).extract_error();
+    let exists = replies.next().unwrap_or(Value::Nil).extract_error();
+    match del {
+        // A queue that could not be asked about (an ACL that refuses EXISTS on it)
+        // counts as there: a kick that finds nobody does nothing.
+        Ok(Value::Int(1)) => Ok(Some(!matches!(exists, Ok(Value::Int(0))))),
+        Ok(_) => Ok(None),
+        Err(e) => refused(conn, e).map(|()| None),
+    }
+}
+
+/// An error reply to one of the server's own commands: one that the script would
+/// not get (the command itself refused: unknown, refused by an ACL, a syntax it
+/// lacks) turns the connection's compare-and-delete off; any other (of the
+/// connection, a redirect, a passing state) is the caller's.
+fn refused(conn: &mut Connection, e: RedisError) -> RedisResult<()> {
+    if matches!(e.code(), Some("ERR" | "NOPERM" | "WRONGTYPE")) {
+        conn.cad = Cad::None;
+        return Ok(());
+    }
+    Err(e)
 }
 
 fn take(conn: &mut Connection, cad: Cad, key: &[u8], token: &[u8], ms: Option<&[u8]>, queue: &[u8]) -> RedisResult<Value> {
-    if cad == Cad::None || !token::markable(token) {
+    if cad == Cad::None {
         return wire::request(conn, &Fast::plain(key, token, ms));
     }
-    let marked = token::mark(token);
     let replies = wire::with_buffer(|buf| {
         buf.clear();
-        let set = Fast::plain(key, &marked, ms);
+        let set = Fast::plain(key, token, ms);
         resp::push_command(buf, set.len());
         set.iter().for_each(|p| resp::push_bulk(buf, p));
         resp::push_command(buf, 2);
@@ -162,19 +199,10 @@ fn take(conn: &mut Connection, cad: Cad, key: &[u8], token: &[u8], ms: Option<&[
     })?;
     let mut replies = replies.into_iter();
     let set = replies.next().unwrap_or(Value::Nil).extract_error()?;
-    if set != Value::Okay {
-        return Ok(set);
+    if set == Value::Okay && matches!(replies.next(), Some(Value::Int(0))) {
+        return Ok(Value::SimpleString(TAKEN_ALONE.to_string()));
     }
-    if matches!(replies.next(), Some(Value::Int(0))) {
-        return Ok(Value::SimpleString(TAKEN_MARKED.to_string()));
-    }
-    // Someone is queued (or the question went unanswered): the mark comes off, so
-    // that the release hands over. A value that is no longer the marked token was
-    // unmarked already by a waiter.
-    // An error reply leaves the mark where it may be: the hold is released by its
-    // script all the same, which takes a marked value for its token.
-    match wire::request(conn, &[b"SET", key, token, b"IFEQ", &marked, b"KEEPTTL"]) {
-        Err(e) if e.code().is_none() => Err(e),
-        _ => Ok(Value::Okay),
-    }
+    // Busy, or taken with someone queued (or the question unanswered): the release
+    // is the script's, which hands over in the same step.
+    Ok(set)
 }

@@ -41,6 +41,7 @@ impl<K: Kind> Holder<K> {
                 }
             }
         }
+        crate::stats::note(crate::stats::Counter::DurableAcks);
         Ok(None)
     }
 }

@@ -226,36 +226,60 @@ impl<K: Kind> Holder<K> {
     /// none) on every part, each with its kind's renewal (`Kind::renew`): true when
     /// every part still held it. A part whose renewal is not confirmed (a quorum's ran
     /// out of time) ends it: false, not known to be lost either.
+    ///
+    /// An extension that fails (an error, a part not confirmed, a durable check
+    /// refused) may have set the new lease on some part: the hold keeps the
+    /// lesser of its bound and the new lease, since a shorter one may now be the
+    /// server's.
     pub fn extend(&mut self, token: Option<&[u8]>, ms: u64) -> Result<bool> {
         let Some(token) = self.live(token) else { return Ok(false) };
-        let own = self.claims[0].own_for(&token).is_some();
-        let ms_arg = ms.to_string();
         let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
         let sent = Boot::now();
-        let mut done = true;
-        for part in &self.parts {
-            match self.kind.renew(&self.c, part, &token, ms_arg.as_bytes(), Duration::from_millis(ms), own)? {
-                Extended::Yes => {}
-                Extended::Lost => done = false,
-                Extended::No => return Ok(false),
+        let extended = self.extend_parts(&token, ms);
+        let own = self.claims[0].own_for(&token);
+        match extended {
+            Ok(Some(done)) => {
+                for claim in &self.claims {
+                    Claim::renewed(claim.own_for(&token), done, lease, sent);
+                }
+                if done && own.is_some() {
+                    self.note_serials();
+                }
+                Ok(done)
+            }
+            failed => {
+                // Even a failure to connect: on another part the renewal may have landed.
+                for claim in &self.claims {
+                    Claim::unconfirmed(claim.own_for(&token), lease, sent);
+                }
+                failed.map(|_| false)
             }
         }
-        // A durable hold's extension counts once acknowledged; not acknowledged, the
-        // hold keeps the bound it had.
+    }
+
+    /// `extend`'s renewals, then a durable hold's check: `Some(done)` when every part
+    /// answered (`done`: each still held it), `None` when a part's renewal was not
+    /// confirmed in time (a quorum).
+    fn extend_parts(&self, token: &[u8], ms: u64) -> Result<Option<bool>> {
+        let own = self.claims[0].own_for(token).is_some();
+        let ms_arg = ms.to_string();
+        let mut done = true;
+        for part in &self.parts {
+            match self.kind.renew(&self.c, part, token, ms_arg.as_bytes(), Duration::from_millis(ms), own)? {
+                Extended::Yes => {}
+                Extended::Lost => done = false,
+                Extended::No => return Ok(None),
+            }
+        }
+        // A durable hold's extension counts once acknowledged.
         if let (true, Some(d)) = (done, &self.c.terms.durable) {
-            match self.confirm(&token, ms_arg.as_bytes(), d)? {
+            match self.confirm(token, ms_arg.as_bytes(), d)? {
                 None => {}
                 Some(durable::Undurable::Lost) => done = false,
                 Some(durable::Undurable::Short(e)) => return Err(e),
             }
         }
-        for claim in &self.claims {
-            Claim::renewed(claim.own_for(&token), done, lease, sent);
-        }
-        if done && own {
-            self.note_serials();
-        }
-        Ok(done)
+        Ok(Some(done))
     }
 
     /// The object goes away: its hold, if any, is released unawaited (unless

@@ -4,15 +4,12 @@
 -- (in `owner`, for its wait and its lease) and returns {2, pttl, entry, clock} (the
 -- entry as queued, and the server's clock when it was stamped: see stamp), or {3,
 -- pttl} when the entry was sent as queued (`sent`, as the caller gave it) and has
--- left the queue. A holder's marked token loses its mark (unmark), so that its release
--- hands over. Expects the locals lock, holder (the key's value), queue, owner, entry,
+-- left the queue. Expects the locals lock, queue, owner, entry,
 -- sent, queued, again, push, life, token, lease, info and stamped.
 local pttl = redis.call('pttl', lock)
 if entry == '' then return {0, pttl} end
 -- Sent as queued, and gone: granted or passed over. Never queued twice.
 if not queued and again and string.byte(sent, 1) ~= 43 then return {3, pttl} end
---@include lib/unmark
-unmark(lock, holder)
 if not queued then
     --@include lib/queue_entry
     queue_entry(queue, entry, push, life)

@@ -75,8 +75,6 @@ local function grant_multi(lock, entry)
         else
             local v = redis.call('get', k.lock)
             if v and not (k.mode == 'r' and v == '') then
-                -- A holder's marked token loses its mark (see lib/unmark).
-                if #v == 33 and string.find(v, '^[0-9a-f]+!$') then redis.call('set', k.lock, string.sub(v, 1, 32), 'keepttl') end
                 put_back(k.queue, entry)
                 return 'moved'
             end

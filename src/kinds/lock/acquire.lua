@@ -53,8 +53,6 @@ if lease == '0' then
 else
     holder = redis.call('set', lock, token, 'nx', 'px', lease, 'get')
 end
--- This token's own hold, written marked by a first try (net::cad) whose reply was lost.
-if again and holder == token .. '!' then holder = token end
 local taken = not holder
 local upgrading = upgrade and holder == ''
 if upgrading then

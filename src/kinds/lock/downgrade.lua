@@ -10,9 +10,7 @@
 -- Returns 1 when done, 0 when the token does not hold the write lock.
 --@include lib/entry
 --@include lib/readers
--- The token may be marked (see net::cad).
-local holder = redis.call('get', lock)
-if holder ~= token and holder ~= token .. '!' then return 0 end
+if redis.call('get', lock) ~= token then return 0 end
 local now = now_ms()
 add_reader(readers, token, lease, now)
 while true do

@@ -7,7 +7,5 @@
 --
 -- Returns the next number if the lock still holds the token, 0 otherwise.
 --@include lib/next_fence
--- The token may be marked (see net::cad).
-local holder = redis.call('get', lock)
-if holder == token or holder == token .. '!' then return next_fence(fence) end
+if redis.call('get', lock) == token then return next_fence(fence) end
 return 0

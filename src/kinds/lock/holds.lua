@@ -7,8 +7,7 @@
 -- Returns 1 for the write lock, 2 for a live read share, 0 for neither.
 --@include lib/readers
 local holder = redis.call('get', lock)
--- The token may be marked (see net::cad).
-if holder == token or holder == token .. '!' then return 1 end
+if holder == token then return 1 end
 if holder ~= '' then return 0 end
 local score = redis.call('zscore', readers, token)
 if score and (score == 'inf' or tonumber(score) > now_ms()) then return 2 end

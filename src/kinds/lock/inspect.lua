@@ -16,8 +16,6 @@
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
 local holder = redis.call('get', lock)
--- A token marked (see net::cad) stands for the token.
-if holder and #holder == 33 and string.find(holder, '^[0-9a-f]+!$') then holder = string.sub(holder, 1, 32) end
 local state, pttl, count, mine, records = 'free', -2, 0, 0, {}
 if holder then
     pttl = redis.call('pttl', lock)

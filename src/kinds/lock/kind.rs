@@ -8,10 +8,10 @@ use crate::error::Result;
 use crate::hold::table::Part;
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
 use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
-use crate::kinds::lock::part::{LockPart, Marked};
+use crate::kinds::lock::part::{Alone, LockPart};
 use crate::kinds::retake;
 use crate::net::call::Call;
-use crate::net::fast::{Fast, TAKEN_MARKED};
+use crate::net::fast::{Fast, TAKEN_ALONE};
 use crate::net::resp;
 use crate::net::wire::Watch;
 use crate::topology::route::Extended;
@@ -79,10 +79,11 @@ pub(crate) struct LockKind {
     /// When (and in which process) this object's last release freed the lock for a
     /// re-take while waiters were queued; its end hands the lock to them.
     pub left_free: Option<(Instant, u32)>,
-    /// Whether the hold in progress was taken with its token marked (`net::cad`): its
-    /// release and renewal are then the server's own commands first, while the mark
-    /// lasts (nobody queued).
-    marked: AtomicBool,
+    /// Whether the hold in progress was taken by a first try that found nobody queued,
+    /// on a server with its own compare-and-delete (`net::cad`): its release and
+    /// renewal are then the server's own commands first (`net::fast`). Set by that
+    /// try alone; any other way in, a hold given back, or a release clears it.
+    alone: AtomicBool,
 }
 
 impl LockKind {
@@ -99,7 +100,7 @@ impl LockKind {
             short: false,
             last: None,
             left_free: None,
-            marked: AtomicBool::new(false),
+            alone: AtomicBool::new(false),
         }
     }
 
@@ -107,7 +108,7 @@ impl LockKind {
     pub fn begin(&mut self, mode: Mode, fence: bool, part: &LockPart) {
         self.mode = mode;
         self.fence = fence;
-        self.marked.store(false, Ordering::Relaxed);
+        self.alone.store(false, Ordering::Relaxed);
         if mode == Mode::Read && self.read.is_none() {
             self.read = Some(Arc::new(LockPart { keys: part.keys.clone(), route: part.route.clone(), read: true }));
         }
@@ -170,6 +171,8 @@ impl Kind for LockKind {
     type Part = LockPart;
 
     fn attempt(&self, c: &Common, part: &LockPart, a: &Attempt<'_>) -> Result<Try> {
+        // A hold that comes by the wait may have waiters behind it: the scripts release it.
+        self.alone.store(false, Ordering::Relaxed);
         // A retry after a lost reply must find what the first run did.
         part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| self.acquire(c, part, a, run, a.again || settling))
     }
@@ -207,17 +210,14 @@ impl Kind for LockKind {
                 return self.acquire(c, part, &attempt, run, true);
             }
             let ms = c.terms.lease.map(|_| lease);
-            let reply = if c.caller_token {
-                run(&Call::Command(&Fast::plain(&k.lock, token, ms)))?
-            } else {
-                // Where the server has its own compare-and-delete, the token goes
-                // marked while nobody is queued (`net::fast`).
-                run(&Call::Fast(&Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?
-            };
+            // Where the server has its own compare-and-delete, the same write asks
+            // whether anyone is queued (`net::fast`).
+            let reply = run(&Call::Fast(&Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?;
+            self.alone.store(false, Ordering::Relaxed);
             match reply {
                 Value::Okay => Ok(Try::Acquired(None)),
-                Value::SimpleString(s) if s == TAKEN_MARKED => {
-                    self.marked.store(true, Ordering::Relaxed);
+                Value::SimpleString(s) if s == TAKEN_ALONE => {
+                    self.alone.store(true, Ordering::Relaxed);
                     Ok(Try::Acquired(None))
                 }
                 // The holder's lease is not known; the waiting loop asks the script.
@@ -261,13 +261,15 @@ impl Kind for LockKind {
         if token.is_empty() {
             return Ok(0);
         }
+        // Whatever is released, this object's hold taken alone is over, or given back.
+        let alone = self.alone.swap(false, Ordering::Relaxed);
         let released = if own && self.held == Held::Read {
             read_release(part, token)?
-        } else if own && self.marked.swap(false, Ordering::Relaxed) {
-            // Taken marked: the server's compare-and-delete, or the script when someone
-            // queued since (the mark is gone then) or the server has none.
-            let release = part.release(token, self.short);
-            let reply = part.route.ask(&Call::Fast(&Fast::Release { key: &part.keys.lock, token, script: &release }))?;
+        } else if own && alone {
+            // Taken alone: the server's compare-and-delete (which hands the lock to a
+            // waiter that queued since), or the script where the server has none.
+            let (release, kick) = (part.release(token, self.short), part.kick());
+            let reply = part.route.ask(&Call::Fast(&Fast::Release { key: &part.keys.lock, token, queue: &part.keys.queue, script: &release, kick: &kick }))?;
             released(part, token, &reply)?
         } else {
             release_script(part, token, self.short && own)?
@@ -279,6 +281,8 @@ impl Kind for LockKind {
     }
 
     fn fire_release(&mut self, _c: &Common, part: &LockPart, token: &[u8], watch: Watch) -> Result<()> {
+        // Unawaited, the script: it hands over in the same step whoever queued.
+        self.alone.store(false, Ordering::Relaxed);
         if self.held == Held::Read {
             part.route.fire(&Call::Script(&part.read_release(token)), Some(watch))?;
             self.last = Some(Released::Yes);
@@ -294,7 +298,7 @@ impl Kind for LockKind {
     fn held_as(&self, part: &Arc<LockPart>) -> Arc<dyn Part> {
         match (&self.read, self.mode) {
             (Some(read), Mode::Read) => read.clone(),
-            _ if self.marked.load(Ordering::Relaxed) => Arc::new(Marked(part.clone())),
+            _ if self.alone.load(Ordering::Relaxed) => Arc::new(Alone(part.clone())),
             _ => part.clone(),
         }
     }
@@ -305,7 +309,7 @@ impl Kind for LockKind {
         let reading = own && self.held == Held::Read;
         let extended = if reading {
             Extended::Lost
-        } else if own && self.marked.load(Ordering::Relaxed) {
+        } else if own && self.alone.load(Ordering::Relaxed) {
             let renew = part.renew(token, ms, true);
             part.route.renew(&Call::Fast(&Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }), lease)?
         } else {

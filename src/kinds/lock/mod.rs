@@ -47,7 +47,7 @@ use crate::topology::rules::{self, Need};
 use crate::wait::waiting::Numbers;
 use kind::{Held, LockKind, Mode};
 use redis::Value;
-use scripts::{Downgrade, Fence, Holds, Kick};
+use scripts::{Downgrade, Fence, Holds};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -288,8 +288,7 @@ impl Lock {
         let Some(token) = self.h.live(token) else { return Ok(false) };
         let (route, k) = (&self.part().route, &self.part().keys);
         match route.ask(&Call::Command(&[b"GET", &k.lock]))? {
-            // The token, or the token marked (`net::cad`).
-            Value::BulkString(h) if crate::token::unmarked(&h) == &token[..] => Ok(true),
+            Value::BulkString(h) if h == token => Ok(true),
             // Read mode: is the token a live reader?
             Value::BulkString(h) if h.is_empty() => {
                 let reply = route.ask(&Call::Script(&Holds { lock: &k.lock, readers: &k.readers, token: &token }))?;
@@ -361,8 +360,7 @@ impl Drop for Lock {
         let Some((at, pid)) = self.h.kind.left_free else { return };
         let k = &self.part().keys;
         if pid == crate::fork_wiped::pid() && !retake::remade_since(k.id, at) {
-            let kick = Kick { lock: &k.lock, queue: &k.queue, fence: &k.fence, readers: &k.readers };
-            let _ = self.part().route.fire(&Call::Script(&kick), None);
+            let _ = self.part().route.fire(&Call::Script(&self.part().kick()), None);
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::hold::table::Part;
 use crate::keys::LockKeys;
-use crate::kinds::lock::scripts::{ReadRelease, ReadRenew, Release, Renew};
+use crate::kinds::lock::scripts::{Kick, ReadRelease, ReadRenew, Release, Renew};
 use crate::net::call::Call;
 use crate::net::fast::Fast;
 use crate::topology::route::Route;
@@ -40,6 +40,13 @@ impl LockPart {
         Renew { lock: &self.keys.lock, owner: owner.then_some(&self.keys.owner[..]), token, lease }
     }
 
+    /// Hands the free lock to the head of its queue (after a compare-and-delete that
+    /// found someone queued, or a short hold's end).
+    pub fn kick(&self) -> Kick<'_> {
+        let k = &self.keys;
+        Kick { lock: &k.lock, queue: &k.queue, fence: &k.fence, readers: &k.readers }
+    }
+
     /// A reader's renewal.
     pub fn read_renew<'a>(&'a self, token: &'a [u8], lease: &'a [u8]) -> ReadRenew<'a> {
         let k = &self.keys;
@@ -47,13 +54,14 @@ impl LockPart {
     }
 }
 
-/// A writer's hold taken with its token marked (`net::cad`): the watchdog renews it,
-/// and request end releases it, with the server's own commands first (`net::fast`),
-/// which fall back on the scripts once the mark is gone.
+/// A writer's hold taken by a first try that found nobody queued (`net::fast`): the
+/// watchdog renews it with the server's own `SET … IFEQ` where it has one, falling
+/// back on the script. Request end releases it as any other hold, by the script sent
+/// unawaited, which hands over in the same step.
 #[derive(Debug)]
-pub(crate) struct Marked(pub Arc<LockPart>);
+pub(crate) struct Alone(pub Arc<LockPart>);
 
-impl Part for Marked {
+impl Part for Alone {
     fn route(&self) -> &Route {
         &self.0.route
     }
@@ -68,11 +76,7 @@ impl Part for Marked {
     }
 
     fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        if token.is_empty() {
-            return;
-        }
-        let release = self.0.release(token, false);
-        with(&Call::Fast(&Fast::Release { key: &self.0.keys.lock, token, script: &release }));
+        Part::release(&*self.0, token, with);
     }
 }
 

@@ -30,8 +30,6 @@
 -- PUBLISH, SET; with INCR for a fencing token), defining only lib/entry's helpers.
 local holder = redis.call('get', lock)
 if not holder then return 0 end
--- Taken with nobody queued, and nobody since (see net::cad): the token marked.
-if holder == token .. '!' then holder = token end
 if holder ~= token and token ~= '' then
     -- In read mode the token may be a reader's: the caller asks read_release then.
     if holder == '' then return -1 end

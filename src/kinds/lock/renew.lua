@@ -7,9 +7,7 @@
 --
 -- Keeps the holder's record as long. Returns 1 when it did, 0 when the token no
 -- longer holds the key.
--- The token may be marked (see net::cad).
-local holder = redis.call('get', lock)
-if holder ~= token and holder ~= token .. '!' then return 0 end
+if redis.call('get', lock) ~= token then return 0 end
 if owner then
     if lease == '0' then redis.call('persist', owner) else redis.call('pexpire', owner, lease, 'gt') end
 end

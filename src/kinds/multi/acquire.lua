@@ -161,7 +161,5 @@ if not at then
     if entry == '' then return {0, pttl} end
     --@include lib/queue_entry
     queue_entry(into, entry, push, life)
-    --@include lib/unmark
-    unmark(lock[busy], redis.call('get', lock[busy]))
 end
 return {2, pttl, entry, stamped}

@@ -1,0 +1,58 @@
+--TEST--
+A shortening that fails keeps no long promise: extendLock($t, 0.5) on a 30 s hold, refused (a durable extension the frozen replica does not acknowledge) or unanswered (its reply lost in a partition, the renewal landing later), leaves getRemainingLifetime() at most the new lease from the send, never above the key's PTTL; a longer extension that fails keeps the bound it had
+--SKIPIF--
+<?php if (!function_exists('posix_kill')) die('skip posix');
+--FILE--
+<?php
+require __DIR__ . '/_fault.inc';
+$m = rl_start_redis();
+$r = rl_start_redis(['--replicaof', '127.0.0.1', (string) $m['port']]);
+$proxy = rl_test_proxy($m['port']);
+/** The bound against the key's lease: at most its PTTL (5 ms for the two readings). */
+function bounded(Lock $l, string $dsn, string $key): string {
+    $left = $l->getRemainingLifetime();
+    $pttl = (int) rl_cmd($dsn, 'PTTL', $key);
+    return $left * 1000 <= $pttl + 5 ? 'within the PTTL' : sprintf('%.3f s, over the PTTL of %d ms', $left, $pttl);
+}
+try {
+    $up = microtime(true) + 10;
+    while (!str_contains((string) rl_poll($r['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $up) { usleep(20000); }
+
+    // Durable: the replica acknowledges the take, then is frozen. A healthy
+    // acknowledgement gets 2 s (docs/testing.md).
+    $key = rl_key('short-durable');
+    $a = new Lock($key, 0, 30, ['dsn' => $m['dsn'], 'durable' => 1, 'durable_timeout' => 2.0, 'auto_renew' => false] + RL_PATIENT);
+    $t = $a->addLock() or die("not acquired\n");
+    posix_kill($r['pid'], SIGSTOP);
+    try { $a->extendLock($t, 60); echo "longer: extended without the replica\n"; }
+    catch (LockConnectionException $e) { printf("longer, refused: %s, remaining above 25 s %s\n", get_class($e), var_export($a->getRemainingLifetime() > 25, true)); }
+    try { $a->extendLock($t, 0.5); echo "shorter: extended without the replica\n"; }
+    catch (LockConnectionException $e) {
+        echo "shorter, refused: ", get_class($e), ", ", $a->getRemainingLifetime() <= 0.5 ? 'remaining <= 0.5 s' : sprintf('remaining %.1f s', $a->getRemainingLifetime()),
+            ", ", bounded($a, $m['dsn'], $key), "\n";
+    }
+    posix_kill($r['pid'], SIGCONT);
+
+    // No durable: the extension's reply is lost in a partition (the client gives up
+    // after read_timeout), and the renewal lands when it heals.
+    $key = rl_key('short-lost');
+    $b = new Lock($key, 0, 30, ['dsn' => $proxy['dsn'], 'auto_renew' => false, 'connect_timeout' => 5, 'read_timeout' => 0.5]);
+    $t = $b->addLock() or die("not acquired\n");
+    $b->extendLock($t, 30);   // the renewal script is loaded
+    rl_proxy($proxy, 'partition');
+    [$res] = rl_timed(fn() => $b->extendLock($t, 1.5));
+    echo "unanswered: ", $res instanceof LockConnectionException ? 'LockConnectionException' : rl_outcome($res), ", ",
+        $b->getRemainingLifetime() <= 1.5 ? 'remaining <= 1.5 s' : sprintf('remaining %.1f s', $b->getRemainingLifetime()), "\n";
+    rl_heal($proxy);
+    echo "healed: the server's lease is the new one: ", var_export((int) rl_cmd($m['dsn'], 'PTTL', $key) <= 1500, true), ", ", bounded($b, $m['dsn'], $key), "\n";
+} finally {
+    posix_kill($r['pid'], SIGCONT);
+    rl_stop_redis($r);
+    rl_stop_redis($m);
+}
+?>
+--EXPECT--
+longer, refused: LockConnectionException, remaining above 25 s true
+shorter, refused: LockConnectionException, remaining <= 0.5 s, within the PTTL
+unanswered: LockConnectionException, remaining <= 1.5 s
+healed: the server's lease is the new one: true, within the PTTL
