@@ -36,19 +36,37 @@ try {
         var_export($owned, true), var_export($released, true), $s1['lost'] - $s0['lost'],
         var_export($s1['durable_acks'] - $s0['durable_acks'] >= 1 + 4, true), var_export(pcntl_wexitstatus($st) === 0, true));
 
-    // durable and durable_aof in one watchdog round (one process, one server).
+    // durable and durable_aof in one watchdog round (one process, one server). Their
+    // renewals fall due a moment apart, so the process is stopped for 0.8 s (shorter
+    // than their 1.5 s lease, longer than the 0.5 s between renewals): both are due
+    // when it goes on, and are renewed in one round.
     [$name, $major, $minor] = rl_server_version($m['dsn']);
     if ([$major, $minor] >= [7, 2] || $name === 'valkey') {
-        $p = new Lock(rl_key('durable-wd-plain'), 0, 1.5, $o);
-        $f = new Lock(rl_key('durable-wd-aof'), 0, 1.5, ['durable' => 0, 'durable_aof' => true] + $o);
-        $s0 = redis_lock_stats();
-        $p->addLock() or die("plain: not acquired\n");
-        $f->addLock() or die("aof: not acquired\n");
-        usleep(3000000);
-        $s1 = redis_lock_stats();
-        printf("durable and durable_aof together: owned %s, released %s, lost %d, not acknowledged %d\n",
-            var_export($p->isOwned() && $f->isOwned(), true), var_export($p->releaseLock() && $f->releaseLock(), true),
-            $s1['lost'] - $s0['lost'], $s1['not_durable'] - $s0['not_durable']);
+        $out = tempnam(sys_get_temp_dir(), 'rl-107');
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            $p = new Lock(rl_key('durable-wd-plain'), 0, 1.5, $o);
+            $f = new Lock(rl_key('durable-wd-aof'), 0, 1.5, ['durable' => 0, 'durable_aof' => true] + $o);
+            $s0 = redis_lock_stats();
+            $p->addLock() or exit(1);
+            $f->addLock() or exit(1);
+            file_put_contents($out, 'held');
+            usleep(3000000);
+            $s1 = redis_lock_stats();
+            file_put_contents($out, sprintf("owned %s, released %s, lost %d, not acknowledged %d",
+                var_export($p->isOwned() && $f->isOwned(), true), var_export($p->releaseLock() && $f->releaseLock(), true),
+                $s1['lost'] - $s0['lost'], $s1['not_durable'] - $s0['not_durable']));
+            exit(0);
+        }
+        $until = microtime(true) + 10;
+        while (file_get_contents($out) !== 'held' && microtime(true) < $until) { usleep(10000); }
+        usleep(200000);
+        posix_kill($pid, SIGSTOP);
+        usleep(800000);
+        posix_kill($pid, SIGCONT);
+        pcntl_waitpid($pid, $st);
+        echo "durable and durable_aof together: ", file_get_contents($out), "\n";
+        @unlink($out);
     } else {
         rl_untested('a durable and a durable_aof hold renewed in one watchdog round', "WAITAOF is Redis 7.2's, this is $name $major.$minor");
         echo "durable and durable_aof together: untested here (no WAITAOF)\n";
