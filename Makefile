@@ -17,6 +17,9 @@ SERVERS = redis $(if $(shell command -v valkey-server),valkey)
 # The server the test helpers start: redis-server, or valkey-server (…-cli, …-sentinel).
 SERVER ?= redis
 export REDIS_LOCK_TEST_SERVER = $(SERVER)
+# Where a test that needs a server feature this server lacks notes what it left
+# untested (php-tests/_helper.inc, rl_untested()); `make test` ends with the list.
+export REDIS_LOCK_UNTESTED ?= $(CURDIR)/target/untested.txt
 
 .PHONY: all deps build test test-all test-builds test-one test-rust test-php test-bridges test-zts test-zts-apache test-frankenphp test-image dist check-layers check-links stubs stubs-check demo bench bench-zts \
 	install uninstall deb test-install clean
@@ -34,6 +37,7 @@ build: deps
 ## short seeded nemesis (test-nemesis: random faults, a history checker), then the
 ## stub check.
 test: build
+	@rm -f "$(REDIS_LOCK_UNTESTED)"
 	@$(MAKE) --no-print-directory check-layers check-links
 	@for s in $(SERVERS); do \
 	    echo "== the suite on $$s"; \
@@ -41,6 +45,16 @@ test: build
 	done
 	@$(MAKE) --no-print-directory test-nemesis
 	@$(MAKE) --no-print-directory stubs-check
+	@$(MAKE) --no-print-directory untested
+
+## What the last runs left untested for want of a server feature (each line names the
+## test, the server, what went untested and why).
+.PHONY: untested
+untested:
+	@if [ -s "$(REDIS_LOCK_UNTESTED)" ]; then \
+	    echo "== untested here, for want of a server feature ($(words $(SERVERS)) server(s): $(SERVERS)):"; \
+	    sort -u "$(REDIS_LOCK_UNTESTED)" | sed 's/^/  /'; \
+	else echo "== untested here: nothing (every test found the server features it needs)"; fi
 
 ## Everything on this machine (CI's lane 1 runs it, the NTS image path aside, which
 ## its Debian 12 root runs in /usr/local): make test, then what needs PHP built from source

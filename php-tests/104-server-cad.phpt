@@ -8,6 +8,9 @@ $dsn = $srv['dsn'];
 $cad = rl_cad($dsn);
 // Which path this server takes: the line differs by server, every other line not.
 echo "path: ", $cad ?? 'scripts (no compare-and-delete here)', "\n";
+if ($cad === null) {
+    rl_untested("the server's own compare-and-delete (DELIFEQ or DELEX releases, SET IFEQ renewals, the kick after a release that found a waiter)", 'this server has none: Valkey 9 and Redis 8.4 do');
+}
 
 function calls(string $dsn): array {
     $out = [];
