@@ -12,13 +12,15 @@ try {
     $key = rl_key('endpoints');
     /**
      * This process's idle lock connections (told apart from rl_cmd's by their last
-     * command: the release script, or the server's own compare-and-delete that
-     * released a lock taken with nobody queued, docs/performance.md), how many of them listen for wake-ups, and subscribers of their own.
+     * command: the release script, or the EXISTS of the queue that goes with the
+     * server's own compare-and-delete of a lock taken with nobody queued,
+     * docs/performance.md), how many of them listen for wake-ups, and subscribers of
+     * their own.
      */
     $idle = function () use ($dsn): string {
         $list = rl_cmd($dsn, 'CLIENT', 'LIST');
-        return sprintf('%d connections (%d listening), %d subscribers of their own', preg_match_all('/ cmd=(evalsha|delifeq|delex) /', $list),
-            preg_match_all('/ sub=1 .* cmd=(evalsha|delifeq|delex) /', $list), preg_match_all('/ cmd=subscribe /', $list));
+        return sprintf('%d connections (%d listening), %d subscribers of their own', preg_match_all('/ cmd=(evalsha|exists) /', $list),
+            preg_match_all('/ sub=1 .* cmd=(evalsha|exists) /', $list), preg_match_all('/ cmd=subscribe /', $list));
     };
     $accepted = fn() => (int) preg_replace('/.*total_connections_received:(\d+).*/s', '$1', rl_cmd($dsn, 'INFO', 'stats'));
     // Each read_timeout is a distinct endpoint (connection settings), as per-tenant options would make.
