@@ -65,7 +65,8 @@ function hold(int $w, int $n, string $key, float $t1, float $end, array $o = [])
     $rel = array_key_exists('release', $o) ? $o['release'] : true;
     if ($rel !== null) {
         $r = $o['rel_t'] ?? $end;
-        $ev[] = $base + ['op' => 'release', 't0' => $r, 't1' => $r + 1] + (is_string($rel) ? ['res' => 'exc', 'exc' => "$rel: synthetic"] : ['res' => 'ok', 'ret' => $rel]);
+        $ev[] = $base + ['op' => 'release', 't0' => $r, 't1' => $r + 1] + (is_string($rel) ? ['res' => 'exc', 'exc' => "$rel: synthetic"] : ['res' => 'ok', 'ret' => $rel])
+            + (($o['sync'] ?? false) ? ['sync' => true] : []);
     }
     return $ev;
 }
@@ -89,37 +90,43 @@ function history(string $name, array $holds, array $head = []): string {
     return $path;
 }
 
-/** Runs check.php on $path: [exit code, stdout + stderr, the per-run row by column]. */
+/** The first data row, by column, of the table in $lines whose header starts with $prefix ([] if none). */
+function table_row(array $lines, string $prefix): array {
+    foreach ($lines as $i => $l) {
+        if (str_starts_with($l, $prefix)) {
+            $cols = array_map('trim', explode('|', trim($l, '|')));
+            $vals = array_map('trim', explode('|', trim($lines[$i + 2] ?? '', '|')));
+            return count($cols) === count($vals) ? array_combine($cols, $vals) : [];
+        }
+    }
+    return [];
+}
+
+/** Runs check.php on $path: [exit code, stdout + stderr, the per-run row by column, the per-run paths row by column]. */
 function check(string $path, array $flags = []): array {
     $cmd = array_merge([PHP_BINARY, '-n', __DIR__ . '/check.php'], $flags, [$path]);
     $p = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
     $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
     $code = proc_close($p);
-    $row = [];
     $lines = explode("\n", $out);
-    foreach ($lines as $i => $l) {
-        if (str_starts_with($l, '| topology | faults |')) {
-            $cols = array_map('trim', explode('|', trim($l, '|')));
-            $vals = array_map('trim', explode('|', trim($lines[$i + 2], '|')));
-            $row = array_combine($cols, $vals);
-            break;
-        }
-    }
-    return [$code, $out, $row];
+    return [$code, $out, table_row($lines, '| topology | faults |'), table_row($lines, '| topology / faults | seed | fencing |')];
 }
 
 $cases = 0;
 $failed = [];
 /**
  * A case: the history from $holds (and header fields $head), the exit code $code, the
- * strings the output must hold ($says) and must not ($not), and per-run cells ($cells,
- * column => value).
+ * strings the output must hold ($says) and must not ($not), per-run cells ($cells,
+ * column => value), and cells of the per-run paths table ($pathCells).
  */
-function expect(string $name, array $holds, int $code, array $says = [], array $head = [], array $cells = [], array $not = [], array $flags = []): void {
+function expect(string $name, array $holds, int $code, array $says = [], array $head = [], array $cells = [], array $not = [], array $flags = [], array $pathCells = []): void {
     global $cases, $failed, $verbose;
     $cases++;
-    [$got, $out, $row] = check(history($name, $holds, $head), $flags);
+    [$got, $out, $row, $paths] = check(history($name, $holds, $head), $flags);
     $why = [];
+    foreach ($pathCells as $col => $v) {
+        if (($paths[$col] ?? null) !== (string) $v) { $why[] = "paths: $col is " . var_export($paths[$col] ?? null, true) . ", expected '$v'"; }
+    }
     if ($got !== $code) { $why[] = "exit $got, expected $code"; }
     foreach ($says as $s) { if (stripos($out, $s) === false) { $why[] = "no \"$s\" in the output"; } }
     foreach ($not as $s) { if (stripos($out, $s) !== false) { $why[] = "\"$s\" in the output"; } }
@@ -317,12 +324,57 @@ expect('elections waited out: an acquire that threw while its wait lasted fails 
 expect('an election still on when the wait ended: reported, not failed', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $waitedOut, $election(300, 6000), hold(0, 3, 'k0', 6100, 6200), hold(0, 4, 'k1', 6300, 6400)], 0, [],
     ['elections_waited' => true, 'wait' => 5.0]);
 expect('the same acquire without that promise: reported, not failed', [hold(0, 1, 'k0', 1, 100), hold(0, 2, 'k1', 1300, 1400), $threw], 0, [], ['elections_waited' => false]);
+// --- the paths that ran (paths.php): redis_lock_stats() records, Redlock's quorum, --expect ---
+/** A `stats` event: worker $w's process $pid read redis_lock_stats() at $t0 (absolute figures). */
+$stats = fn(int $w, int $pid, float $t0, array $counts, bool $final = false) => [['w' => $w, 'pid' => $pid, 'op' => 'stats', 't0' => $t0, 'final' => $final, 'counts' => $counts]];
+// w0 wrote twice (the later figures count); w1 died after one record; w2 is a thread of
+// w1's process (pid 1001): one set of counters, counted once.
+$counted = fn() => [
+    hold(0, 1, 'k0', 1, 100, ['fence' => 1]), hold(1, 1, 'k0', 102, 200, ['fence' => 2]), hold(2, 1, 'k1', 1, 100, ['fence' => 1]),
+    $stats(0, 1000, 2000, ['cad_releases' => 5, 'cad_renewals' => 2, 'cad_kicks' => 1, 'handed_over' => 3, 'renewals' => 2, 'lost' => 0, 'durable_acks' => 0, 'not_durable' => 0]),
+    $stats(0, 1000, 8000, ['cad_releases' => 9, 'cad_renewals' => 4, 'cad_kicks' => 1, 'handed_over' => 4, 'renewals' => 6, 'lost' => 1, 'durable_acks' => 0, 'not_durable' => 0], true),
+    $stats(1, 1001, 2000, ['cad_releases' => 7, 'handed_over' => 2]),
+    $stats(2, 1001, 1500, ['cad_releases' => 6, 'handed_over' => 2], true),
+];
+$P = 'compare-and-delete releases / renewals / kicks';
+expect('paths: counters summed over the processes, each by its largest figures (threads share one process\'s)', $counted(), 0, ['Paths that ran'], [], ['verdict' => 'ok'], [], [],
+    [$P => '16 / 4 / 1', 'handed over' => '6', 'renewals / lost' => '6 / 1', 'durable acked / refused' => '0 / 0',
+     'Redlock quorum acquisitions / releases' => '– / –', 'fencing' => 'on', 'expected' => '–', 'paths' => '–']);
+expect('paths: what the run expected, it ran (at least as often)', $counted(), 0, [], ['expect' => ['cad_releases' => 16, 'handed_over' => 6]], ['verdict' => 'ok'], [], [],
+    ['expected' => 'cad_releases ≥ 16, handed_over ≥ 6', 'paths' => 'ok']);
+expect('paths: a path run fewer times than expected fails the run, with the replay command', $counted(), 1,
+    ['path cad_releases (compare-and-delete releases', 'ran 16 times, fewer than the 100 expected', 'replay: `synthetic history'],
+    ['expect' => ['cad_releases' => 100, 'cad_kicks' => 1]], ['verdict' => 'FAIL'], ['path cad_kicks'], [], ['paths' => '**short: cad_releases 16 of 100**']);
+expect('paths: an expectation with no counters recorded fails (nothing counted it)', [hold(0, 1, 'k0', 1, 100)], 1,
+    ['path handed_over', 'not counted (the workers recorded no redis_lock_stats()'], ['expect' => ['handed_over' => 1]], [], [], [],
+    [$P => '– / – / –', 'paths' => '**short: handed_over – of 1**']);
+// Redlock: acquisitions a majority took, releases a majority answered (true), from the
+// history; synchronized()'s unawaited release is no answer, a MultiLock counts once.
+$redlock = ['topology' => 'redlock', 'nodes' => 5, 'fenced' => false, 'strict_fences' => false];
+$quorum = [
+    hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200, ['release' => false]), hold(0, 2, 'k1', 300, 400, ['sync' => true]),
+    hold(1, 20, 'k0', 500, 600, ['multi' => true]), hold(1, 21, 'k1', 500, 600, ['multi' => true]),
+];
+expect('paths: Redlock\'s quorum decisions counted from the history', $quorum, 0, [], $redlock + ['expect' => ['quorum_acquisitions' => 4, 'quorum_releases' => 2]],
+    ['verdict' => 'ok'], [], [], ['Redlock quorum acquisitions / releases' => '4 / 2', 'paths' => 'ok']);
+expect('paths: fewer quorum decisions than expected fail the run', $quorum, 1, ['path quorum_acquisitions', 'ran 4 times, fewer than the 5 expected'],
+    $redlock + ['expect' => ['quorum_acquisitions' => 5]], [], [], [], ['paths' => '**short: quorum_acquisitions 4 of 5**']);
+expect('paths: quorum decisions expected off Redlock are not counted: the run fails', [hold(0, 1, 'k0', 1, 100)], 1,
+    ['path quorum_releases', 'not counted (this is no Redlock run)'], ['expect' => ['quorum_releases' => 1]]);
+// --fencing 0: no numbers, unfenced writes; the promises are judged all the same.
+$unfenced = ['fencing' => false, 'fenced' => false, 'strict_fences' => false, 'mix' => 'all, no fencing'];
+expect('fencing off: a lease violation is still one', [
+    hold(0, 1, 'k0', 1, 300, ['release' => false]), hold(1, 1, 'k0', 150, 250),
+], 1, ['lease violation', 'w0#1', 'w1#1'], $unfenced, [$V => '**1**', 'stale entries' => 'no fences', 'store accepted / refused / unfenced' => '0 / 0 / 2'], [], [],
+    ['fencing' => 'off']);
+expect('fencing off: a clean run passes', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200)], 0, [], $unfenced,
+    [$V => '0', 'stale entries' => 'no fences', 'verdict' => 'ok'], [], [], ['fencing' => 'off']);
 expect('--md and resp3: the table carries resp3, the file is written', [
     hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200),
 ], 0, ['synthetic md / resp3 half'], ['resp3' => 'half', 'mix' => 'synthetic md'], ['resp3' => 'half'], [], ['--md', "$dir/out.md"]);
 $cases++;
 $md = (string) @file_get_contents("$dir/out.md");
-$ok = str_contains($md, 'How to read it') && str_contains($md, '*lease violation*');
+$ok = str_contains($md, 'How to read it') && str_contains($md, '*lease violation*') && str_contains($md, '### Paths that ran');
 printf("%-4s %s\n", $ok ? 'ok' : 'FAIL', '--md: the preamble names the rules');
 if (!$ok) { $failed[] = '--md'; }
 

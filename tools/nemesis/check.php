@@ -50,13 +50,20 @@
 //   worker doing something, and exiting;
 // - acquire latency (p50, p99, max) under faults, timeouts;
 // - errors by exception class and message (addresses and numbers folded).
+// - the paths that ran (paths.php): the workers' redis_lock_stats() summed over their
+//   processes (compare-and-delete releases, renewals and kicks, durable checks
+//   acknowledged and refused, hand-overs, renewals, losses) and, on Redlock, the
+//   decisions a majority made (acquisitions, releases), in tables of their own;
 // It exits 1 when a run has a lease violation, a promise that fails the sanity checks,
 // a silent overlap, a stale entry on one server with persistence on (without it, or
 // after a failover to a replica, the counter can go back, as docs/long-work.md says), a
 // worker crash (non-zero exit, a signal, a fatal error, an error outside the
-// LockException family), or a key or worker stuck after the faults ended; it prints the
-// seed and the replay command of each failed run.
+// LockException family), a key or worker stuck after the faults ended, or a path it
+// expected (the header's `expect`, run.php --expect) that ran fewer times than that; it
+// prints the seed and the replay command of each failed run.
 declare(strict_types=1);
+
+require_once __DIR__ . '/paths.php';
 
 $args = array_slice($argv, 1);
 $md = null;
@@ -202,7 +209,7 @@ function judge(string $file): array {
         } else {
             $other[] = $e;
         }
-        if (isset($e['w']) && $op !== 'worker-exit') {
+        if (isset($e['w']) && $op !== 'worker-exit' && $op !== 'stats') {
             $lastEvent[$e['w']] = max($lastEvent[$e['w']] ?? 0, $e['t1'] ?? $e['t0'] ?? 0);
         }
     }
@@ -469,6 +476,9 @@ function judge(string $file): array {
     if ($electionThrew > 0) {
         $fails[] = "$electionThrew acquire(s) threw, with elections only, none of them after its whole wait ({$head['wait']} s) with an election still on";
     }
+    // The paths that ran, and those the run expected and ran fewer times.
+    $paths = paths_count($head, array_values(array_filter($other, fn($e) => ($e['op'] ?? '') === 'stats')), $attempts);
+    foreach (paths_fails($head, $paths) as $f) { $fails[] = $f; }
 
     $faultCount = [];
     foreach ($faults as $f) { $faultCount[$f['kind']] = ($faultCount[$f['kind']] ?? 0) + 1; }
@@ -477,7 +487,7 @@ function judge(string $file): array {
         'overlaps' => count($overlaps), 'violating_overlaps' => $violatingOv, 'learned' => $learnedOv, 'silent' => $silent, 'silent_fenced' => $silentFenced,
         'silent_details' => $silentDetails, 'stale' => $stale, 'late' => $late, 'store' => $store, 'recovery' => $recovery,
         'lat' => $acqLat, 'acq' => $acqOutcome, 'errors' => $errors, 'fails' => $fails, 'faults' => $faults,
-        'fault_count' => $faultCount, 'quiet_from' => $quietFrom];
+        'fault_count' => $faultCount, 'quiet_from' => $quietFrom, 'paths' => $paths];
 }
 
 /** A path inside this repository as the tables print it: from the repository's root,
@@ -583,6 +593,9 @@ foreach ($groups as $g => $rs) {
         count(array_filter($rs, fn($r) => $r['fails'])));
 }
 
+// The paths that ran (paths.php).
+foreach (paths_tables($runs, $groups) as $l) { $out[] = $l; }
+
 // Errors by class, per topology × mix.
 $out[] = '';
 $out[] = '### Errors by class (all runs of a topology × fault mix)';
@@ -675,7 +688,10 @@ if ($md !== null) {
         . "being told). A *stale entry* is a hold entered with a fence no higher than one already known. A run\n"
         . "fails on a lease violation, a bound longer than the lease or missing, a silent overlap, a stale entry\n"
         . "on one server with AOF, a crash or a stuck key. Runs without bound samples (\"no bounds\") are judged\n"
-        . "on overlaps as before: learned when any holder's release returned false or threw.\n\n";
+        . "on overlaps as before: learned when any holder's release returned false or threw. The *paths* tables\n"
+        . "say what ran: the workers' `redis_lock_stats()` summed (compare-and-delete releases, renewals and\n"
+        . "kicks, durable checks acknowledged and refused, hand-overs) and Redlock's majority decisions; a run\n"
+        . "that expected a path (`--expect`) and ran it fewer times fails.\n\n";
     file_put_contents($md, $pre . $text);
 }
 if ($failed) {

@@ -76,7 +76,7 @@
 // the run on either key: addLock($token), extendLock($token), releaseLock($token)).
 // Redlock runs mutex, token and sync (it refuses fair, shared locks and semaphores).
 // Every other worker has `auto_renew` (sync always has it). Leases 0.5 s (sentinel-clock: 2 s), waits 1 s,
-// read_timeout 0.2 s, fencing on.
+// read_timeout 0.2 s, fencing on (unless --fencing 0).
 // Each hold writes `bound` events: getRemainingLifetime() sampled after the acquire,
 // every 20 ms of its section when it moved, and before the release.
 // RESP3 (single, single-nopersist, redlock, redlock-nopersist; the default is the
@@ -99,6 +99,20 @@
 // per-process state (connections, the watchdog) as a threaded SAPI's requests do.
 // Their partitions and resets are still each thread's own (a proxy each); a pause
 // stops the whole process, so all its threads at once.
+// --fencing 0: the workers' locks have 'fencing' => false and never ask for a number
+// (getFencingToken()): holds are taken by the plain SET NX, so that a hold taken
+// alone is released and renewed by the server's own compare-and-delete where it has
+// one (Valkey 9, Redis 8.4); the store's writes are unfenced. Default 1 (as before:
+// every write hold asks for its number, which makes the process fence eagerly).
+// --keys N: N lock keys (k0 … kN-1; default 2, k0 and k1), each hold on one of them
+// at random (a MultiLock over all of them): fewer holds meet a queue.
+// --expect NAME=N[,NAME=N...]: what the run must exercise, at least N times each,
+// written into the header; check.php fails the run when a path ran fewer times.
+// The names: the redis_lock_stats() counters (cad_releases, cad_renewals, cad_kicks,
+// durable_acks, not_durable, handed_over, renewals, lost, ...) summed over the
+// workers, and on Redlock quorum_acquisitions and quorum_releases (acquisitions a
+// majority took, releases a majority answered: from the history). check.php shows
+// what ran in every run, asked or not (tools/nemesis/paths.php).
 //
 // The extension is NEMESIS_EXT (default: $PWD/target/release/libredis_lock.so); the
 // runner itself does not load it. Every server and proxy it starts is stopped when it
@@ -106,8 +120,9 @@
 declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
+require_once __DIR__ . '/paths.php';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:', 'wait:']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:', 'wait:', 'fencing:', 'expect:', 'keys:']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -160,7 +175,9 @@ const READ_TIMEOUT = 0.2;
 // only about 8 s after it is back (a returned master is left alone for four publish
 // periods), so those runs end with 12 s of quiet.
 define('QUIET', (int) ($opt['durable'] ?? 0) > 0 ? 12.0 : 3.0);
-const KEYS = ['k0', 'k1'];
+// The lock keys: k0 and k1, or --keys N of them (k0 … kN-1): more keys, less
+// contention, so that more holds are taken with nobody queued (alone).
+define('KEYS', array_map(fn($i) => "k$i", range(0, max(2, (int) ($opt['keys'] ?? 2)) - 1)));
 
 /** $fn(), or null if it throws (for what a fault record only adds). */
 function rescue(Closure $fn) {
@@ -214,6 +231,15 @@ $durable = (int) ($opt['durable'] ?? 0);
 if ($durable < 0 || $durable > 5) { fail('--durable must be 0 to 5'); }
 if ($durable > 0 && !(($topo['sentinel'] ?? false) || ($topo['cluster'] ?? false))) { fail('--durable needs replicas: sentinel or cluster'); }
 if ($durable > 0) { $mix .= ", durable $durable"; }
+// Fencing off names itself in the mix, so that such runs make rows of their own.
+$fencingOpt = $opt['fencing'] ?? '1';
+if (!in_array($fencingOpt, ['0', '1'], true)) { fail('--fencing must be 0 or 1'); }
+$fencing = $fencingOpt === '1';
+if (!$fencing) { $mix .= ', no fencing'; }
+if (isset($opt['keys']) && ((int) $opt['keys'] < 2 || (int) $opt['keys'] > 16)) { fail('--keys must be 2 to 16'); }
+if (count(KEYS) !== 2) { $mix .= ', ' . count(KEYS) . ' keys'; }
+$expect = paths_parse_expect($opt['expect'] ?? '');
+if (is_string($expect)) { fail("--expect: $expect"); }
 if ($resp3 === 'half') { $mix .= ', resp3 dsn on half'; }
 if ($resp3 === 'none') { $mix .= ', proxy without RESP3'; }
 
@@ -491,14 +517,18 @@ $replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.
     escapeshellarg($ext), $nthreads ? ' NEMESIS_ZTS_EXT=' . escapeshellarg($ztsExt) . ' NEMESIS_HARNESS=' . escapeshellarg($harness) : '',
     $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
-    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : '') . (isset($opt['wait']) ? " --wait $wait" : ''));
+    ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : '') . (isset($opt['wait']) ? " --wait $wait" : '')
+    . ($fencing ? '' : ' --fencing 0') . (count(KEYS) !== 2 ? ' --keys ' . count(KEYS) : '') . ($expect ? ' --expect ' . paths_expect_text($expect, ',') : ''));
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
     'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'elections_waited' => $electionsWaited,
     'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
-    'fenced' => $topo['nodes'] === 1 || $sentinel || $cluster, 'cluster' => $cluster,
+    // Whether holds carry fencing numbers: where the lock issues them, unless --fencing 0.
+    'fenced' => $fencing && ($topo['nodes'] === 1 || $sentinel || $cluster), 'cluster' => $cluster, 'fencing' => $fencing,
     // Fences may go back only where the counter can be lost: no persistence, or a
     // failover to a replica that missed it (replication is asynchronous).
-    'strict_fences' => $topo['nodes'] === 1 && $topo['persist'],
+    'strict_fences' => $fencing && $topo['nodes'] === 1 && $topo['persist'],
+    // What the run must exercise (--expect): path => the least number of times.
+    'expect' => (object) $expect,
     'ext' => $ext, 'ext_md5' => md5_file($ext), 'php' => PHP_VERSION,
     'zts_ext' => $nthreads ? $ztsExt : null, 'zts_ext_md5' => $nthreads ? md5_file($ztsExt) : null, 'redis' => trim((string) shell_exec(rl_bin('server') . ' --version')),
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
@@ -522,7 +552,7 @@ for ($w = 0; $w < $nworkers; $w++) {
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
         'store' => $store['port'], 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
-        't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
+        'fencing' => $fencing, 't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
     $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$partsDir/w$w.stdout", 'w'], 2 => ['file', "$partsDir/w$w.stderr", 'w']], $pipes);

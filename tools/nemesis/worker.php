@@ -7,7 +7,9 @@
 //   Redlock node), sentinels or cluster (the sentinels, reached directly, or the
 //   cluster's seeds, the nodes' proxies), thread (run as a
 //   thread of the ZTS harness: `exit` ends only the thread), store (the fenced store's port), keys, lease, wait,
-//   read_timeout, t0 (the run's hrtime origin, ns), end (ms from t0), out (path).
+//   read_timeout, fencing (false: the locks have 'fencing' => false and no
+//   getFencingToken() is ever called; default true), t0 (the run's hrtime origin,
+//   ns), end (ms from t0), out (path).
 // Times are hrtime() (CLOCK_MONOTONIC, one clock for every process on the host),
 // in ms from the run's origin. Each acquisition attempt has a number `n`, carried
 // by every event of it (acquire-invoke, written as the call starts, so that the
@@ -15,7 +17,10 @@
 // release), so that check.php can put a section together. A hold also writes
 // `bound` events: how long it surely lasts by getRemainingLifetime(), sampled at
 // its start, every 20 ms of its section (written when the bound moved) and before
-// its release (the Bounds class).
+// its release (the Bounds class). The process's redis_lock_stats() counters go to
+// the history too (`stats` events: absolute values since the process started),
+// every 2 s of its loop and at its end, so that a worker that dies still leaves
+// what its last record counted (the paths its locks ran: check.php sums them).
 declare(strict_types=1);
 
 $cfg = json_decode($argv[1] ?? '', true);
@@ -132,7 +137,13 @@ LUA;
 }
 
 $store = new Store((int) $cfg['store']);
-$opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => true];
+// Fencing on (the default, as every history before issue 56): every write hold asks
+// for its number, which switches the process to eager fencing (every later
+// acquisition takes its number in the same script). Off: the plain SET NX path, and
+// the holds that can be taken alone (docs/performance.md) are released and renewed by
+// the server's own compare-and-delete where it has one.
+$fencing = (bool) ($cfg['fencing'] ?? true);
+$opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => $fencing];
 if (($cfg['wait_replicas'] ?? 0) > 0) { $opts['wait_replicas'] = (int) $cfg['wait_replicas']; }
 if (($cfg['durable'] ?? 0) > 0) { $opts += ['durable' => (int) $cfg['durable'], 'durable_timeout' => 0.1]; }
 if ($cfg['cluster'] ?? []) {
@@ -255,6 +266,8 @@ function store_write(int $n, string $key, ?int $fence, string $writer): void {
  * means the hold was already gone when asked (the first, lazy, ask of the process).
  */
 function fence_of(Lock $lock, int $n, string $key): array {
+    global $fencing;
+    if (!$fencing) { return [null, now(), null]; }
     $t0 = now();
     try {
         $f = $lock->getFencingToken();
@@ -389,7 +402,7 @@ function op_multi(int $n): void {
     $fences = null;
     $fenceExc = null;
     try {
-        $fences = $multi->getFencingToken();
+        $fences = $GLOBALS['fencing'] ? $multi->getFencingToken() : null;
     } catch (LockException $e) {
         $fenceExc = exc($e);
         $each('fence', ['t0' => $f0, 't1' => now(), 'res' => 'exc', 'exc' => $fenceExc]);
@@ -449,7 +462,22 @@ function op_semaphore(int $n): void {
     }
 }
 
-rec(['op' => 'worker-start', 't0' => now(), 'workload' => $workload, 'auto_renew' => (bool) $cfg['auto_renew']]);
+/**
+ * The process's redis_lock_stats() (absolute, since it started: threads of the ZTS
+ * harness share one process's counters, and check.php takes each process's largest
+ * figures), as a `stats` event.
+ */
+function stats_rec(bool $final): void {
+    global $statsAt;
+    $statsAt = now();
+    if (!function_exists('redis_lock_stats')) { return; }
+    rec(['op' => 'stats', 't0' => $statsAt, 'final' => $final, 'counts' => redis_lock_stats()]);
+}
+/** How often the counters are written, in ms of the worker's loop. */
+const STATS_EVERY_MS = 2000.0;
+
+rec(['op' => 'worker-start', 't0' => now(), 'workload' => $workload, 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => $fencing]);
+$statsAt = now();
 $n = 0;
 // The reuse workload's one token, for every section of the run on either key.
 $reusedToken = sprintf('w%d-s%d-job', $cfg['id'], $cfg['seed']);
@@ -470,11 +498,14 @@ try {
         }
         // A little time between holds, so that a worker is not always in the queue.
         usleep(mt_rand(0, 40) * 1000);
+        if (now() - $statsAt >= STATS_EVERY_MS) { stats_rec(false); }
     }
 } catch (Throwable $e) {
     // Anything but the LockException family is a defect (of the extension or this
     // tool): recorded, and the worker exits non-zero so that the run fails.
     rec(['op' => 'worker-crash', 't0' => now(), 'exc' => exc($e), 'at' => $e->getFile() . ':' . $e->getLine()]);
+    stats_rec(true);
     exit(70);
 }
+stats_rec(true);
 rec(['op' => 'worker-done', 't0' => now(), 'ops' => $n]);
