@@ -1,5 +1,5 @@
 --TEST--
-A token is the whole token: a caller's token that differs from the holder's by one byte (a suffix '!', a byte left off, one byte changed, a generated token's shape with '!') cannot release, extend, be told it owns, take, wait for and be handed, or adopt on a retry the holder's lock, for a Lock's write and read holds and a MultiLock; the lock's value is exactly its holder's token, with and without waiters
+A token is the whole token: a caller's token that differs from the holder's by one byte (a suffix '!', a byte left off, one byte changed, a generated token's shape with '!') cannot release, extend, be told it owns, take, wait for and be handed, or adopt on a retry the holder's lock, for a Lock's write and read holds and a MultiLock; the lock's value is exactly its holder's token, with and without waiters; an empty token (a read lock's value) or one over 256 bytes is a ValueError for every method that takes a token, and changes nothing
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
 --FILE--
@@ -74,6 +74,35 @@ $x = new Lock($k1, 0, 30, $o);
 echo "multilock key: release ", var_export($x->releaseLock("$mt!"), true), ", extend ", var_export($x->extendLock("$mt!", 1), true),
     ", isOwned ", var_export($x->isOwned("$mt!"), true), ", values ", var_export(rl_cmd($dsn, 'GET', $k1) === $mt && rl_cmd($dsn, 'GET', $k2) === $mt, true),
     ", still held ", var_export($m->releaseLock(), true), "\n";
+
+// The empty string is no token (it is a read lock's value): every method that takes a
+// token refuses it, and one longer than 256 bytes, with a ValueError, and the readers'
+// lease is as it was.
+$key = rl_key('whole-empty');
+$r = new Lock($key, 0, 30, $o);
+$r->addReadLock();
+$x = new Lock($key, 0, 30, $o);
+$mx = new MultiLock([$key], 0, 30, $o);
+$sx = new Semaphore(rl_key('whole-sem'), 2, 0, 30, $o);
+$sx->acquire();
+$refused = [];
+foreach (['releaseLock', 'releaseLock1', 'releaseLock2', 'isOwned'] as $f) { $refused[] = [$x, $f, []]; }
+$refused[] = [$x, 'extendLock', [1]];
+$refused[] = [$mx, 'releaseLock', []];
+$refused[] = [$mx, 'isOwned', []];
+$refused[] = [$mx, 'extendLock', [1]];
+$refused[] = [$sx, 'release', []];
+$refused[] = [$sx, 'isOwned', []];
+$refused[] = [$sx, 'extend', [1]];
+$n = 0;
+foreach ($refused as [$obj, $f, $rest]) {
+    foreach (['', str_repeat('t', 257)] as $bad) {
+        try { $obj->$f($bad, ...$rest); echo get_class($obj), "::$f(", strlen($bad), " bytes): no error\n"; }
+        catch (ValueError $e) { $n++; }
+    }
+}
+echo "refused with a ValueError: $n of ", 2 * count($refused), "; the readers' lease kept: ", var_export(rl_cmd($dsn, 'PTTL', $key) > 25000 && $r->isOwned(), true),
+    ", the permits kept: ", var_export($sx->isOwned(), true), "\n";
 ?>
 --EXPECT--
 job! / job   {"took":true,"value":true,"release":false,"extend":false,"isOwned":false,"take":false,"wait":false,"still":true}
@@ -86,3 +115,4 @@ waiting: the value is the token: true
 the waiter with token.'!' timed out: true; the holder still holds it: true
 read share: release false, extend false, isOwned false, still owned true
 multilock key: release false, extend false, isOwned false, values true, still held true
+refused with a ValueError: 22 of 22; the readers' lease kept: true, the permits kept: true

@@ -76,7 +76,8 @@ namespace {
          *
          * @return bool false when the token no longer holds the key (expired, released,
          *         or never held)
-         * @throws ValueError for a $lockOut that is not a positive number
+         * @throws ValueError for a $lockOut that is not a positive number, or a $token that
+         *         is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @param float|null $lockOut
@@ -171,6 +172,8 @@ namespace {
          * Whether the key holds $token (default: this object's token) right now. False at
          * once, without asking Redis, when the watchdog found the lock taken from this object.
          *
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
+         *
          * @param string|null $token
          * @return bool
          */
@@ -184,6 +187,7 @@ namespace {
          * object (its lease ran out) returns false.
          *
          * @return bool true when this call released the lock
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @return bool
@@ -193,6 +197,8 @@ namespace {
         /**
          * The article's name for releaseLock(); the same atomic release.
          *
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
+         *
          * @param string|null $token
          * @return bool
          */
@@ -200,6 +206,8 @@ namespace {
 
         /**
          * The article's name for releaseLock(); the same atomic release.
+         *
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @return bool
@@ -303,7 +311,8 @@ namespace {
          * $token (default: this object's) still holds them all.
          *
          * @return bool false when the token no longer holds every key (nothing changed)
-         * @throws ValueError for a $lockOut that is not a positive number
+         * @throws ValueError for a $lockOut that is not a positive number, or a $token that
+         *         is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @param float|null $lockOut
@@ -368,6 +377,8 @@ namespace {
         /**
          * Whether $token (default: this object's token) holds every key right now.
          *
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
+         *
          * @param string|null $token
          * @return bool
          */
@@ -379,6 +390,7 @@ namespace {
          *
          * @return bool true when the token held every key; false when it held none, or
          *         only some (those are released all the same)
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @return bool
@@ -470,7 +482,8 @@ namespace {
          * seconds (default: the object's; INF: none), if it is still live.
          *
          * @return bool false when the hold is gone (released, or its lease ended)
-         * @throws ValueError for a $lockOut that is not a positive number
+         * @throws ValueError for a $lockOut that is not a positive number, or a $token that
+         *         is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @param float|null $lockOut
@@ -504,6 +517,8 @@ namespace {
         /**
          * Whether $token (default: this object's) holds permits right now.
          *
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
+         *
          * @param string|null $token
          * @return bool
          */
@@ -514,6 +529,7 @@ namespace {
          * to the waiters that fit.
          *
          * @return bool true when this call released a live hold
+         * @throws ValueError for a $token that is empty or longer than 256 bytes
          *
          * @param string|null $token
          * @return bool

@@ -134,18 +134,26 @@ impl Lock {
     /// object (its lease ran out) returns false.
     ///
     /// @return bool true when this call released the lock
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.core()?.release(token.as_deref().copied())?)
+        let token = chosen("Lock::releaseLock(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.release(token.as_deref())?)
     }
 
     /// The article's name for releaseLock(); the same atomic release.
+    ///
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock1(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        self.release_lock(token)
+        let token = chosen("Lock::releaseLock1(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.release(token.as_deref())?)
     }
 
     /// The article's name for releaseLock(); the same atomic release.
+    ///
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock2(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        self.release_lock(token)
+        let token = chosen("Lock::releaseLock2(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.release(token.as_deref())?)
     }
 
     /// Whether the key is held by anyone.
@@ -165,15 +173,20 @@ impl Lock {
     ///
     /// @return bool false when the token no longer holds the key (expired, released,
     ///         or never held)
-    /// @throws ValueError for a $lockOut that is not a positive number
+    /// @throws ValueError for a $lockOut that is not a positive number, or a $token that
+    ///         is empty or longer than 256 bytes
     pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
-        Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
+        let token = chosen("Lock::extendLock(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.extend(token.as_deref(), lockOut)?)
     }
 
     /// Whether the key holds $token (default: this object's token) right now. False at
     /// once, without asking Redis, when the watchdog found the lock taken from this object.
+    ///
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.core()?.is_owned(token.as_deref().copied())?)
+        let token = chosen("Lock::isOwned(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.is_owned(token.as_deref())?)
     }
 
     /// How long this object's hold surely lasts, in seconds, as this process counts it

@@ -142,22 +142,29 @@ impl MultiLock {
     ///
     /// @return bool true when the token held every key; false when it held none, or
     ///         only some (those are released all the same)
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.core()?.release(token.as_deref().copied())?)
+        let token = chosen("MultiLock::releaseLock(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.release(token.as_deref())?)
     }
 
     /// Sets every key's lease to $lockOut seconds (default: the object's $lockOut) if
     /// $token (default: this object's) still holds them all.
     ///
     /// @return bool false when the token no longer holds every key (nothing changed)
-    /// @throws ValueError for a $lockOut that is not a positive number
+    /// @throws ValueError for a $lockOut that is not a positive number, or a $token that
+    ///         is empty or longer than 256 bytes
     pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
-        Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
+        let token = chosen("MultiLock::extendLock(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.extend(token.as_deref(), lockOut)?)
     }
 
     /// Whether $token (default: this object's token) holds every key right now.
+    ///
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.core()?.is_owned(token.as_deref().copied())?)
+        let token = chosen("MultiLock::isOwned(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.is_owned(token.as_deref())?)
     }
 
     /// How long this object's hold of every key surely lasts, in seconds, as this

@@ -4,7 +4,7 @@
 // arguments (`new Semaphore($k, 4, lockOut: 5)`).
 #![allow(non_snake_case)]
 
-use super::args::{settings, token_zval, Seconds};
+use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Holder};
 use super::late::Core;
 use crate::kinds::semaphore;
@@ -94,22 +94,29 @@ impl Semaphore {
     /// to the waiters that fit.
     ///
     /// @return bool true when this call released a live hold
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.core()?.release(token.as_deref().copied())?)
+        let token = chosen("Semaphore::release(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.release(token.as_deref())?)
     }
 
     /// Sets the lease of the hold of $token (default: this object's) to $lockOut
     /// seconds (default: the object's; INF: none), if it is still live.
     ///
     /// @return bool false when the hold is gone (released, or its lease ended)
-    /// @throws ValueError for a $lockOut that is not a positive number
+    /// @throws ValueError for a $lockOut that is not a positive number, or a $token that
+    ///         is empty or longer than 256 bytes
     pub fn extend(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
-        Ok(self.core()?.extend(token.as_deref().copied(), lockOut)?)
+        let token = chosen("Semaphore::extend(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.extend(token.as_deref(), lockOut)?)
     }
 
     /// Whether $token (default: this object's) holds permits right now.
+    ///
+    /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
-        Ok(self.core()?.is_owned(token.as_deref().copied())?)
+        let token = chosen("Semaphore::isOwned(): Argument #1 ($token)", token)?;
+        Ok(self.core()?.is_owned(token.as_deref())?)
     }
 
     /// How long this object's permits surely last, in seconds, as this process counts

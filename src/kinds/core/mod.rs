@@ -70,9 +70,14 @@ impl<K: Kind> Holder<K> {
         self.claims[0].token.as_deref()
     }
 
-    /// `token`, or this object's by default.
+    /// `token`, or this object's by default. No token is empty: an empty one (the
+    /// scripts' sign of a forced release, and a read lock's value) owns nothing.
     pub fn pick(&self, token: Option<&[u8]>) -> Option<Token> {
-        token.map(<[u8]>::to_vec).or_else(|| self.claims[0].token.clone())
+        match token {
+            Some([]) => None,
+            Some(t) => Some(t.to_vec()),
+            None => self.claims[0].token.clone(),
+        }
     }
 
     /// Whether the watchdog found any part of this object's hold `token` taken from it.
