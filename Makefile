@@ -80,7 +80,7 @@ check-links: deps
 	$(PHP) -n tools/check/check-links.php
 
 ## The suite on one server: make test-one SERVER=valkey
-test-one: test-rust test-php test-bridges
+test-one: test-rust test-php test-bridges test-model
 
 test-rust: deps
 	tools/test/with-redis.sh $(CARGO) test --no-default-features
@@ -251,6 +251,23 @@ test-nemesis: $(NEMESIS_BUILD)
 
 nemesis-plant: deps
 	PHP=$(PHP) tools/nemesis/plant.sh
+
+## The model test (tools/model/): 3 client processes run seeded random operations
+## (tokens chosen to hurt, waits, readers, MultiLock, Semaphore, durable locks with the
+## replica frozen) against a master and a replica; every answer, the keys' raw values
+## and PTTL, inspect(), isOwned() and getRemainingLifetime() are compared with a
+## reference model step by step, and a failure is shrunk to its shortest sequence.
+## `make test-model`: MODEL_BUDGET seconds (45) of sequences, in test-one (on each
+## server of make test); `make model`: 10 minutes, every kind of failure reported.
+## MODEL_EXT runs another build (then this tree is not built).
+.PHONY: test-model model
+MODEL_BUILD := $(if $(MODEL_EXT),deps,build)
+MODEL_EXT ?= $(EXT)
+test-model: $(MODEL_BUILD)
+	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),45)
+
+model: $(MODEL_BUILD)
+	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),600) --keep-going
 
 ## The phpt suite and the bridges' phpunit tests STRESS_RUNS times in a row (default 10)
 ## while a busy loop per core keeps the CPU full (tools/test/test-under-load.sh -b -r,
