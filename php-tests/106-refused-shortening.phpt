@@ -1,5 +1,5 @@
 --TEST--
-A shortening that fails keeps no long promise: extendLock($t, 0.5) on a 30 s hold, refused (a durable extension the frozen replica does not acknowledge) or unanswered (its reply lost in a partition, the renewal landing later), leaves getRemainingLifetime() at most the new lease from the send, never above the key's PTTL; a longer extension that fails keeps the bound it had
+A shortening that fails keeps no long promise: extendLock($t, 0.5) on a 30 s hold, refused (a durable extension the frozen replica does not acknowledge) or unanswered (its reply lost in a partition, the renewal landing later), leaves getRemainingLifetime() at most the new lease from the send, never above the key's PTTL; a longer extension that fails keeps the bound it had; another object of the process that shortens a shared token's lease bounds the holder too; a durable object's extension of a reader's token is checked as that read share (true)
 --SKIPIF--
 <?php if (!function_exists('posix_kill')) die('skip posix');
 --FILE--
@@ -33,6 +33,28 @@ try {
     }
     posix_kill($r['pid'], SIGCONT);
 
+    // A durable object extends a reader's token (another object's read share): the
+    // share is renewed, and acknowledged as the share, not checked as a write hold.
+    $key = rl_key('short-reader');
+    $reader = new Lock($key, 0, 30, ['dsn' => $m['dsn'], 'auto_renew' => false] + RL_PATIENT);
+    $rt = $reader->addReadLock() or die("no read share\n");
+    $d = new Lock($key, 0, 30, ['dsn' => $m['dsn'], 'durable' => 1, 'durable_timeout' => 2.0, 'auto_renew' => false] + RL_PATIENT);
+    echo "a durable extension of a reader's token: ", var_export($d->extendLock($rt, 10), true), ", the share's lease now 10 s: ",
+        var_export((int) rl_cmd($m['dsn'], 'PTTL', $key) <= 10000, true), "\n";
+    $reader->releaseLock();
+
+    // Two objects of one process with one chosen token: the other's shortening bounds
+    // the holder too (its lease on the server is the new one).
+    $key = rl_key('short-shared');
+    $h = new Lock($key, 0, 30, ['dsn' => $m['dsn'], 'auto_renew' => false] + RL_PATIENT);
+    $h->tryLock('job:7') or die("not acquired\n");
+    $other = new Lock($key, 0, 30, ['dsn' => $m['dsn'], 'auto_renew' => false] + RL_PATIENT);
+    echo "another object shortens the shared token: ", var_export($other->extendLock('job:7', 0.5), true), ", the holder ",
+        $h->getRemainingLifetime() <= 0.5 ? 'remaining <= 0.5 s' : sprintf('remaining %.1f s', $h->getRemainingLifetime()), ", ", bounded($h, $m['dsn'], $key), "\n";
+    rl_cmd($m['dsn'], 'DEL', $key);
+    echo "then finds it gone: ", var_export($other->extendLock('job:7', 5), true), ", the holder remaining ",
+        var_export($h->getRemainingLifetime(), true), "\n";
+
     // No durable: the extension's reply is lost in a partition (the client gives up
     // after read_timeout), and the renewal lands when it heals.
     $key = rl_key('short-lost');
@@ -54,5 +76,8 @@ try {
 --EXPECT--
 longer, refused: LockConnectionException, remaining above 25 s true
 shorter, refused: LockConnectionException, remaining <= 0.5 s, within the PTTL
+a durable extension of a reader's token: true, the share's lease now 10 s: true
+another object shortens the shared token: true, the holder remaining <= 0.5 s, within the PTTL
+then finds it gone: false, the holder remaining 0.0
 unanswered: LockConnectionException, remaining <= 1.5 s
 healed: the server's lease is the new one: true, within the PTTL

@@ -377,6 +377,29 @@ impl Hold {
     }
 }
 
+/// After an extension of `token` (sent at `sent`, to `lease`; `None`: no expiry) by
+/// one object, on `parts`: this process's other holds of that token on those keys
+/// (the token shared by several objects, a chosen one or one handed on) keep the
+/// lesser of their bound and the new lease, since the server's may now be shorter;
+/// with `lost`, the token holds none of them any more, and they are lost. `except`:
+/// the extending object's own holds, which it updates itself.
+pub fn follow(parts: &[&dyn Part], token: &[u8], except: &[HoldId], lease: Option<Duration>, sent: Boot, lost: bool) {
+    let Some(s) = existing() else { return };
+    let mut t = s.lock();
+    let now = Instant::now();
+    for (id, h) in t.holds.iter_mut() {
+        let shared = h.token == token && !except.contains(id) && parts.iter().any(|p| p.covers(h.part.key()) || h.part.covers(p.key()));
+        if !shared || h.lost.is_some() {
+            continue;
+        }
+        if lost {
+            h.mark_lost(now);
+        } else if let Some(lease) = lease {
+            h.cap(crate::clock::lease_end(sent, lease));
+        }
+    }
+}
+
 /// Drops the holds of `token` on the lock key `lock`, if this process has any (a
 /// release by token, possibly through another object than the one that acquired).
 pub fn forget(lock: &[u8], token: &[u8]) {

@@ -28,8 +28,10 @@ function check_snapshot(Model $m, array $s): array {
         if ($unsure[$k]) { continue; }
         $get = $s['raw'][$k]['get'];
         $want = match ($K['mode']) { 'write' => $K['h']['tok'], 'read' => '', 'free' => null };
-        // On a server with its own compare-and-delete, a generated token held with nobody queued may be stored marked (performance.md).
-        $marked = $m->cad && $K['mode'] === 'write' && $K['h']['gen'] && !$K['queue'] && $get === $want . '!';
+        // The value is exactly the token on every server (api.md); builds before issue 56
+        // (--legacy-token-args) stored a generated token held with nobody queued marked,
+        // on a server with its own compare-and-delete.
+        $marked = $m->legacy && $m->cad && $K['mode'] === 'write' && $K['h']['gen'] && !$K['queue'] && $get === $want . '!';
         if ($get !== $want && !$marked) {
             $fail[] = ['raw', "GET $k is " . show($get) . ', the model says ' . show($want) . " ({$K['mode']}" . ($K['queue'] ? ', ' . count($K['queue']) . ' queued' : ', nobody queued') . ')'];
         }

@@ -21,7 +21,7 @@ final class Model {
     public bool $frozen = false;
     private int $hids = 0;
 
-    /** @param bool $legacy accept the answers of builds before fb13692 for a token of 0 or over 256 bytes given to release, extend or isOwned */
+    /** @param bool $legacy accept the answers of builds before issue 56 (fb13692): a token of 0 or over 256 bytes given to release, extend or isOwned holding nothing, a generated token's shape and '!' refused as a chosen token, a generated token held alone stored with '!' */
     public function __construct(public array $keyNames, public bool $cad, public bool $legacy = false) {
         foreach ($keyNames as $k) { $this->keys[$k] = ['mode' => 'free', 'h' => null, 'readers' => [], 'queue' => []]; }
     }
@@ -302,8 +302,8 @@ final class Model {
                 $tok = $args[0] ?? null;
                 if (self::badToken($tok)) { return [['ValueError', self::x('ValueError'), null]]; }
                 $alts = [];
-                // A caller's token shaped as a generated one marked: refused by 586158e, any token by the docs (api.md).
-                if ($tok !== null && strlen($tok) === 33 && $tok[32] === '!' && is_gen(substr($tok, 0, 32))) { $alts[] = ['ValueError', self::x('ValueError'), null]; }
+                // A caller's token shaped as a generated one marked: any token by the docs (api.md); refused before issue 56.
+                if ($this->legacy && $tok !== null && strlen($tok) === 33 && $tok[32] === '!' && is_gen(substr($tok, 0, 32))) { $alts[] = ['ValueError', self::x('ValueError'), null]; }
                 $wait = $m === 'addLock' && $T > 0;
                 $h = $o['hold'];
                 $keep = null;
@@ -506,7 +506,7 @@ final class Model {
                 $tok = $args[0] ?? null;
                 if (self::badToken($tok)) { return [['ValueError', self::x('ValueError'), null]]; }
                 $alts = [];
-                if ($tok !== null && strlen($tok) === 33 && $tok[32] === '!' && is_gen(substr($tok, 0, 32))) { $alts[] = ['ValueError', self::x('ValueError'), null]; }
+                if ($this->legacy && $tok !== null && strlen($tok) === 33 && $tok[32] === '!' && is_gen(substr($tok, 0, 32))) { $alts[] = ['ValueError', self::x('ValueError'), null]; }
                 foreach ($keys as $k) { if ($this->keys[$k]['mode'] !== 'free') { return [...$alts, ['false (a key is held)', self::r(false), null]]; } }
                 $take = function (array $ob) use ($keys, $oid, $L, $t0, $t1, $tok) {
                     $rec = $this->hold($ob['r'], $oid, $L, $t0, $t1, $tok === null);

@@ -11,8 +11,10 @@
 // until the time is up; --seed alone runs that one sequence; --ops runs only those
 // operations of it (a shrunk sequence). The server is $REDIS_LOCK_TEST_SERVER
 // (redis or valkey)-server, a master with one replica, on free loopback ports.
-// --legacy-token-args: an empty or 257-byte token given to release, extend or
-// isOwned may answer as one that holds nothing (api.md before fb13692: a build before it).
+// --legacy-token-args: the answers of a build before issue 56 (fb13692): an empty or
+// 257-byte token given to release, extend or isOwned may answer as one that holds
+// nothing, a chosen token of 32 hex digits and '!' may be refused, and a generated
+// token held alone on a server with compare-and-delete may be stored with '!'.
 declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';

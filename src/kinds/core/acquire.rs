@@ -106,7 +106,7 @@ impl<K: Kind> Holder<K> {
                 }
                 let durable = self.c.terms.durable;
                 if let Some(d) = &durable {
-                    match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d) {
+                    match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d, false) {
                         Ok(None) => {}
                         // Undone, and the wait goes on while it lasts.
                         Ok(Some(why)) => {

@@ -24,11 +24,12 @@ pub(super) enum Undurable {
 
 impl<K: Kind> Holder<K> {
     /// Checks `token`'s hold on every part, as the hold taken now renews it
-    /// (`Kind::held_as`), to the lease `ms` ("0": none). `Ok(None)` when every part
-    /// was acknowledged as `d` asks.
-    pub(super) fn confirm(&self, token: &[u8], ms: &[u8], d: &Durable) -> Result<Option<Undurable>> {
+    /// (`Kind::held_as`), or after an extension as its renewal did (`Kind::renewed_as`:
+    /// a reader's token is checked as a read share), to the lease `ms` ("0": none).
+    /// `Ok(None)` when every part was acknowledged as `d` asks.
+    pub(super) fn confirm(&self, token: &[u8], ms: &[u8], d: &Durable, extending: bool) -> Result<Option<Undurable>> {
         for part in &self.parts {
-            let held = self.kind.held_as(part);
+            let held = if extending { self.kind.renewed_as(part) } else { self.kind.held_as(part) };
             let mut outcome = Ok(Confirmed::Yes);
             held.renew(token, ms, &mut |call| outcome = held.route().confirm(call, d));
             match outcome? {

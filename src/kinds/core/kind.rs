@@ -85,6 +85,13 @@ pub(crate) trait Kind: Sized {
         part.clone()
     }
 
+    /// The part a durable check of the last `renew` on `part` runs as: the hold it
+    /// renewed (a `Lock`'s read share, when the token was a reader's), by default the
+    /// hold taken now (`held_as`).
+    fn renewed_as(&self, part: &Arc<Self::Part>) -> Arc<dyn Part> {
+        self.held_as(part)
+    }
+
     /// Whether a hold of this kind that was found lost may still hold some keys of a
     /// part (a MultiLock's group, lost in part): its release is sent anyway.
     fn releases_lost(&self) -> bool {

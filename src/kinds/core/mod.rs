@@ -242,6 +242,12 @@ impl<K: Kind> Holder<K> {
         let sent = Boot::now();
         let extended = self.extend_parts(&token, ms);
         let own = self.claims[0].own_for(&token);
+        // Other objects of this process holding the same token follow the server: a
+        // shorter lease bounds them too; a token found holding its one key no more
+        // holds it for them either.
+        let mine: Vec<_> = self.claims.iter().filter_map(|c| c.own_for(&token)).collect();
+        let parts: Vec<&dyn Part> = self.parts.iter().map(|p| &**p as &dyn Part).collect();
+        table::follow(&parts, &token, &mine, lease, sent, self.keys() == 1 && matches!(extended, Ok(Some(false))));
         match extended {
             Ok(Some(done)) => {
                 for claim in &self.claims {
@@ -278,7 +284,7 @@ impl<K: Kind> Holder<K> {
         }
         // A durable hold's extension counts once acknowledged.
         if let (true, Some(d)) = (done, &self.c.terms.durable) {
-            match self.confirm(token, ms_arg.as_bytes(), d)? {
+            match self.confirm(token, ms_arg.as_bytes(), d, true)? {
                 None => {}
                 Some(durable::Undurable::Lost) => done = false,
                 Some(durable::Undurable::Short(e)) => return Err(e),

@@ -84,6 +84,9 @@ pub(crate) struct LockKind {
     /// renewal are then the server's own commands first (`net::fast`). Set by that
     /// try alone; any other way in, a hold given back, or a release clears it.
     alone: AtomicBool,
+    /// Whether the last `renew` renewed a read share (the token was a reader's): a
+    /// durable check after it checks the share (`renewed_as`).
+    renewed_read: AtomicBool,
 }
 
 impl LockKind {
@@ -101,6 +104,7 @@ impl LockKind {
             last: None,
             left_free: None,
             alone: AtomicBool::new(false),
+            renewed_read: AtomicBool::new(false),
         }
     }
 
@@ -307,6 +311,7 @@ impl Kind for LockKind {
     /// token may be a reader's (a lease-only route has none).
     fn renew(&self, _c: &Common, part: &LockPart, token: &[u8], ms: &[u8], lease: Duration, own: bool) -> Result<Extended> {
         let reading = own && self.held == Held::Read;
+        self.renewed_read.store(false, Ordering::Relaxed);
         let extended = if reading {
             Extended::Lost
         } else if own && self.alone.load(Ordering::Relaxed) {
@@ -316,8 +321,22 @@ impl Kind for LockKind {
             part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)?
         };
         match extended {
-            Extended::Lost if (reading || !own) && !part.route.lease_only() => part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease),
+            Extended::Lost if (reading || !own) && !part.route.lease_only() => {
+                let renewed = part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease)?;
+                self.renewed_read.store(renewed == Extended::Yes, Ordering::Relaxed);
+                Ok(renewed)
+            }
             other => Ok(other),
+        }
+    }
+
+    fn renewed_as(&self, part: &Arc<LockPart>) -> Arc<dyn Part> {
+        if !self.renewed_read.load(Ordering::Relaxed) {
+            return self.held_as(part);
+        }
+        match &self.read {
+            Some(read) => read.clone(),
+            None => Arc::new(LockPart { keys: part.keys.clone(), route: part.route.clone(), read: true }),
         }
     }
 
