@@ -52,7 +52,7 @@ test: build
 .PHONY: untested
 untested:
 	@if [ -s "$(REDIS_LOCK_UNTESTED)" ]; then \
-	    echo "== untested here, for want of a server feature ($(words $(SERVERS)) server(s): $(SERVERS)):"; \
+	    echo "== untested here, for want of a server feature ($(words $(SERVERS)) server(s): $(strip $(SERVERS))):"; \
 	    sort -u "$(REDIS_LOCK_UNTESTED)" | sed 's/^/  /'; \
 	else echo "== untested here: nothing (every test found the server features it needs)"; fi
 
