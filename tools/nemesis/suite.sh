@@ -119,7 +119,7 @@ short)
             --expect "$(expect_for single nofence 15)" --out "$dir/single-cad-$seed.jsonl"
     elif [ -n "${REDIS_LOCK_UNTESTED:-}" ]; then
         # make test's list of what went untested (php-tests/_helper.inc, rl_untested()).
-        echo "nemesis (short) on $server: the row without fencing that runs the server's own compare-and-delete under faults ($server $major.$minor has none: Valkey 9 and Redis 8.4 do)" >>"$REDIS_LOCK_UNTESTED"
+        echo "nemesis (short) on $server: the row without fencing that runs the server's own compare-and-delete under faults ($server ${major:-?}.${minor:-?} has none: Valkey 9 and Redis 8.4 do)" >>"$REDIS_LOCK_UNTESTED"
     fi
     exec "$PHP" -n tools/nemesis/check.php "$dir"/*.jsonl
     ;;
