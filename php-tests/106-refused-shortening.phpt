@@ -1,5 +1,5 @@
 --TEST--
-A shortening that fails keeps no long promise: extendLock($t, 0.5) on a 30 s hold, refused (a durable extension the frozen replica does not acknowledge) or unanswered (its reply lost in a partition, the renewal landing later), leaves getRemainingLifetime() at most the new lease from the send, never above the key's PTTL; a longer extension that fails keeps the bound it had; another object of the process that shortens a shared token's lease bounds the holder too; a durable object's extension of a reader's token is checked as that read share (true)
+A shortening that fails keeps no long promise: extendLock($t, 0.5) on a 30 s hold, refused (a durable extension the frozen replica does not acknowledge) or unanswered (its reply lost in a partition, the renewal landing later), leaves getRemainingLifetime() at most the new lease from the send, never above the key's PTTL; a longer extension that fails keeps the bound it had; another object of the process that shortens a shared token's lease bounds the holder too, and a MultiLock's refused shortening (all or none) leaves it its lease; a durable object's extension of a reader's token is checked as that read share (true)
 --SKIPIF--
 <?php if (!function_exists('posix_kill')) die('skip posix');
 --FILE--
@@ -55,6 +55,17 @@ try {
     echo "then finds it gone: ", var_export($other->extendLock('job:7', 5), true), ", the holder remaining ",
         var_export($h->getRemainingLifetime(), true), "\n";
 
+    // A MultiLock's shortening of the shared token, refused (the token holds one of
+    // its two keys): all or none, nothing changed, and the holder keeps its lease.
+    $k0 = rl_key('short-multi-0');
+    $k1 = rl_key('short-multi-1');
+    $h = new Lock($k1, 0, 30, ['dsn' => $m['dsn'], 'auto_renew' => false] + RL_PATIENT);
+    $h->tryLock('job:8') or die("not acquired\n");
+    $multi = new MultiLock([$k0, $k1], 0, 30, ['dsn' => $m['dsn'], 'auto_renew' => false] + RL_PATIENT);
+    echo "a MultiLock's refused shortening: ", var_export($multi->extendLock('job:8', 0.5), true), ", the holder remaining above 25 s ",
+        var_export($h->getRemainingLifetime() > 25, true), ", the key's lease above 25 s ", var_export((int) rl_cmd($m['dsn'], 'PTTL', $k1) > 25000, true), "\n";
+    $h->releaseLock();
+
     // No durable: the extension's reply is lost in a partition (the client gives up
     // after read_timeout), and the renewal lands when it heals.
     $key = rl_key('short-lost');
@@ -79,5 +90,6 @@ shorter, refused: LockConnectionException, remaining <= 0.5 s, within the PTTL
 a durable extension of a reader's token: true, the share's lease now 10 s: true
 another object shortens the shared token: true, the holder remaining <= 0.5 s, within the PTTL
 then finds it gone: false, the holder remaining 0.0
+a MultiLock's refused shortening: false, the holder remaining above 25 s true, the key's lease above 25 s true
 unanswered: LockConnectionException, remaining <= 1.5 s
 healed: the server's lease is the new one: true, within the PTTL

@@ -240,14 +240,18 @@ impl<K: Kind> Holder<K> {
         let Some(token) = self.live(token) else { return Ok(false) };
         let lease = (ms != terms::NO_EXPIRY).then(|| Duration::from_millis(ms));
         let sent = Boot::now();
-        let extended = self.extend_parts(&token, ms);
+        let mut reached = vec![false; self.parts.len()];
+        let extended = self.extend_parts(&token, ms, &mut reached);
         let own = self.claims[0].own_for(&token);
         // Other objects of this process holding the same token follow the server: a
-        // shorter lease bounds them too; a token found holding its one key no more
-        // holds it for them either.
+        // shorter lease bounds them on the parts it may have reached (a part whose
+        // script refused changed nothing, unless a quorum's nodes answered apart); a
+        // token found holding its one key no more holds it for them either.
         let mine: Vec<_> = self.claims.iter().filter_map(|c| c.own_for(&token)).collect();
-        let parts: Vec<&dyn Part> = self.parts.iter().map(|p| &**p as &dyn Part).collect();
-        table::follow(&parts, &token, &mine, lease, sent, self.keys() == 1 && matches!(extended, Ok(Some(false))));
+        let gone = self.keys() == 1 && matches!(extended, Ok(Some(false)));
+        let parts: Vec<&dyn Part> =
+            self.parts.iter().zip(&reached).filter(|(_, r)| **r || gone).map(|(p, _)| &**p as &dyn Part).collect();
+        table::follow(&parts, &token, &mine, lease, sent, gone);
         match extended {
             Ok(Some(done)) => {
                 for claim in &self.claims {
@@ -270,15 +274,21 @@ impl<K: Kind> Holder<K> {
 
     /// `extend`'s renewals, then a durable hold's check: `Some(done)` when every part
     /// answered (`done`: each still held it), `None` when a part's renewal was not
-    /// confirmed in time (a quorum).
-    fn extend_parts(&self, token: &[u8], ms: u64) -> Result<Option<bool>> {
+    /// confirmed in time (a quorum). `reached[i]`: part `i` may have the new lease
+    /// (renewed, or its answer not known); a part on one server whose script refused
+    /// changed nothing.
+    fn extend_parts(&self, token: &[u8], ms: u64, reached: &mut [bool]) -> Result<Option<bool>> {
         let own = self.claims[0].own_for(token).is_some();
         let ms_arg = ms.to_string();
         let mut done = true;
-        for part in &self.parts {
+        for (part, reached) in self.parts.iter().zip(reached.iter_mut()) {
+            *reached = true;
             match self.kind.renew(&self.c, part, token, ms_arg.as_bytes(), Duration::from_millis(ms), own)? {
                 Extended::Yes => {}
-                Extended::Lost => done = false,
+                Extended::Lost => {
+                    done = false;
+                    *reached = part.route().lease_only();
+                }
                 Extended::No => return Ok(None),
             }
         }
