@@ -257,17 +257,19 @@ nemesis-plant: deps
 ## replica frozen) against a master and a replica; every answer, the keys' raw values
 ## and PTTL, inspect(), isOwned() and getRemainingLifetime() are compared with a
 ## reference model step by step, and a failure is shrunk to its shortest sequence.
-## `make test-model`: MODEL_BUDGET seconds (45) of sequences, in test-one (on each
-## server of make test); `make model`: 10 minutes, every kind of failure reported.
+## `make test-model`: MODEL_BUDGET seconds (45) of sequences from seed MODEL_SEED (1),
+## in test-one (on each server of make test): the same sequences on every run, so a
+## change is judged by cases that passed before it. `make model`: 10 minutes from a
+## random seed (or MODEL_SEED), every kind of failure reported: it looks for new ones.
 ## MODEL_EXT runs another build (then this tree is not built).
 .PHONY: test-model model
 MODEL_BUILD := $(if $(MODEL_EXT),deps,build)
 MODEL_EXT ?= $(EXT)
 test-model: $(MODEL_BUILD)
-	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),45)
+	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),45) --seed $(or $(MODEL_SEED),1)
 
 model: $(MODEL_BUILD)
-	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),600) --keep-going
+	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),600) $(if $(MODEL_SEED),--seed $(MODEL_SEED)) --keep-going
 
 ## The phpt suite and the bridges' phpunit tests STRESS_RUNS times in a row (default 10)
 ## while a busy loop per core keeps the CPU full (tools/test/test-under-load.sh -b -r,
