@@ -20,14 +20,22 @@ fn main() {
     let lib = |name: &str| fs::read_to_string(root.join(format!("{name}.lua"))).ok();
     let mut kinds: BTreeMap<String, Vec<lua::Script>> = BTreeMap::new();
     let mut failures = Vec::new();
-    let mut dirs: Vec<PathBuf> = fs::read_dir(root).expect("src/kinds is readable").filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    let mut dirs: Vec<PathBuf> = fs::read_dir(root)
+        .expect("src/kinds is readable")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
     dirs.sort();
     for dir in dirs {
         let kind = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
         if kind == "lib" {
             continue;
         }
-        let mut files: Vec<PathBuf> = fs::read_dir(&dir).expect("a kind's folder is readable").filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "lua")).collect();
+        let mut files: Vec<PathBuf> = fs::read_dir(&dir)
+            .expect("a kind's folder is readable")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "lua"))
+            .collect();
         files.sort();
         if files.is_empty() {
             continue;

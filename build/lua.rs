@@ -92,38 +92,64 @@ pub fn parse_header(path: &str, source: &str) -> Result<Header, String> {
             break;
         }
         if n == 0 {
-            let Some(summary) = text.trim().strip_prefix(stem).and_then(|s| s.strip_prefix(':')) else {
-                return Err(err(n, &format!("the header must open with \"-- {stem}: what it does\"")));
+            let Some(summary) = text.trim().strip_prefix(stem).and_then(|s| s.strip_prefix(':'))
+            else {
+                return Err(err(
+                    n,
+                    &format!("the header must open with \"-- {stem}: what it does\""),
+                ));
             };
             h.summary = summary.trim().to_string();
             continue;
         }
         let t = text.trim_start();
         if let Some(rest) = t.strip_prefix("@keys ") {
-            let Some((names, doc)) = rest.split_once(':') else { return Err(err(n, "@keys NAME…: DOC")) };
+            let Some((names, doc)) = rest.split_once(':') else {
+                return Err(err(n, "@keys NAME…: DOC"));
+            };
             let names: Vec<String> = names.split_whitespace().map(str::to_string).collect();
             if let Some(bad) = names.iter().find(|name| !LOCK_KEYS.contains(&name.as_str())) {
-                return Err(err(n, &format!("@keys names LockKeys fields ({}); {bad:?} is not one", LOCK_KEYS.join(", "))));
+                return Err(err(
+                    n,
+                    &format!(
+                        "@keys names LockKeys fields ({}); {bad:?} is not one",
+                        LOCK_KEYS.join(", ")
+                    ),
+                ));
             }
             if h.each.is_some() || !h.keys.is_empty() {
                 return Err(err(n, "a script takes either @key slots or one @keys group"));
             }
             h.each = Some((names, doc.trim().to_string()));
             last = Last::Each;
-        } else if let Some((tag, rest)) = ["@key ", "@arg ", "@flag "].iter().find_map(|tag| t.strip_prefix(tag).map(|rest| (*tag, rest))) {
+        } else if let Some((tag, rest)) = ["@key ", "@arg ", "@flag "]
+            .iter()
+            .find_map(|tag| t.strip_prefix(tag).map(|rest| (*tag, rest)))
+        {
             let rest = rest.trim_start();
             let (name, doc) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
             let (name, optional) = match name.strip_suffix('?') {
                 Some(name) => (name, true),
                 None => (name, false),
             };
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') || name.starts_with(|c: char| c.is_ascii_digit()) {
+            if name.is_empty()
+                || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                || name.starts_with(|c: char| c.is_ascii_digit())
+            {
                 return Err(err(n, &format!("slot names are lower-case Lua names: {name:?}")));
             }
-            let slot = Slot { name: name.to_string(), ty: if tag == "@flag " { Type::Flag } else { Type::Bytes }, optional, doc: doc.trim().to_string() };
+            let slot = Slot {
+                name: name.to_string(),
+                ty: if tag == "@flag " { Type::Flag } else { Type::Bytes },
+                optional,
+                doc: doc.trim().to_string(),
+            };
             let list = if tag == "@key " { &mut h.keys } else { &mut h.args };
             if list.last().is_some_and(|s| s.optional) && !optional {
-                return Err(err(n, &format!("{name}: only the last slots of a list may be left out (?)")));
+                return Err(err(
+                    n,
+                    &format!("{name}: only the last slots of a list may be left out (?)"),
+                ));
             }
             if tag == "@key " && h.each.is_some() {
                 return Err(err(n, "a script takes either @key slots or one @keys group"));
@@ -131,7 +157,10 @@ pub fn parse_header(path: &str, source: &str) -> Result<Header, String> {
             list.push(slot);
             last = if tag == "@key " { Last::Key } else { Last::Arg };
         } else if t.starts_with('@') {
-            return Err(err(n, &format!("unknown tag: {}", t.split_whitespace().next().unwrap_or(t))));
+            return Err(err(
+                n,
+                &format!("unknown tag: {}", t.split_whitespace().next().unwrap_or(t)),
+            ));
         } else if text.starts_with("   ") && !matches!(last, Last::None | Last::Prose) {
             let doc = match last {
                 Last::Key => h.keys.last_mut().map(|s| &mut s.doc),
@@ -153,15 +182,21 @@ pub fn parse_header(path: &str, source: &str) -> Result<Header, String> {
     }
     h.doc = h.doc.trim().to_string();
     if h.keys.is_empty() && h.each.is_none() {
-        return Err(format!("src/kinds/{path}.lua: a script names at least one key (@key or @keys)"));
+        return Err(format!(
+            "src/kinds/{path}.lua: a script names at least one key (@key or @keys)"
+        ));
     }
     let mut seen = Vec::new();
-    for name in h.keys.iter().chain(&h.args).map(|s| &s.name).chain(h.each.iter().flat_map(|e| &e.0)) {
+    for name in
+        h.keys.iter().chain(&h.args).map(|s| &s.name).chain(h.each.iter().flat_map(|e| &e.0))
+    {
         if seen.contains(&name) {
             return Err(format!("src/kinds/{path}.lua: the slot {name:?} is named twice"));
         }
         if ["n", "keys"].contains(&name.as_str()) {
-            return Err(format!("src/kinds/{path}.lua: {name:?} is taken (the group's count, the group)"));
+            return Err(format!(
+                "src/kinds/{path}.lua: {name:?} is taken (the group's count, the group)"
+            ));
         }
         seen.push(name);
     }
@@ -176,25 +211,54 @@ pub fn prologue(h: &Header) -> String {
             out.push_str(&format!("local {} = {}\n", names.join(", "), values.join(", ")));
         }
     };
-    assign(h.keys.iter().map(|s| s.name.clone()).collect(), (1..=h.keys.len()).map(|i| format!("KEYS[{i}]")).collect());
-    let plain: Vec<(usize, &Slot)> = h.args.iter().enumerate().filter(|(_, s)| s.ty == Type::Bytes).collect();
-    assign(plain.iter().map(|(_, s)| s.name.clone()).collect(), plain.iter().map(|(i, _)| format!("ARGV[{}]", i + 1)).collect());
-    let flags: Vec<(usize, &Slot)> = h.args.iter().enumerate().filter(|(_, s)| s.ty == Type::Flag).collect();
-    assign(flags.iter().map(|(_, s)| s.name.clone()).collect(), flags.iter().map(|(i, _)| format!("ARGV[{}] == '1'", i + 1)).collect());
+    assign(
+        h.keys.iter().map(|s| s.name.clone()).collect(),
+        (1..=h.keys.len()).map(|i| format!("KEYS[{i}]")).collect(),
+    );
+    let plain: Vec<(usize, &Slot)> =
+        h.args.iter().enumerate().filter(|(_, s)| s.ty == Type::Bytes).collect();
+    assign(
+        plain.iter().map(|(_, s)| s.name.clone()).collect(),
+        plain.iter().map(|(i, _)| format!("ARGV[{}]", i + 1)).collect(),
+    );
+    let flags: Vec<(usize, &Slot)> =
+        h.args.iter().enumerate().filter(|(_, s)| s.ty == Type::Flag).collect();
+    assign(
+        flags.iter().map(|(_, s)| s.name.clone()).collect(),
+        flags.iter().map(|(i, _)| format!("ARGV[{}] == '1'", i + 1)).collect(),
+    );
     if let Some((names, _)) = &h.each {
         let w = names.len();
         out.push_str(&format!("local n = #KEYS / {w}\n"));
         out.push_str(&format!("local {} = {}\n", names.join(", "), vec!["{}"; w].join(", ")));
-        let values: Vec<String> = (0..w).map(|j| if w - j == 1 { format!("KEYS[{w} * i]") } else { format!("KEYS[{w} * i - {}]", w - j - 1) }).collect();
+        let values: Vec<String> = (0..w)
+            .map(|j| {
+                if w - j == 1 {
+                    format!("KEYS[{w} * i]")
+                } else {
+                    format!("KEYS[{w} * i - {}]", w - j - 1)
+                }
+            })
+            .collect();
         let targets: Vec<String> = names.iter().map(|name| format!("{name}[i]")).collect();
-        out.push_str(&format!("for i = 1, n do {} = {} end\n", targets.join(", "), values.join(", ")));
+        out.push_str(&format!(
+            "for i = 1, n do {} = {} end\n",
+            targets.join(", "),
+            values.join(", ")
+        ));
     }
     out
 }
 
 /// `source` with its includes written in (each looked up by `lib`), and its
 /// comments, blank lines and indentation left out.
-pub fn expand(path: &str, source: &str, lib: &dyn Fn(&str) -> Option<String>, out: &mut String, depth: usize) -> Result<(), String> {
+pub fn expand(
+    path: &str,
+    source: &str,
+    lib: &dyn Fn(&str) -> Option<String>,
+    out: &mut String,
+    depth: usize,
+) -> Result<(), String> {
     if depth > 8 {
         return Err(format!("src/kinds/{path}.lua: includes nested too deep"));
     }
@@ -206,7 +270,9 @@ pub fn expand(path: &str, source: &str, lib: &dyn Fn(&str) -> Option<String>, ou
                 return Err(format!("src/kinds/{path}.lua: no helper src/kinds/{name}.lua"));
             };
             if !name.contains("/lib/") && !name.starts_with("lib/") {
-                return Err(format!("src/kinds/{path}.lua: {name}: only files of a lib/ folder are included"));
+                return Err(format!(
+                    "src/kinds/{path}.lua: {name}: only files of a lib/ folder are included"
+                ));
             }
             expand(name, &text, lib, out, depth + 1)?;
             continue;
@@ -279,7 +345,12 @@ pub fn check(path: &str, h: &Header, body: &str) -> Result<(), String> {
             return Err(format!("src/kinds/{path}.lua: the body says {raw}: name the slot in the header (@key, @arg) and use its name"));
         }
     }
-    let names = h.keys.iter().chain(&h.args).map(|s| s.name.as_str()).chain(h.each.iter().flat_map(|e| e.0.iter().map(String::as_str)));
+    let names = h
+        .keys
+        .iter()
+        .chain(&h.args)
+        .map(|s| s.name.as_str())
+        .chain(h.each.iter().flat_map(|e| e.0.iter().map(String::as_str)));
     for name in names {
         if !uses(&code, name) {
             return Err(format!("src/kinds/{path}.lua: the slot {name:?} is never used: a dead slot costs every call its encoding"));
@@ -289,7 +360,11 @@ pub fn check(path: &str, h: &Header, body: &str) -> Result<(), String> {
 }
 
 /// Reads, assembles and checks one script.
-pub fn build(path: &str, source: &str, lib: &dyn Fn(&str) -> Option<String>) -> Result<Script, String> {
+pub fn build(
+    path: &str,
+    source: &str,
+    lib: &dyn Fn(&str) -> Option<String>,
+) -> Result<Script, String> {
     let header = parse_header(path, source)?;
     let mut body = String::new();
     expand(path, source, lib, &mut body, 0)?;
@@ -300,10 +375,12 @@ pub fn build(path: &str, source: &str, lib: &dyn Fn(&str) -> Option<String>) -> 
 
 /// `read_acquire` → `ReadAcquire`.
 pub fn type_name(stem: &str) -> String {
-    stem.split('_').map(|w| {
-        let mut c = w.chars();
-        c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
-    }).collect()
+    stem.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect()
 }
 
 fn doc_lines(out: &mut String, indent: &str, text: &str) {
@@ -338,7 +415,11 @@ pub fn rust(scripts: &[Script]) -> String {
             out.push_str(&format!("    pub {}: {t},\n", k.name));
         }
         if let Some((names, doc)) = &h.each {
-            doc_lines(&mut out, "    ", &format!("KEYS, for each key: its {}. {doc}", names.join(", ")));
+            doc_lines(
+                &mut out,
+                "    ",
+                &format!("KEYS, for each key: its {}. {doc}", names.join(", ")),
+            );
             out.push_str("    pub keys: &'a [std::sync::Arc<crate::keys::LockKeys>],\n");
         }
         for a in &h.args {
@@ -371,19 +452,26 @@ pub fn rust(scripts: &[Script]) -> String {
         for a in h.args.iter().filter(|a| a.optional) {
             args.push_str(&format!(" + usize::from(self.{}.is_some())", a.name));
         }
-        out.push_str(&format!("    fn counts(&self) -> (usize, usize) {{\n        ({keys}, {args})\n    }}\n\n"));
+        out.push_str(&format!(
+            "    fn counts(&self) -> (usize, usize) {{\n        ({keys}, {args})\n    }}\n\n"
+        ));
         out.push_str("    fn write(&self, buf: &mut Vec<u8>) {\n");
         for k in &h.keys {
             if k.optional {
                 out.push_str(&format!("        if let Some(v) = self.{} {{\n            crate::net::resp::push_bulk(buf, v);\n        }}\n", k.name));
             } else {
-                out.push_str(&format!("        crate::net::resp::push_bulk(buf, self.{});\n", k.name));
+                out.push_str(&format!(
+                    "        crate::net::resp::push_bulk(buf, self.{});\n",
+                    k.name
+                ));
             }
         }
         if let Some((names, _)) = &h.each {
             out.push_str("        for k in self.keys {\n");
             for name in names {
-                out.push_str(&format!("            crate::net::resp::push_bulk(buf, &k.{name});\n"));
+                out.push_str(&format!(
+                    "            crate::net::resp::push_bulk(buf, &k.{name});\n"
+                ));
             }
             out.push_str("        }\n");
         }
@@ -398,7 +486,10 @@ pub fn rust(scripts: &[Script]) -> String {
         out.push_str("    fn each(&self, f: &mut dyn FnMut(&[u8], bool)) {\n");
         for k in &h.keys {
             if k.optional {
-                out.push_str(&format!("        if let Some(v) = self.{} {{\n            f(v, true);\n        }}\n", k.name));
+                out.push_str(&format!(
+                    "        if let Some(v) = self.{} {{\n            f(v, true);\n        }}\n",
+                    k.name
+                ));
             } else {
                 out.push_str(&format!("        f(self.{}, true);\n", k.name));
             }
@@ -412,9 +503,17 @@ pub fn rust(scripts: &[Script]) -> String {
         }
         for a in &h.args {
             match (a.ty, a.optional) {
-                (Type::Flag, _) => out.push_str(&format!("        f(if self.{} {{ b\"1\" }} else {{ b\"0\" }}, false);\n", a.name)),
-                (Type::Bytes, true) => out.push_str(&format!("        if let Some(v) = self.{} {{\n            f(v, false);\n        }}\n", a.name)),
-                (Type::Bytes, false) => out.push_str(&format!("        f(self.{}, false);\n", a.name)),
+                (Type::Flag, _) => out.push_str(&format!(
+                    "        f(if self.{} {{ b\"1\" }} else {{ b\"0\" }}, false);\n",
+                    a.name
+                )),
+                (Type::Bytes, true) => out.push_str(&format!(
+                    "        if let Some(v) = self.{} {{\n            f(v, false);\n        }}\n",
+                    a.name
+                )),
+                (Type::Bytes, false) => {
+                    out.push_str(&format!("        f(self.{}, false);\n", a.name))
+                }
             }
         }
         out.push_str("    }\n}\n\n");
@@ -426,11 +525,17 @@ pub fn rust(scripts: &[Script]) -> String {
 pub fn all(kinds: &BTreeMap<String, Vec<Script>>) -> String {
     let mut out = String::from("// Generated by build.rs from the Lua folders: edit those.\n");
     out.push_str("/// Every script, by its path under `src/kinds/` (`lock/acquire`).\n");
-    out.push_str("pub fn all() -> Vec<(&'static str, &'static crate::net::script::Script)> {\n    vec![\n");
+    out.push_str(
+        "pub fn all() -> Vec<(&'static str, &'static crate::net::script::Script)> {\n    vec![\n",
+    );
     for (kind, scripts) in kinds {
         for s in scripts {
             let stem = s.path.rsplit('/').next().unwrap_or(&s.path);
-            out.push_str(&format!("        ({:?}, &*crate::kinds::{kind}::scripts::{}),\n", s.path, stem.to_ascii_uppercase()));
+            out.push_str(&format!(
+                "        ({:?}, &*crate::kinds::{kind}::scripts::{}),\n",
+                s.path,
+                stem.to_ascii_uppercase()
+            ));
         }
     }
     out.push_str("    ]\n}\n");

@@ -90,13 +90,22 @@ mod tests {
         }
         let boot_ns = boot.tv_sec as u64 * 1_000_000_000 + boot.tv_nsec as u64;
         let mono_ns = mono.tv_sec as u64 * 1_000_000_000 + mono.tv_nsec as u64;
-        assert!(ours.0 <= boot_ns && boot_ns - ours.0 < 1_000_000_000, "Boot::now() reads CLOCK_BOOTTIME");
+        assert!(
+            ours.0 <= boot_ns && boot_ns - ours.0 < 1_000_000_000,
+            "Boot::now() reads CLOCK_BOOTTIME"
+        );
         assert!(boot_ns + 1_000_000 >= mono_ns, "boot time never lags the monotonic clock");
         if std::env::var_os("REDIS_LOCK_TEST_BOOT_AHEAD").is_some() {
             // Run in a namespace whose boot clock is a day ahead: a day "suspended".
-            assert!(boot_ns > mono_ns + 80_000_000_000_000, "the namespace's boot clock is a day ahead");
+            assert!(
+                boot_ns > mono_ns + 80_000_000_000_000,
+                "the namespace's boot clock is a day ahead"
+            );
             let later = crate::clock::lease_end(ours, Duration::from_secs(10));
-            assert!(later.0 > mono_ns + 80_000_000_000_000, "a lease bound is on the boot clock, not the monotonic one");
+            assert!(
+                later.0 > mono_ns + 80_000_000_000_000,
+                "a lease bound is on the boot clock, not the monotonic one"
+            );
         }
         let later = ours.add(Duration::from_millis(5));
         assert_eq!(later.since(ours), Duration::from_millis(5));

@@ -255,11 +255,15 @@ impl Settings {
                 "option \"sentinels\" needs option \"service\", the name of the master they monitor".to_string(),
             ));
         }
-        let topologies: Vec<&str> = [("servers", &self.servers), ("sentinels", &self.sentinels), ("cluster", &self.cluster)]
-            .into_iter()
-            .filter(|(_, list)| !list.is_empty())
-            .map(|(name, _)| name)
-            .collect();
+        let topologies: Vec<&str> = [
+            ("servers", &self.servers),
+            ("sentinels", &self.sentinels),
+            ("cluster", &self.cluster),
+        ]
+        .into_iter()
+        .filter(|(_, list)| !list.is_empty())
+        .map(|(name, _)| name)
+        .collect();
         if topologies.len() > 1 {
             return Err(LockError::InvalidValue(format!(
                 "options \"{}\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined",
@@ -344,8 +348,9 @@ fn dsn_list(label: &str, value: &OptValue, source: Source) -> Result<Vec<String>
     items
         .into_iter()
         .map(|dsn| {
-            let dsn = String::from_utf8(dsn)
-                .map_err(|_| LockError::InvalidValue(format!("{label} must hold valid UTF-8 dsns")))?;
+            let dsn = String::from_utf8(dsn).map_err(|_| {
+                LockError::InvalidValue(format!("{label} must hold valid UTF-8 dsns"))
+            })?;
             // Checked now, so that a bad entry is reported by name.
             parse_dsn(&dsn)?;
             Ok(dsn)
@@ -358,17 +363,24 @@ fn dsn_list(label: &str, value: &OptValue, source: Source) -> Result<Vec<String>
 fn count_value(label: &str, value: &OptValue, source: Source, min: u32) -> Result<u32> {
     let n: i64 = match (value, source) {
         (OptValue::Int(i), _) => *i,
-        (OptValue::Str(s), Source::Ini) => String::from_utf8_lossy(s).trim().parse().map_err(|_| {
-            LockError::InvalidValue(format!("{label} must be a whole number, \"{}\" given", String::from_utf8_lossy(s)))
-        })?,
+        (OptValue::Str(s), Source::Ini) => {
+            String::from_utf8_lossy(s).trim().parse().map_err(|_| {
+                LockError::InvalidValue(format!(
+                    "{label} must be a whole number, \"{}\" given",
+                    String::from_utf8_lossy(s)
+                ))
+            })?
+        }
         (other, _) => {
-            return Err(LockError::InvalidType(format!("{label} must be of type int, {} given", other.type_name())))
+            return Err(LockError::InvalidType(format!(
+                "{label} must be of type int, {} given",
+                other.type_name()
+            )))
         }
     };
-    u32::try_from(n)
-        .ok()
-        .filter(|n| (min..=1000).contains(n))
-        .ok_or_else(|| LockError::InvalidValue(format!("{label} must be between {min} and 1000, {n} given")))
+    u32::try_from(n).ok().filter(|n| (min..=1000).contains(n)).ok_or_else(|| {
+        LockError::InvalidValue(format!("{label} must be between {min} and 1000, {n} given"))
+    })
 }
 
 /// A size in bytes, as an int, or in php.ini also with a K, M or G suffix (as
@@ -384,11 +396,21 @@ fn bytes_value(label: &str, value: &OptValue, source: Source) -> Result<usize> {
                 Some((i, 'G')) => (&text[..i], 1 << 30),
                 _ => (&text[..], 1),
             };
-            digits.trim().parse::<i64>().ok().and_then(|d| d.checked_mul(unit)).ok_or_else(|| {
-                LockError::InvalidValue(format!("{label} must be a size in bytes (8388608, 8M), \"{}\" given", String::from_utf8_lossy(s)))
-            })?
+            digits.trim().parse::<i64>().ok().and_then(|d| d.checked_mul(unit)).ok_or_else(
+                || {
+                    LockError::InvalidValue(format!(
+                        "{label} must be a size in bytes (8388608, 8M), \"{}\" given",
+                        String::from_utf8_lossy(s)
+                    ))
+                },
+            )?
         }
-        (other, _) => return Err(LockError::InvalidType(format!("{label} must be of type int, {} given", other.type_name()))),
+        (other, _) => {
+            return Err(LockError::InvalidType(format!(
+                "{label} must be of type int, {} given",
+                other.type_name()
+            )))
+        }
     };
     usize::try_from(n).ok().filter(|n| (MAX_REPLY_LEAST..=MAX_REPLY_LIMIT).contains(n)).ok_or_else(|| {
         LockError::InvalidValue(format!("{label} must be between {MAX_REPLY_LEAST} and {MAX_REPLY_LIMIT} bytes (64K to 512M), {n} given"))
@@ -399,11 +421,15 @@ fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {
     match (value, source) {
         (OptValue::Bool(b), _) => Ok(*b),
         // php.ini spells booleans many ways; the engine's own parser accepts these.
-        (OptValue::Str(s), Source::Ini) => match String::from_utf8_lossy(s).trim().to_ascii_lowercase().as_str() {
-            "1" | "on" | "yes" | "true" => Ok(true),
-            "" | "0" | "off" | "no" | "false" | "none" => Ok(false),
-            other => Err(LockError::InvalidValue(format!("{label} must be a boolean (On/Off), \"{other}\" given"))),
-        },
+        (OptValue::Str(s), Source::Ini) => {
+            match String::from_utf8_lossy(s).trim().to_ascii_lowercase().as_str() {
+                "1" | "on" | "yes" | "true" => Ok(true),
+                "" | "0" | "off" | "no" | "false" | "none" => Ok(false),
+                other => Err(LockError::InvalidValue(format!(
+                    "{label} must be a boolean (On/Off), \"{other}\" given"
+                ))),
+            }
+        }
         (other, _) => Err(LockError::InvalidType(format!(
             "{label} must be of type bool, {} given",
             other.type_name()
@@ -475,7 +501,13 @@ impl std::fmt::Display for TlsFiles {
         fn part(p: &Option<String>) -> &str {
             p.as_deref().unwrap_or("")
         }
-        write!(f, "{}\u{0}{}\u{0}{}", part(&self.ca_file), part(&self.cert_file), part(&self.key_file))
+        write!(
+            f,
+            "{}\u{0}{}\u{0}{}",
+            part(&self.ca_file),
+            part(&self.cert_file),
+            part(&self.key_file)
+        )
     }
 }
 
@@ -523,7 +555,10 @@ mod tests {
         assert_eq!(s.prefix, b"app:\0");
         s.set("retry_delay", &OptValue::Float(0.5), Source::Option).unwrap();
         assert!(s.check().is_err());
-        assert!(matches!(s.set("fair", &OptValue::Int(1), Source::Option), Err(LockError::InvalidType(_))));
+        assert!(matches!(
+            s.set("fair", &OptValue::Int(1), Source::Option),
+            Err(LockError::InvalidType(_))
+        ));
         s.set("fair", &OptValue::Bool(true), Source::Option).unwrap();
         assert!(s.fair);
         s.set("fair", &OptValue::Str(b"Off".to_vec()), Source::Ini).unwrap();
@@ -536,42 +571,81 @@ mod tests {
         s.set("max_hold", &OptValue::Int(0), Source::Option).unwrap();
         assert_eq!(s.max_hold, None);
         for bad in [-1.0, f64::NAN, f64::INFINITY] {
-            assert!(matches!(s.set("max_hold", &OptValue::Float(bad), Source::Option), Err(LockError::InvalidValue(_))));
+            assert!(matches!(
+                s.set("max_hold", &OptValue::Float(bad), Source::Option),
+                Err(LockError::InvalidValue(_))
+            ));
         }
-        assert!(matches!(s.set("max_hold", &OptValue::Bool(true), Source::Option), Err(LockError::InvalidType(_))));
+        assert!(matches!(
+            s.set("max_hold", &OptValue::Bool(true), Source::Option),
+            Err(LockError::InvalidType(_))
+        ));
         s.set("auto_renew", &OptValue::Str(b"on".to_vec()), Source::Ini).unwrap();
         assert!(s.auto_renew);
         s.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
         assert!(!s.fencing);
-        s.set("sentinels", &OptValue::Str(b"redis://127.0.0.1:26379, redis://127.0.0.1:26380".to_vec()), Source::Ini).unwrap();
+        s.set(
+            "sentinels",
+            &OptValue::Str(b"redis://127.0.0.1:26379, redis://127.0.0.1:26380".to_vec()),
+            Source::Ini,
+        )
+        .unwrap();
         assert_eq!(s.sentinels.len(), 2);
         assert!(s.check().is_err(), "sentinels need a service");
         s.set("service", &OptValue::Str(b"mymaster".to_vec()), Source::Option).unwrap();
         s.set("retry_delay", &OptValue::Float(0.002), Source::Option).unwrap();
         s.check().unwrap();
-        s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option).unwrap();
+        s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option)
+            .unwrap();
         assert!(s.check().is_err(), "Redlock and Sentinel are exclusive");
         s.servers.clear();
         s.set("wait_replicas", &OptValue::Int(2), Source::Option).unwrap();
         assert_eq!(s.wait_replicas, 2);
-        assert!(matches!(s.set("wait_replicas", &OptValue::Int(-1), Source::Option), Err(LockError::InvalidValue(_))));
-        assert!(matches!(s.set("wait_replicas", &OptValue::Float(1.5), Source::Option), Err(LockError::InvalidType(_))));
-        assert!(matches!(s.set("sentinels", &OptValue::List(vec![b"nope".to_vec()]), Source::Option), Err(LockError::InvalidValue(_))));
+        assert!(matches!(
+            s.set("wait_replicas", &OptValue::Int(-1), Source::Option),
+            Err(LockError::InvalidValue(_))
+        ));
+        assert!(matches!(
+            s.set("wait_replicas", &OptValue::Float(1.5), Source::Option),
+            Err(LockError::InvalidType(_))
+        ));
+        assert!(matches!(
+            s.set("sentinels", &OptValue::List(vec![b"nope".to_vec()]), Source::Option),
+            Err(LockError::InvalidValue(_))
+        ));
     }
 
     #[test]
     fn cluster_seeds_exclude_other_topologies_and_databases() {
         let mut s = Settings::default();
-        s.set("cluster", &OptValue::Str(b"redis://127.0.0.1:7000, redis://:pw@127.0.0.1:7001".to_vec()), Source::Ini).unwrap();
+        s.set(
+            "cluster",
+            &OptValue::Str(b"redis://127.0.0.1:7000, redis://:pw@127.0.0.1:7001".to_vec()),
+            Source::Ini,
+        )
+        .unwrap();
         assert_eq!(s.cluster.len(), 2);
         assert!(s.check().is_ok());
-        s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option).unwrap();
+        s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option)
+            .unwrap();
         assert!(s.check().is_err(), "Redlock and Cluster are exclusive");
         s.servers.clear();
-        s.set("sentinels", &OptValue::List(vec![b"redis://127.0.0.1:26379".to_vec()]), Source::Option).unwrap();
+        s.set(
+            "sentinels",
+            &OptValue::List(vec![b"redis://127.0.0.1:26379".to_vec()]),
+            Source::Option,
+        )
+        .unwrap();
         s.service = "m".to_string();
         assert!(s.check().is_err(), "Sentinel and Cluster are exclusive");
-        let err = s.set("cluster", &OptValue::List(vec![b"redis://:secret@127.0.0.1:7000/3".to_vec()]), Source::Option);
-        assert!(matches!(&err, Err(LockError::InvalidValue(m)) if m.contains("database") && !m.contains("secret")), "{err:?}");
+        let err = s.set(
+            "cluster",
+            &OptValue::List(vec![b"redis://:secret@127.0.0.1:7000/3".to_vec()]),
+            Source::Option,
+        );
+        assert!(
+            matches!(&err, Err(LockError::InvalidValue(m)) if m.contains("database") && !m.contains("secret")),
+            "{err:?}"
+        );
     }
 }

@@ -20,14 +20,16 @@ pub fn redact_dsn(dsn: &str) -> String {
 
 /// Parses and checks a dsn. Errors are `InvalidValue` and never show the password.
 pub fn parse_dsn(dsn: &str) -> Result<ConnectionInfo> {
-    let bad = |why: &str| LockError::InvalidValue(format!("invalid dsn \"{}\": {why}", redact_dsn(dsn)));
+    let bad =
+        |why: &str| LockError::InvalidValue(format!("invalid dsn \"{}\": {why}", redact_dsn(dsn)));
     let scheme = dsn.split_once("://").map(|(s, _)| s).unwrap_or("");
     if !matches!(scheme, "redis" | "rediss" | "unix") {
-        return Err(bad("expected redis://[user:pass@]host[:port][/db], rediss://... or unix:///path/to.sock"));
+        return Err(bad(
+            "expected redis://[user:pass@]host[:port][/db], rediss://... or unix:///path/to.sock",
+        ));
     }
-    let info = dsn.into_connection_info().map_err(|e| {
-        bad(e.detail().unwrap_or_else(|| e.category()))
-    })?;
+    let info =
+        dsn.into_connection_info().map_err(|e| bad(e.detail().unwrap_or_else(|| e.category())))?;
     if info.redis_settings().db() < 0 {
         return Err(bad("the database number must not be negative"));
     }
@@ -75,7 +77,8 @@ pub fn info_at(info: &ConnectionInfo, host: &str, port: u16) -> ConnectionInfo {
         ConnectionAddr::TcpTls { .. } => ("rediss", ""),
         _ => ("redis", ""),
     };
-    match format!("{scheme}://{}:{port}/{fragment}", bracket(host)).as_str().into_connection_info() {
+    match format!("{scheme}://{}:{port}/{fragment}", bracket(host)).as_str().into_connection_info()
+    {
         Ok(moved) => moved.set_redis_settings(info.redis_settings().clone()),
         Err(_) => info.clone(),
     }
@@ -144,7 +147,9 @@ mod tests {
     fn another_address_keeps_credentials_and_tls() {
         let base = parse_dsn("rediss://user:pw@10.0.0.1:7000/#insecure").unwrap();
         let moved = info_at(&base, "10.0.0.2", 7001);
-        assert!(matches!(moved.addr(), ConnectionAddr::TcpTls { host, port: 7001, insecure: true, .. } if host == "10.0.0.2"));
+        assert!(
+            matches!(moved.addr(), ConnectionAddr::TcpTls { host, port: 7001, insecure: true, .. } if host == "10.0.0.2")
+        );
         assert_eq!(moved.redis_settings().username(), Some("user"));
         assert_eq!(moved.redis_settings().password(), Some("pw"));
         let plain = info_at(&parse_dsn("redis://127.0.0.1:7000").unwrap(), "::1", 7002);

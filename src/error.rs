@@ -93,30 +93,46 @@ impl LockError {
 
     /// Whether a command may have reached Redis before this failure (`sent`).
     pub(crate) fn sent(&self) -> bool {
-        matches!(self, LockError::Connection { sent: true, .. } | LockError::Passing { sent: true, .. })
+        matches!(
+            self,
+            LockError::Connection { sent: true, .. } | LockError::Passing { sent: true, .. }
+        )
     }
 
     /// This error, ending an acquisition that waited `waited` for a passing state to
     /// pass: a passing state says for how long it lasted.
     pub(crate) fn after_waiting(self, waited: std::time::Duration) -> Self {
         match self {
-            LockError::Passing { addr, cause, sent } => {
-                LockError::Passing { addr, cause: format!("{cause}; still so after {:.1} s", waited.as_secs_f64()), sent }
-            }
+            LockError::Passing { addr, cause, sent } => LockError::Passing {
+                addr,
+                cause: format!("{cause}; still so after {:.1} s", waited.as_secs_f64()),
+                sent,
+            },
             other => other,
         }
     }
 
     /// `Timeout` for the `what` ("lock", "semaphore") named `name`.
     pub(crate) fn timeout(what: &'static str, name: &[u8], waited: std::time::Duration) -> Self {
-        LockError::Timeout { what, key: String::from_utf8_lossy(name).into_owned(), waited: waited.as_secs_f64() }
+        LockError::Timeout {
+            what,
+            key: String::from_utf8_lossy(name).into_owned(),
+            waited: waited.as_secs_f64(),
+        }
     }
 
     /// `Lost` for the `what` named `name`, found by the watchdog `before` the work
     /// finished, or (`None`) by the release that ended it.
-    pub(crate) fn lost(what: &'static str, name: &[u8], before: Option<std::time::Duration>) -> Self {
+    pub(crate) fn lost(
+        what: &'static str,
+        name: &[u8],
+        before: Option<std::time::Duration>,
+    ) -> Self {
         let seen = match before {
-            Some(d) => format!("the watchdog found it gone {:.3} s before the work finished", d.as_secs_f64()),
+            Some(d) => format!(
+                "the watchdog found it gone {:.3} s before the work finished",
+                d.as_secs_f64()
+            ),
             None => "the release at the end of the work found it gone".to_string(),
         };
         LockError::Lost { what, key: String::from_utf8_lossy(name).into_owned(), seen }
@@ -125,7 +141,10 @@ impl LockError {
 
 /// Whether an error reply's text starts with the code of a passing state.
 pub(crate) fn passing_code(reply: &str) -> bool {
-    PASSING.iter().any(|code| reply.starts_with(code) && !reply[code.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()))
+    PASSING.iter().any(|code| {
+        reply.starts_with(code)
+            && !reply[code.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+    })
 }
 
 /// Shorthand used across the core.

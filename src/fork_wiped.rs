@@ -100,7 +100,10 @@ pub fn counters() -> &'static [AtomicU64; COUNTERS] {
 
 /// Fills `out` with bytes from the OS generator `fill`, read ahead into the page.
 /// Bytes handed out are zeroed there, so none is ever given twice.
-pub fn random(out: &mut [u8], fill: impl Fn(&mut [u8]) -> Result<(), String>) -> Result<(), String> {
+pub fn random(
+    out: &mut [u8],
+    fill: impl Fn(&mut [u8]) -> Result<(), String>,
+) -> Result<(), String> {
     let Some(s) = page() else { return fill(out) };
     if s.busy.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
         return fill(out);
@@ -178,7 +181,10 @@ mod tests {
     #[test]
     fn a_draw_larger_than_the_page_goes_to_the_generator() {
         let mut big = vec![0u8; PAGE * 2];
-        assert_eq!(random(&mut big, |_| Err("asked the OS".into())), Err("asked the OS".to_string()));
+        assert_eq!(
+            random(&mut big, |_| Err("asked the OS".into())),
+            Err("asked the OS".to_string())
+        );
     }
 
     #[test]
@@ -209,7 +215,10 @@ mod tests {
                     let mut next = [0u8; 16];
                     random(&mut next, os).unwrap();
                     assert_ne!(&msg[..16], &next, "the child drew the parent's next bytes");
-                    assert_eq!(u32::from_ne_bytes([msg[16], msg[17], msg[18], msg[19]]), child as u32);
+                    assert_eq!(
+                        u32::from_ne_bytes([msg[16], msg[17], msg[18], msg[19]]),
+                        child as u32
+                    );
                     assert_ne!(child as u32, parent_pid);
                     assert_eq!(pid(), parent_pid);
                 }

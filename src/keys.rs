@@ -60,7 +60,9 @@ pub fn is_aux(key: &[u8]) -> bool {
     SUFFIXES.iter().any(|suffix| {
         let candidates: [Option<&[u8]>; 3] = [
             // `key` wrapped: `{key}suffix`.
-            key.strip_suffix(*suffix).and_then(|k| k.strip_prefix(b"{")).and_then(|k| k.strip_suffix(b"}")),
+            key.strip_suffix(*suffix)
+                .and_then(|k| k.strip_prefix(b"{"))
+                .and_then(|k| k.strip_suffix(b"}")),
             // A tagged key: `key suffix`.
             key.strip_suffix(*suffix),
             // A borrowed tag: `{tag}key suffix}`.
@@ -69,7 +71,10 @@ pub fn is_aux(key: &[u8]) -> bool {
                 k.strip_prefix(b"{").map(|_| &k[close + 1..])
             }),
         ];
-        candidates.into_iter().flatten().any(|base| !base.is_empty() && aux_key(base, suffix) == key)
+        candidates
+            .into_iter()
+            .flatten()
+            .any(|base| !base.is_empty() && aux_key(base, suffix) == key)
     })
 }
 
@@ -100,7 +105,8 @@ pub fn aux_key(key: &[u8], suffix: &[u8]) -> Vec<u8> {
 /// FNV-1a, 64 bits: a few instructions per byte, and good enough to tell lock names apart
 /// for a heuristic (a collision only costs a missed optimisation).
 fn fnv1a(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    data.iter()
+        .fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 /// The number of hash slots in Redis Cluster.
@@ -177,7 +183,9 @@ mod tests {
 
     #[test]
     fn auxiliary_keys_share_the_lock_keys_slot() {
-        for key in [&b"orders:42"[..], b"a{b}c", b"{user1}:x", b"a{b", b"{", b"x\0y", b"a}b", b"{}x", b"}"] {
+        for key in
+            [&b"orders:42"[..], b"a{b}c", b"{user1}:x", b"a{b", b"{", b"x\0y", b"a}b", b"{}x", b"}"]
+        {
             let aux = aux_key(key, b":queue");
             assert_eq!(slot(&aux), slot(key), "{:?}", String::from_utf8_lossy(&aux));
             assert!(aux.windows(6).any(|w| w == b":queue"));
@@ -190,7 +198,11 @@ mod tests {
     #[test]
     fn keys_that_cannot_be_wrapped_borrow_a_tag_and_stay_distinct() {
         let odd = aux_key(b"a}b", b":queue");
-        assert!(odd.starts_with(b"{") && odd.ends_with(b"a}b:queue}"), "{}", String::from_utf8_lossy(&odd));
+        assert!(
+            odd.starts_with(b"{") && odd.ends_with(b"a}b:queue}"),
+            "{}",
+            String::from_utf8_lossy(&odd)
+        );
         // The tagged key that the odd name starts with has names of its own.
         let tagged = odd[..odd.len() - ":queue}".len()].to_vec();
         assert_ne!(aux_key(&tagged, b":queue"), odd);

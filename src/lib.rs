@@ -27,11 +27,11 @@ pub mod stats;
 pub mod terms;
 pub mod token;
 
+pub mod hold;
+pub mod kinds;
 pub mod net;
 pub mod topology;
 pub mod wait;
-pub mod hold;
-pub mod kinds;
 
 #[cfg(feature = "php")]
 mod php;

@@ -35,9 +35,15 @@ pub struct Owner {
 /// which none of them can contain (they come from C strings).
 pub fn record() -> Vec<u8> {
     let (sapi, script) = DESCRIBE.get().map(|d| d()).unwrap_or_default();
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let since =
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let mut out = Vec::with_capacity(64 + script.len());
-    for part in [host().as_bytes(), crate::fork_wiped::pid().to_string().as_bytes(), sapi.as_bytes(), script.as_bytes()] {
+    for part in [
+        host().as_bytes(),
+        crate::fork_wiped::pid().to_string().as_bytes(),
+        sapi.as_bytes(),
+        script.as_bytes(),
+    ] {
         out.extend(part.iter().filter(|&&b| b != 0));
         out.push(0);
     }
@@ -85,6 +91,15 @@ mod tests {
         assert!(!o.host.is_empty());
         assert!(o.since > 1.7e9);
         assert_eq!(parse(b"x"), None);
-        assert_eq!(parse(b"h\x001\x00cli\x00/s.php\x001.5"), Some(Owner { host: "h".into(), pid: 1, sapi: "cli".into(), script: "/s.php".into(), since: 1.5 }));
+        assert_eq!(
+            parse(b"h\x001\x00cli\x00/s.php\x001.5"),
+            Some(Owner {
+                host: "h".into(),
+                pid: 1,
+                sapi: "cli".into(),
+                script: "/s.php".into(),
+                since: 1.5
+            })
+        );
     }
 }

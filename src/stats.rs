@@ -157,8 +157,10 @@ pub fn snapshot(reset: bool) -> Vec<(&'static str, Figure)> {
         .iter()
         .enumerate()
         .map(|(i, &name)| {
-            let v = if reset { c[i].swap(0, Ordering::Relaxed) } else { c[i].load(Ordering::Relaxed) };
-            let figure = if i == Counter::WaitNanos as usize || i == Counter::WaitNanosMax as usize {
+            let v =
+                if reset { c[i].swap(0, Ordering::Relaxed) } else { c[i].load(Ordering::Relaxed) };
+            let figure = if i == Counter::WaitNanos as usize || i == Counter::WaitNanosMax as usize
+            {
                 Figure::Seconds(v as f64 / 1e9)
             } else {
                 Figure::Count(v)
@@ -179,7 +181,9 @@ mod tests {
         note(Counter::Connects);
         waited(Duration::from_millis(1500));
         let after = snapshot(false);
-        let get = |s: &[(&str, Figure)], n: &str| s.iter().find(|(k, _)| *k == n).map(|(_, f)| *f).unwrap();
+        let get = |s: &[(&str, Figure)], n: &str| {
+            s.iter().find(|(k, _)| *k == n).map(|(_, f)| *f).unwrap()
+        };
         match (get(&before, "connects"), get(&after, "connects")) {
             (Figure::Count(a), Figure::Count(b)) => assert!(b > a),
             other => panic!("{other:?}"),

@@ -7,7 +7,7 @@ use redis_lock::config::{OptValue, Settings, Source};
 use redis_lock::error::LockError;
 use redis_lock::kinds::lock::Lock;
 use std::time::{Duration, Instant};
-use support::{RedisCluster, Relay, RedisServer};
+use support::{RedisCluster, RedisServer, Relay};
 
 fn settings(dsn: &str) -> Settings {
     let mut s = Settings::default();
@@ -64,7 +64,10 @@ fn blocking_acquire_waits_until_free_and_honours_the_deadline() {
     let t = Instant::now();
     assert_eq!(short.acquire(None).unwrap(), None);
     let waited = t.elapsed();
-    assert!(waited >= Duration::from_millis(50) && waited < Duration::from_millis(90), "{waited:?}");
+    assert!(
+        waited >= Duration::from_millis(50) && waited < Duration::from_millis(90),
+        "{waited:?}"
+    );
     let mut long = Lock::new(b"core:wait", 1.0, 5.0, &s).unwrap();
     assert!(long.acquire(None).unwrap().is_some(), "acquired once the holder's lease ran out");
 }
@@ -89,7 +92,9 @@ fn the_same_process_recovers_after_a_restart() {
     l.try_acquire(None).unwrap().unwrap();
     server.kill();
     match l.is_locked() {
-        Err(LockError::Connection { addr, .. }) => assert_eq!(addr, format!("redis://127.0.0.1:{port}")),
+        Err(LockError::Connection { addr, .. }) => {
+            assert_eq!(addr, format!("redis://127.0.0.1:{port}"))
+        }
         other => panic!("expected a connection error, got {other:?}"),
     }
     let _server = RedisServer::start_on(port);
@@ -164,7 +169,9 @@ fn bad_arguments_never_reach_redis() {
     let mut l = Lock::new(b"k", 0.0, 1.0, &s).unwrap();
     // Refused while connecting: nothing was sent, so nothing may have been taken.
     match l.try_acquire(None) {
-        Err(e @ LockError::Connection { sent: false, .. }) => assert!(!e.to_string().contains("may have been taken"), "{e}"),
+        Err(e @ LockError::Connection { sent: false, .. }) => {
+            assert!(!e.to_string().contains("may have been taken"), "{e}")
+        }
         other => panic!("expected an unsent connection error, got {other:?}"),
     }
 }
@@ -194,7 +201,11 @@ fn release_hands_the_lock_straight_to_a_listening_waiter() {
     assert!(holder.release(None).unwrap());
     let (token, got, mut w) = waiter.join().unwrap();
     let token = token.expect("the waiter gets the lock");
-    assert!(got.duration_since(released) < Duration::from_millis(200), "{:?}", got.duration_since(released));
+    assert!(
+        got.duration_since(released) < Duration::from_millis(200),
+        "{:?}",
+        got.duration_since(released)
+    );
     // The key went from one token to the other without ever being free.
     assert_eq!(get(&server, "core:handover").as_deref(), Some(&token[..]));
     assert_eq!(server.cmd(&["EXISTS", "{core:handover}:queue"]).unwrap(), Value::Int(0));
@@ -244,13 +255,20 @@ fn fencing_tokens_increase_per_key_and_can_be_turned_off() {
         seen.push(l.fencing_token().unwrap().unwrap());
         assert!(l.release(None).unwrap());
     }
-    assert!(seen[0] > FLOOR && seen.windows(2).all(|w| w[1] > w[0]), "increasing, from the server's clock: {seen:?}");
+    assert!(
+        seen[0] > FLOOR && seen.windows(2).all(|w| w[1] > w[0]),
+        "increasing, from the server's clock: {seen:?}"
+    );
     let mut off = s.clone();
     off.set("fencing", &OptValue::Bool(false), Source::Option).unwrap();
     let mut plain = Lock::new(b"core:fence", 0.0, 5.0, &off).unwrap();
     plain.try_acquire(None).unwrap().unwrap();
     assert_eq!(plain.fencing_token().unwrap(), None);
-    assert_eq!(get(&server, "{core:fence}:fence"), Some(seen[4].to_string().into_bytes()), "a take without fencing leaves the counter alone");
+    assert_eq!(
+        get(&server, "{core:fence}:fence"),
+        Some(seen[4].to_string().into_bytes()),
+        "a take without fencing leaves the counter alone"
+    );
     assert!(plain.release(None).unwrap());
     l.try_acquire(None).unwrap().unwrap();
     let next = l.fencing_token().unwrap().unwrap();
@@ -285,7 +303,11 @@ fn the_watchdog_renews_until_release_and_reports_a_lost_lock() {
     std::thread::sleep(Duration::from_millis(150));
     assert!(!l.is_owned(None).unwrap());
     assert!(!l.release(None).unwrap());
-    assert_eq!(get(&server, "core:renew").as_deref(), Some(&b"intruder"[..]), "the intruder's key is untouched");
+    assert_eq!(
+        get(&server, "core:renew").as_deref(),
+        Some(&b"intruder"[..]),
+        "the intruder's key is untouched"
+    );
     assert!(pttl(&server, "core:renew") == -1, "and never given an expiry by a renewal");
 }
 
@@ -328,11 +350,19 @@ fn redlock_needs_a_majority_and_leaves_nothing_when_it_fails() {
     match a.try_acquire(None) {
         Err(LockError::Connection { addr, cause, .. }) => {
             assert!(addr.contains("2 of the 3"), "{addr}");
-            assert!(cause.contains(&format!(":{}", servers[0].port)) && cause.contains(&format!(":{}", servers[1].port)), "{cause}");
+            assert!(
+                cause.contains(&format!(":{}", servers[0].port))
+                    && cause.contains(&format!(":{}", servers[1].port)),
+                "{cause}"
+            );
         }
         other => panic!("expected a connection error, got {other:?}"),
     }
-    assert_eq!(servers[2].cmd(&["EXISTS", "core:redlock"]).unwrap(), Value::Int(0), "the failed attempt was undone");
+    assert_eq!(
+        servers[2].cmd(&["EXISTS", "core:redlock"]).unwrap(),
+        Value::Int(0),
+        "the failed attempt was undone"
+    );
 }
 
 /// Settings for a Redlock over `servers`, with `read_timeout` (and `connect_timeout`).
@@ -425,7 +455,11 @@ fn a_timed_out_majority_gets_the_undo_of_the_failed_attempt_behind_its_set() {
     // them again (one read_timeout), and fails while they are silent.
     let t = Instant::now();
     assert!(matches!(l.try_acquire(None), Err(LockError::Connection { .. })));
-    assert!(t.elapsed() >= Duration::from_millis(150) && t.elapsed() < Duration::from_millis(400), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() >= Duration::from_millis(150) && t.elapsed() < Duration::from_millis(400),
+        "{:?}",
+        t.elapsed()
+    );
     for server in &servers[..3] {
         server.signal(libc::SIGCONT);
     }
@@ -458,7 +492,8 @@ fn the_watchdog_renews_a_redlock_without_waiting_for_a_hung_node() {
 fn cluster_locks_live_on_their_slots_master_and_follow_a_moved_slot() {
     let cluster = RedisCluster::start();
     let mut s = Settings::default();
-    s.set("cluster", &OptValue::List(vec![cluster.nodes[1].dsn().into_bytes()]), Source::Option).unwrap();
+    s.set("cluster", &OptValue::List(vec![cluster.nodes[1].dsn().into_bytes()]), Source::Option)
+        .unwrap();
     let mut owners = std::collections::HashSet::new();
     for i in 0..30 {
         let key = format!("core:cluster:{i}");
@@ -508,19 +543,30 @@ fn shared_holds_exclude_writers_and_hand_over() {
     let mut w = Lock::new(b"core:shared", 0.0, 5.0, &s).unwrap();
     let t1 = r1.try_acquire_read().unwrap().expect("a free lock reads");
     r2.try_acquire_read().unwrap().expect("readers share");
-    assert_eq!(get(&server, "core:shared").as_deref(), Some(&b""[..]), "read mode holds the empty string");
+    assert_eq!(
+        get(&server, "core:shared").as_deref(),
+        Some(&b""[..]),
+        "read mode holds the empty string"
+    );
     assert_eq!(w.try_acquire(None).unwrap(), None, "a writer waits for the readers");
     assert!(r2.is_owned(Some(&t1[..])).unwrap(), "a reader's token is owned while its share lives");
     assert_eq!(r1.fencing_token().unwrap(), None, "a read hold has no fencing token");
     // The upgrade waits for the other reader; the downgrade is one step.
     assert_eq!(r1.try_acquire(None).unwrap(), None);
     assert!(r2.release(None).unwrap());
-    assert_eq!(r1.try_acquire(None).unwrap().as_deref(), Some(&t1[..]), "the sole reader upgrades, same token");
+    assert_eq!(
+        r1.try_acquire(None).unwrap().as_deref(),
+        Some(&t1[..]),
+        "the sole reader upgrades, same token"
+    );
     assert_eq!(get(&server, "core:shared").as_deref(), Some(&t1[..]));
     assert_eq!(r1.acquire_read().unwrap().as_deref(), Some(&t1[..]), "the writer downgrades");
     assert_eq!(get(&server, "core:shared").as_deref(), Some(&b""[..]));
     assert!(r1.release(None).unwrap());
-    assert_eq!(server.cmd(&["EXISTS", "core:shared", "{core:shared}:readers"]).unwrap(), Value::Int(0));
+    assert_eq!(
+        server.cmd(&["EXISTS", "core:shared", "{core:shared}:readers"]).unwrap(),
+        Value::Int(0)
+    );
     w.try_acquire(None).unwrap().expect("free again");
 }
 
@@ -537,7 +583,10 @@ fn semaphore_counts_weights_and_hands_permits_over() {
     assert!(b.is_owned(Some(&ta[..])).unwrap());
     assert!(b.try_acquire(4).is_err(), "a weight above the permits is refused");
     let mut other = Semaphore::new(b"core:sem", 5, 0.0, 5.0, &s).unwrap();
-    assert!(matches!(other.try_acquire(1), Err(LockError::PermitsMismatch { stored: 3, given: 5, .. })));
+    assert!(matches!(
+        other.try_acquire(1),
+        Err(LockError::PermitsMismatch { stored: 3, given: 5, .. })
+    ));
     // A waiter is handed the permits by the release, from another thread.
     let mut w = Semaphore::new(b"core:sem", 3, 5.0, 5.0, &s).unwrap();
     let releaser = std::thread::spawn(move || {
@@ -563,8 +612,12 @@ impl<'a> HandWaiter<'a> {
     /// Its queue entry: waiting until a year from now (ms on the server's clock, which
     /// is this machine's), lease 60 s, channel `core-waiter`, token `WAITER`.
     fn entry() -> String {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        format!("{}:60000:0:11:core-waiterWAITER", (now + Duration::from_secs(365 * 86400)).as_millis())
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        format!(
+            "{}:60000:0:11:core-waiterWAITER",
+            (now + Duration::from_secs(365 * 86400)).as_millis()
+        )
     }
 
     /// Listens on `conn`, a connection to `server` (a `PubSub` unsubscribes when dropped).
@@ -579,8 +632,14 @@ impl<'a> HandWaiter<'a> {
     /// Queues the entry with its patience started, as the acquire script does.
     fn queue(&mut self, key: &str) {
         redis::pipe()
-            .cmd("RPUSH").arg(format!("{{{key}}}:queue")).arg(Self::entry())
-            .cmd("SET").arg(format!("{{{key}}}:patience")).arg("1").arg("PX").arg(60000)
+            .cmd("RPUSH")
+            .arg(format!("{{{key}}}:queue"))
+            .arg(Self::entry())
+            .cmd("SET")
+            .arg(format!("{{{key}}}:patience"))
+            .arg("1")
+            .arg("PX")
+            .arg(60000)
             .exec(&mut self.side)
             .unwrap();
     }
@@ -626,7 +685,9 @@ fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
     let holder = || get(&server, key).map(|h| String::from_utf8_lossy(&h).into_owned());
     // A pause of 0.2 ms (a preemption on a busy machine) makes a loop's step a
     // hand-over, which shows in what the waiter hears: the loop cases get a few tries.
-    let retried = |waiter: &mut HandWaiter, case: &mut dyn FnMut(&mut HandWaiter) -> Vec<Option<String>>, want: &[Option<&str>]| {
+    let retried = |waiter: &mut HandWaiter,
+                   case: &mut dyn FnMut(&mut HandWaiter) -> Vec<Option<String>>,
+                   want: &[Option<&str>]| {
         let want: Vec<Option<String>> = want.iter().map(|w| w.map(String::from)).collect();
         let mut got = Vec::new();
         for _ in 0..5 {
@@ -642,16 +703,20 @@ fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
 
     // In a loop: the lock is only freed, and the waiter told once when to look again.
     // The loop's end: the object hands the lock it left free to the waiter.
-    retried(&mut waiter, &mut |waiter| {
-        let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
-        step(&mut l, waiter, Duration::ZERO);
-        if let Some(t) = l.acquire(None).unwrap() {
-            l.release(Some(&t)).unwrap();
-        }
-        let seen = vec![holder(), waiter.heard(), waiter.heard()];
-        drop(l);
-        [seen, vec![holder(), waiter.heard()]].concat()
-    }, &[None, Some("n:WAITER"), None, Some("WAITER"), Some("g:WAITER")]);
+    retried(
+        &mut waiter,
+        &mut |waiter| {
+            let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+            step(&mut l, waiter, Duration::ZERO);
+            if let Some(t) = l.acquire(None).unwrap() {
+                l.release(Some(&t)).unwrap();
+            }
+            let seen = vec![holder(), waiter.heard(), waiter.heard()];
+            drop(l);
+            [seen, vec![holder(), waiter.heard()]].concat()
+        },
+        &[None, Some("n:WAITER"), None, Some("WAITER"), Some("g:WAITER")],
+    );
 
     // Back only after 5 ms: not a tight loop, so even a short hold hands over.
     reset();
@@ -662,15 +727,19 @@ fn only_a_tight_loop_retakes_a_short_hold_and_its_end_hands_the_lock_over() {
 
     // A new object for the same lock made after the release is about to take it again:
     // the old object's end hands nothing over.
-    retried(&mut waiter, &mut |waiter| {
-        let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
-        step(&mut l, waiter, Duration::ZERO);
-        let next = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
-        drop(l);
-        let seen = vec![holder(), waiter.heard(), waiter.heard()];
-        drop(next);
-        seen
-    }, &[None, Some("n:WAITER"), None]);
+    retried(
+        &mut waiter,
+        &mut |waiter| {
+            let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+            step(&mut l, waiter, Duration::ZERO);
+            let next = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
+            drop(l);
+            let seen = vec![holder(), waiter.heard(), waiter.heard()];
+            drop(next);
+            seen
+        },
+        &[None, Some("n:WAITER"), None],
+    );
     reset();
 }
 
@@ -679,7 +748,13 @@ fn plain_connections_read_large_split_and_pipelined_replies() {
     use redis_lock::net::wire::{self, Connection};
     let server = RedisServer::start();
     let info = redis_lock::dsn::parse_dsn(&server.dsn()).unwrap();
-    let mut conn = Connection::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap();
+    let mut conn = Connection::connect(
+        &info,
+        &redis_lock::config::TlsFiles::default(),
+        Duration::from_secs(2),
+        redis_lock::config::DEFAULT_MAX_REPLY,
+    )
+    .unwrap();
     // A reply far past the first buffer (4 KiB), read in many pieces.
     let big: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
     assert_eq!(wire::request(&mut conn, &[b"SET", b"core:big", &big]).unwrap(), Value::Okay);
@@ -692,7 +767,10 @@ fn plain_connections_read_large_split_and_pipelined_replies() {
     // An error reply keeps redis-rs's kind and leaves the connection usable.
     let err = wire::request(&mut conn, &[b"EVALSHA", "0".repeat(40).as_bytes(), b"0"]).unwrap_err();
     assert_eq!(err.kind(), redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
-    assert!(matches!(wire::request(&mut conn, &[b"PING"]), Ok(Value::SimpleString(ref s)) if s == "PONG") && !conn.hung_up());
+    assert!(
+        matches!(wire::request(&mut conn, &[b"PING"]), Ok(Value::SimpleString(ref s)) if s == "PONG")
+            && !conn.hung_up()
+    );
     // The server going away is a dropped connection, and the connection says so.
     let mut server = server;
     server.kill();
@@ -708,10 +786,26 @@ fn plain_connections_authenticate_and_select_without_quoting_the_password() {
     let server = RedisServer::start_on(port);
     server.cmd(&["CONFIG", "SET", "requirepass", "s3cret-pw"]).unwrap();
     let at = |dsn: String| redis_lock::dsn::parse_dsn(&dsn).unwrap();
-    let wrong = Connection::connect(&at(format!("redis://:wrong-pw@127.0.0.1:{port}")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).err().expect("refused");
+    let wrong = Connection::connect(
+        &at(format!("redis://:wrong-pw@127.0.0.1:{port}")),
+        &redis_lock::config::TlsFiles::default(),
+        Duration::from_secs(2),
+        redis_lock::config::DEFAULT_MAX_REPLY,
+    )
+    .err()
+    .expect("refused");
     assert_eq!(wrong.kind(), redis::ErrorKind::AuthenticationFailed);
-    assert!(!wrong.to_string().contains("wrong-pw") && !format!("{wrong:?}").contains("wrong-pw"), "{wrong}");
-    let mut conn = Connection::connect(&at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")), &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap();
+    assert!(
+        !wrong.to_string().contains("wrong-pw") && !format!("{wrong:?}").contains("wrong-pw"),
+        "{wrong}"
+    );
+    let mut conn = Connection::connect(
+        &at(format!("redis://:s3cret-pw@127.0.0.1:{port}/3")),
+        &redis_lock::config::TlsFiles::default(),
+        Duration::from_secs(2),
+        redis_lock::config::DEFAULT_MAX_REPLY,
+    )
+    .unwrap();
     let info = wire::request(&mut conn, &[b"CLIENT", b"INFO"]).unwrap();
     let info: String = redis::from_redis_value(info).unwrap();
     assert!(info.contains(" db=3 "), "{info}");
@@ -745,7 +839,10 @@ fn request_end_releases_only_the_calling_threads_holds() {
     a.try_acquire(None).unwrap().expect("free");
     release_all_held();
     assert_eq!(get(&server, "core:owner:a"), None, "this thread's request end released its lock");
-    assert!(get(&server, "core:owner:b").is_some(), "another thread's lock survived this thread's request end");
+    assert!(
+        get(&server, "core:owner:b").is_some(),
+        "another thread's lock survived this thread's request end"
+    );
     go_on.send(()).unwrap();
     assert!(!b.join().unwrap(), "that thread's own request end released it");
     assert_eq!(get(&server, "core:owner:b"), None);
@@ -787,7 +884,11 @@ fn a_handled_requests_end_releases_only_what_it_took() {
         // Outside any handled request, its end releases nothing.
         assert!(end_handled_request().is_empty());
         release_all_held();
-        assert_eq!(get(&server, "core:worker:boot"), None, "the script's end released the boot's lock");
+        assert_eq!(
+            get(&server, "core:worker:boot"),
+            None,
+            "the script's end released the boot's lock"
+        );
         drop(boot);
     })
     .join()
@@ -811,7 +912,10 @@ fn one_threads_round_trip_never_waits_for_anothers() {
             s.set("read_timeout", &OptValue::Float(5.0), Source::Option).unwrap();
             let ep = pool::endpoint_for(&dsn, &s).unwrap();
             sending.send(()).unwrap();
-            pool::run(&ep, Retry::IfStale, |conn, _| wire::request(conn, &[b"BLPOP", b"core:threads:nothing", b"1.5"])).unwrap()
+            pool::run(&ep, Retry::IfStale, |conn, _| {
+                wire::request(conn, &[b"BLPOP", b"core:threads:nothing", b"1.5"])
+            })
+            .unwrap()
         }
     });
     sent.recv().unwrap();
@@ -821,7 +925,10 @@ fn one_threads_round_trip_never_waits_for_anothers() {
     let token = l.try_acquire(None).unwrap().expect("free");
     assert!(l.release(Some(&token)).unwrap());
     let took = t.elapsed();
-    assert!(took < Duration::from_millis(700), "this thread waited for another's round trip: {took:?}");
+    assert!(
+        took < Duration::from_millis(700),
+        "this thread waited for another's round trip: {took:?}"
+    );
     assert_eq!(slow.join().unwrap(), Value::Nil, "the slow thread got its own reply");
 }
 
@@ -868,7 +975,8 @@ fn a_scan_lists_the_locks_on_every_master_without_their_auxiliary_keys() {
     use redis_lock::kinds::catalog::{self, Found};
     let cluster = RedisCluster::start();
     let mut s = Settings::default();
-    s.set("cluster", &OptValue::List(vec![cluster.nodes[0].dsn().into_bytes()]), Source::Option).unwrap();
+    s.set("cluster", &OptValue::List(vec![cluster.nodes[0].dsn().into_bytes()]), Source::Option)
+        .unwrap();
     s.set("prefix", &OptValue::Str(b"scan:".to_vec()), Source::Option).unwrap();
     let mut held = Vec::new();
     for i in 0..30 {
@@ -879,7 +987,8 @@ fn a_scan_lists_the_locks_on_every_master_without_their_auxiliary_keys() {
         held.push(l);
     }
     let listing = catalog::scan(&s, b"*", 100).unwrap();
-    let names: Vec<String> = listing.entries.iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
+    let names: Vec<String> =
+        listing.entries.iter().map(|(n, _)| String::from_utf8_lossy(n).into_owned()).collect();
     assert_eq!(names, (0..30).map(|i| format!("l{i:02}")).collect::<Vec<_>>());
     assert!(listing.entries.iter().all(|(_, k)| *k == Found::Lock) && !listing.truncated);
     // Keys live on every master, and the scan found them all.
@@ -910,7 +1019,10 @@ fn a_release_passes_over_a_waiter_whose_time_is_up_and_finish_releases_unawaited
     let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
     let mut waiter = HandWaiter::new(&server, &mut conn);
     let key = "core:until";
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
     // Two entries listening on the same channel: the first one's time is up (a waiter
     // cut off by a partition), the second one's is not.
     let gone = format!("{}:60000:0:11:core-waiterGONE", now - 1000);
@@ -919,9 +1031,17 @@ fn a_release_passes_over_a_waiter_whose_time_is_up_and_finish_releases_unawaited
     let t = holder.acquire(None).unwrap().expect("free");
     assert_eq!(server.cmd(&["RPUSH", "{core:until}:queue", &gone, &live]).unwrap(), Value::Int(2));
     assert!(holder.release(Some(&t)).unwrap());
-    assert_eq!(waiter.heard().as_deref(), Some("g:LIVE"), "the release hands it to the waiter still waiting");
+    assert_eq!(
+        waiter.heard().as_deref(),
+        Some("g:LIVE"),
+        "the release hands it to the waiter still waiting"
+    );
     assert_eq!(get(&server, key).as_deref(), Some(&b"LIVE"[..]));
-    assert_eq!(server.cmd(&["LLEN", "{core:until}:queue"]).unwrap(), Value::Int(0), "the expired entry is gone");
+    assert_eq!(
+        server.cmd(&["LLEN", "{core:until}:queue"]).unwrap(),
+        Value::Int(0),
+        "the expired entry is gone"
+    );
     server.cmd(&["DEL", key]).unwrap();
 
     // finish() (synchronized()'s end) sends the release without waiting: the key is
@@ -929,7 +1049,10 @@ fn a_release_passes_over_a_waiter_whose_time_is_up_and_finish_releases_unawaited
     let mut l = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
     let t = l.acquire(None).unwrap().expect("free");
     l.finish(&t).unwrap();
-    assert!(!l.is_locked().unwrap(), "the next command runs after the release, and reads its own reply");
+    assert!(
+        !l.is_locked().unwrap(),
+        "the next command runs after the release, and reads its own reply"
+    );
     // Near the end of its lease (within read_timeout) the release is awaited: a lost
     // hold is an error then.
     let mut short = Lock::new(key.as_bytes(), 0.0, 0.3, &s).unwrap();
@@ -977,7 +1100,8 @@ fn a_queue_entry_grants_at_most_once() {
     let mut holder = Lock::new(key.as_bytes(), 0.0, 10.0, &s).unwrap();
     let t = holder.acquire(None).unwrap().expect("free");
     // The waiter queues; the reply is its entry as queued.
-    let queued = match acquire_as_waiter(&server, key, "+60000:60000:0:11:core-waiterWAITER", false) {
+    let queued = match acquire_as_waiter(&server, key, "+60000:60000:0:11:core-waiterWAITER", false)
+    {
         Value::Array(v) if v.len() == 4 && v[0] == Value::Int(2) => match &v[2] {
             Value::BulkString(e) => String::from_utf8(e.clone()).unwrap(),
             other => panic!("{other:?}"),
@@ -993,10 +1117,16 @@ fn a_queue_entry_grants_at_most_once() {
     // Its late try, sent with the entry as queued, must not queue it again: that entry
     // was granted once already.
     match acquire_as_waiter(&server, key, &queued, true) {
-        Value::Array(v) => assert_eq!(v.first(), Some(&Value::Int(3)), "busy and no longer queued: {v:?}"),
+        Value::Array(v) => {
+            assert_eq!(v.first(), Some(&Value::Int(3)), "busy and no longer queued: {v:?}")
+        }
         other => panic!("{other:?}"),
     }
-    assert_eq!(server.cmd(&["LLEN", &format!("{{{key}}}:queue")]).unwrap(), Value::Int(0), "not queued twice");
+    assert_eq!(
+        server.cmd(&["LLEN", &format!("{{{key}}}:queue")]).unwrap(),
+        Value::Int(0),
+        "not queued twice"
+    );
     // So the other holder's release hands the lock to nobody.
     server.cmd(&["DEL", key]).unwrap();
     assert_eq!(waiter.heard(), None, "no second grant");
@@ -1037,7 +1167,9 @@ fn every_script_loads_on_the_server() {
     let server = RedisServer::start();
     for (name, script) in redis_lock::kinds::scripts::all() {
         match server.cmd(&["SCRIPT", "LOAD", script.source()]) {
-            Ok(Value::BulkString(sha)) => assert_eq!(sha, script.sha().as_bytes(), "{name}: another SHA1"),
+            Ok(Value::BulkString(sha)) => {
+                assert_eq!(sha, script.sha().as_bytes(), "{name}: another SHA1")
+            }
             other => panic!("{name}: SCRIPT LOAD answered {other:?}"),
         }
     }
@@ -1066,15 +1198,24 @@ fn a_settle_never_takes_another_holders_hold_of_a_chosen_token_for_its_own() {
             let _ = other.fencing_token();
         }
         assert!(!mine.is_locked().unwrap(), "{name}: connected through the relay first");
-        assert_eq!(other.try_acquire(Some(b"shared".to_vec())).unwrap().as_deref(), Some(&b"shared"[..]));
+        assert_eq!(
+            other.try_acquire(Some(b"shared".to_vec())).unwrap().as_deref(),
+            Some(&b"shared"[..])
+        );
         relay.lose_replies(1);
         // The try finds the key held, its reply is lost, the settle finds the key holding
         // "shared": not known to be this call's.
         match mine.try_acquire(Some(b"shared".to_vec())) {
-            Err(LockError::Connection { cause, .. }) => assert!(cause.contains("may have taken it, or another holder"), "{name}: {cause}"),
+            Err(LockError::Connection { cause, .. }) => {
+                assert!(cause.contains("may have taken it, or another holder"), "{name}: {cause}")
+            }
             other => panic!("{name}: a settle took another holder's hold for its own: {other:?}"),
         }
-        assert_eq!(get(&server, &key).as_deref(), Some(&b"shared"[..]), "{name}: the other holder's hold is untouched");
+        assert_eq!(
+            get(&server, &key).as_deref(),
+            Some(&b"shared"[..]),
+            "{name}: the other holder's hold is untouched"
+        );
         // A token of its own is settled as before: the lost reply's SET landed, and is ours.
         assert!(other.release(None).unwrap());
         relay.lose_replies(1);
@@ -1086,16 +1227,24 @@ fn a_settle_never_takes_another_holders_hold_of_a_chosen_token_for_its_own() {
     let mut s = settings(&relay.dsn());
     s.set("read_timeout", &OptValue::Float(0.2), Source::Option).unwrap();
     let (a, b) = ("core:settle-chosen:m1", "core:settle-chosen:m2");
-    let mut multi = redis_lock::kinds::multi::MultiLock::new(vec![a.into(), b.into()], vec![], 0.0, 5.0, &s).unwrap();
+    let mut multi =
+        redis_lock::kinds::multi::MultiLock::new(vec![a.into(), b.into()], vec![], 0.0, 5.0, &s)
+            .unwrap();
     assert!(multi.is_owned(None).is_ok(), "connected through the relay first");
     let mut other = Lock::new(a.as_bytes(), 0.0, 5.0, &settings(&server.dsn())).unwrap();
     other.try_acquire(Some(b"shared".to_vec())).unwrap().expect("free");
     relay.lose_replies(1);
     match multi.try_acquire(Some(b"shared".to_vec())) {
-        Err(LockError::Connection { cause, .. }) => assert!(cause.contains("may have taken it, or another holder"), "multi: {cause}"),
+        Err(LockError::Connection { cause, .. }) => {
+            assert!(cause.contains("may have taken it, or another holder"), "multi: {cause}")
+        }
         other => panic!("multi: a settle took another holder's hold for its own: {other:?}"),
     }
-    assert_eq!(get(&server, a).as_deref(), Some(&b"shared"[..]), "multi: the other holder's hold is untouched");
+    assert_eq!(
+        get(&server, a).as_deref(),
+        Some(&b"shared"[..]),
+        "multi: the other holder's hold is untouched"
+    );
     assert_eq!(get(&server, b), None, "multi: all or none");
 }
 
@@ -1132,7 +1281,8 @@ fn a_late_try_never_queues_past_its_cap() {
     // A try that left with 1 s to wait, arriving 300 ms late: its cap is 700 ms from now.
     let now = server_ms(&server);
     let cap = now + 700;
-    let (until, clock) = match acquire_as_waiter(&server, key, &format!("+1000~{cap}{rest}"), false) {
+    let (until, clock) = match acquire_as_waiter(&server, key, &format!("+1000~{cap}{rest}"), false)
+    {
         Value::Array(v) if v.len() == 4 && v[0] == Value::Int(2) => match (&v[2], &v[3]) {
             (Value::BulkString(e), Value::Int(c)) => (String::from_utf8(e.clone()).unwrap(), *c),
             other => panic!("{other:?}"),
@@ -1140,7 +1290,10 @@ fn a_late_try_never_queues_past_its_cap() {
         other => panic!("expected {{2, pttl, entry, clock}}, got {other:?}"),
     };
     assert_eq!(until, format!("{cap}{rest}"), "queued until the cap, not now + 1000");
-    assert!((now..now + 100).contains(&clock), "the reply carries the server's clock: {clock} against {now}");
+    assert!(
+        (now..now + 100).contains(&clock),
+        "the reply carries the server's clock: {clock} against {now}"
+    );
     // Without a cap, or with a later one, now + ms.
     server.cmd(&["DEL", &format!("{{{key}}}:queue")]).unwrap();
     let late = server_ms(&server) + 5000;
@@ -1159,7 +1312,9 @@ fn a_late_try_never_queues_past_its_cap() {
     server.cmd(&["DEL", &format!("{{{key}}}:queue")]).unwrap();
     let past = server_ms(&server) - 10;
     match acquire_as_waiter(&server, key, &format!("+1000~{past}{rest}"), false) {
-        Value::Array(v) => assert_eq!(v.first(), Some(&Value::Int(0)), "busy and not queued: {v:?}"),
+        Value::Array(v) => {
+            assert_eq!(v.first(), Some(&Value::Int(0)), "busy and not queued: {v:?}")
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(server.cmd(&["LLEN", &format!("{{{key}}}:queue")]).unwrap(), Value::Int(0));
@@ -1177,7 +1332,13 @@ fn a_subscriber_in_resp2_confirms_filters_and_unsubscribes() {
     let server = RedisServer::start();
     let connect = |dsn: &str| {
         let info = redis_lock::dsn::parse_dsn(dsn).unwrap();
-        let conn = Connection::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).unwrap();
+        let conn = Connection::connect(
+            &info,
+            &redis_lock::config::TlsFiles::default(),
+            Duration::from_secs(2),
+            redis_lock::config::DEFAULT_MAX_REPLY,
+        )
+        .unwrap();
         conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
         conn
     };
@@ -1195,7 +1356,10 @@ fn a_subscriber_in_resp2_confirms_filters_and_unsubscribes() {
     // A message on the other channel comes first and is skipped.
     server.cmd(&["PUBLISH", "core:sub:earlier", "stale-after"]).unwrap();
     server.cmd(&["PUBLISH", "core:sub:now", "g:mine"]).unwrap();
-    assert_eq!(sub.next_message("core:sub:now", Duration::from_secs(2)).unwrap(), Some(b"g:mine".to_vec()));
+    assert_eq!(
+        sub.next_message("core:sub:now", Duration::from_secs(2)).unwrap(),
+        Some(b"g:mine".to_vec())
+    );
     // Nothing more on it: the wait ends on time, and the skipped one is not kept.
     let started = Instant::now();
     assert_eq!(sub.next_message("core:sub:now", Duration::from_millis(150)).unwrap(), None);
@@ -1207,9 +1371,24 @@ fn a_subscriber_in_resp2_confirms_filters_and_unsubscribes() {
     // Still in step after the timeout and the unsubscription: the next wait's channel works.
     assert!(sub.subscribe_resp2("core:sub:next").unwrap());
     server.cmd(&["PUBLISH", "core:sub:next", "g:next"]).unwrap();
-    assert_eq!(sub.next_message("core:sub:next", Duration::from_secs(2)).unwrap(), Some(b"g:next".to_vec()));
+    assert_eq!(
+        sub.next_message("core:sub:next", Duration::from_secs(2)).unwrap(),
+        Some(b"g:next".to_vec())
+    );
     // A user whose ACL has no such channel: refused (NOPERM), which is no failure.
-    server.cmd(&["ACL", "SETUSER", "subber", "on", ">pw", "~*", "+@all", "resetchannels", "&core:sub:allowed"]).unwrap();
+    server
+        .cmd(&[
+            "ACL",
+            "SETUSER",
+            "subber",
+            "on",
+            ">pw",
+            "~*",
+            "+@all",
+            "resetchannels",
+            "&core:sub:allowed",
+        ])
+        .unwrap();
     let mut limited = connect(&server.dsn().replace("redis://", "redis://subber:pw@"));
     assert!(!limited.subscribe_resp2("core:sub:forbidden").unwrap(), "NOPERM is a refusal");
     assert!(limited.subscribe_resp2("core:sub:allowed").unwrap());

@@ -36,17 +36,36 @@ fn parsed(bytes: &[u8]) -> Value {
 
 #[test]
 fn config_replies_read_in_resp2_and_resp3_shapes() {
-    let flat = Value::Array(vec![bulk("maxmemory"), bulk("104857600"), bulk("maxmemory-policy"), bulk("allkeys-lru")]);
+    let flat = Value::Array(vec![
+        bulk("maxmemory"),
+        bulk("104857600"),
+        bulk("maxmemory-policy"),
+        bulk("allkeys-lru"),
+    ]);
     assert_eq!(from_config(&flat), memory("allkeys-lru", 104_857_600));
     // Either order; names in any case; a value as an integer.
-    let swapped = Value::Array(vec![bulk("MAXMEMORY-POLICY"), bulk("volatile-ttl"), bulk("maxmemory"), Value::Int(0)]);
+    let swapped = Value::Array(vec![
+        bulk("MAXMEMORY-POLICY"),
+        bulk("volatile-ttl"),
+        bulk("maxmemory"),
+        Value::Int(0),
+    ]);
     assert_eq!(from_config(&swapped), memory("volatile-ttl", 0));
     // RESP3: a map, as redis-rs reads it.
-    let map = parsed(b"%2\r\n$9\r\nmaxmemory\r\n$4\r\n4096\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n");
+    let map = parsed(
+        b"%2\r\n$9\r\nmaxmemory\r\n$4\r\n4096\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n",
+    );
     assert!(matches!(map, Value::Map(_)), "{map:?}");
     assert_eq!(from_config(&map), memory("noeviction", 4096));
     // Other settings beside them (a server that answers more than asked) are passed over.
-    let more = Value::Array(vec![bulk("maxmemory-samples"), bulk("5"), bulk("maxmemory"), bulk("1"), bulk("maxmemory-policy"), bulk("allkeys-lfu")]);
+    let more = Value::Array(vec![
+        bulk("maxmemory-samples"),
+        bulk("5"),
+        bulk("maxmemory"),
+        bulk("1"),
+        bulk("maxmemory-policy"),
+        bulk("allkeys-lfu"),
+    ]);
     assert_eq!(from_config(&more), memory("allkeys-lfu", 1));
 }
 
@@ -57,21 +76,38 @@ fn info_replies_read_in_resp2_and_resp3_shapes() {
     let verbatim = parsed(format!("={}\r\ntxt:{text}\r\n", text.len() + 4).as_bytes());
     assert!(matches!(verbatim, Value::VerbatimString { .. }), "{verbatim:?}");
     assert_eq!(from_info(&verbatim), memory("allkeys-lru", 67_108_864));
-    assert_eq!(from_info(&bulk("maxmemory:0\nmaxmemory_policy:noeviction\n")), memory("noeviction", 0));
+    assert_eq!(
+        from_info(&bulk("maxmemory:0\nmaxmemory_policy:noeviction\n")),
+        memory("noeviction", 0)
+    );
 }
 
 #[test]
 fn only_noeviction_or_no_limit_keeps_lock_keys() {
-    for policy in ["allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "a-future-one"] {
+    for policy in [
+        "allkeys-lru",
+        "allkeys-lfu",
+        "allkeys-random",
+        "volatile-lru",
+        "volatile-lfu",
+        "volatile-random",
+        "volatile-ttl",
+        "a-future-one",
+    ] {
         assert!(Memory { policy: policy.into(), maxmemory: 1 << 20 }.can_evict(), "{policy}");
-        assert!(!Memory { policy: policy.into(), maxmemory: 0 }.can_evict(), "{policy} without a limit");
+        assert!(
+            !Memory { policy: policy.into(), maxmemory: 0 }.can_evict(),
+            "{policy} without a limit"
+        );
     }
     assert!(!Memory { policy: "noeviction".into(), maxmemory: 1 << 20 }.can_evict());
 }
 
 #[test]
 fn hostile_replies_read_as_nothing_and_never_panic() {
-    let pair = |max: Value, policy: Value| Value::Array(vec![bulk("maxmemory"), max, bulk("maxmemory-policy"), policy]);
+    let pair = |max: Value, policy: Value| {
+        Value::Array(vec![bulk("maxmemory"), max, bulk("maxmemory-policy"), policy])
+    };
     let nothing = [
         Value::Nil,
         Value::Int(5),
@@ -96,28 +132,69 @@ fn hostile_replies_read_as_nothing_and_never_panic() {
         assert_eq!(from_config(reply), None, "{reply:?}");
         assert_eq!(from_info(reply), None, "{reply:?}");
     }
-    for text in ["", ":", "maxmemory", "maxmemory:abc\nmaxmemory_policy:allkeys-lru", "maxmemory_policy:allkeys-lru", "maxmemory:5", "maxmemory:-5\nmaxmemory_policy:x"] {
+    for text in [
+        "",
+        ":",
+        "maxmemory",
+        "maxmemory:abc\nmaxmemory_policy:allkeys-lru",
+        "maxmemory_policy:allkeys-lru",
+        "maxmemory:5",
+        "maxmemory:-5\nmaxmemory_policy:x",
+    ] {
         assert_eq!(from_info(&bulk(text)), None, "{text:?}");
     }
     // A policy's name goes into a message: control characters and length are cut.
     let evil = format!("allkeys-lru\r\nInjected: {}\0", "x".repeat(10_000));
     let read = from_config(&pair(bulk("1"), bulk(&evil))).expect("a limit and a policy");
     assert_eq!(read.policy.len(), 64);
-    assert!(read.policy.starts_with("allkeys-lru??injected?") && read.policy.chars().all(|c| c.is_ascii_graphic()), "{}", read.policy);
+    assert!(
+        read.policy.starts_with("allkeys-lru??injected?")
+            && read.policy.chars().all(|c| c.is_ascii_graphic()),
+        "{}",
+        read.policy
+    );
     assert!(read.can_evict());
 }
 
 /// A random reply tree, of the shapes a server could send.
 fn random_value(rng: &mut StdRng, depth: u32) -> Value {
-    let words = ["maxmemory", "maxmemory-policy", "maxmemory_policy", "noeviction", "allkeys-lru", "0", "-1", "99999999999999999999", ":", "\r\n", ""];
+    let words = [
+        "maxmemory",
+        "maxmemory-policy",
+        "maxmemory_policy",
+        "noeviction",
+        "allkeys-lru",
+        "0",
+        "-1",
+        "99999999999999999999",
+        ":",
+        "\r\n",
+        "",
+    ];
     match rng.random_range(0..if depth > 3 { 5 } else { 8 }) {
         0 => Value::Nil,
         1 => Value::Int(rng.random()),
         2 => bulk(words[rng.random_range(0..words.len())]),
         3 => Value::BulkString((0..rng.random_range(0..40)).map(|_| rng.random()).collect()),
-        4 => bulk(&(0..rng.random_range(0..6)).map(|_| format!("{}:{}\n", words[rng.random_range(0..words.len())], words[rng.random_range(0..words.len())])).collect::<String>()),
-        5 | 6 => Value::Array((0..rng.random_range(0..7)).map(|_| random_value(rng, depth + 1)).collect()),
-        _ => Value::Map((0..rng.random_range(0..4)).map(|_| (random_value(rng, depth + 1), random_value(rng, depth + 1))).collect()),
+        4 => bulk(
+            &(0..rng.random_range(0..6))
+                .map(|_| {
+                    format!(
+                        "{}:{}\n",
+                        words[rng.random_range(0..words.len())],
+                        words[rng.random_range(0..words.len())]
+                    )
+                })
+                .collect::<String>(),
+        ),
+        5 | 6 => Value::Array(
+            (0..rng.random_range(0..7)).map(|_| random_value(rng, depth + 1)).collect(),
+        ),
+        _ => Value::Map(
+            (0..rng.random_range(0..4))
+                .map(|_| (random_value(rng, depth + 1), random_value(rng, depth + 1)))
+                .collect(),
+        ),
     }
 }
 
@@ -127,7 +204,10 @@ fn random_replies_never_panic() {
     for _ in 0..20_000 {
         let v = random_value(&mut rng, 0);
         for read in [from_config(&v), from_info(&v)].into_iter().flatten() {
-            assert!(read.policy.len() <= 64 && read.policy.chars().all(|c| c.is_ascii_graphic()), "{v:?}: {read:?}");
+            assert!(
+                read.policy.len() <= 64 && read.policy.chars().all(|c| c.is_ascii_graphic()),
+                "{v:?}: {read:?}"
+            );
         }
     }
 }
@@ -141,7 +221,14 @@ fn evicting_servers() -> u64 {
 
 fn open(dsn: &str) -> redis::RedisResult<redis_lock::net::wire::Connection> {
     let info = dsn.into_connection_info()?;
-    pool::open(&info, &TlsFiles::default(), Duration::from_secs(2), Duration::from_secs(2), DEFAULT_MAX_REPLY, true)
+    pool::open(
+        &info,
+        &TlsFiles::default(),
+        Duration::from_secs(2),
+        Duration::from_secs(2),
+        DEFAULT_MAX_REPLY,
+        true,
+    )
 }
 
 /// A server that answers a new connection's `PING` and then each `CONFIG` or `INFO`
@@ -162,7 +249,10 @@ fn fake(config: &'static [u8], info: &'static [u8]) -> (String, std::thread::Joi
             }
             seen.extend_from_slice(&buf[..n]);
             let text = String::from_utf8_lossy(&seen).into_owned();
-            let names: Vec<&str> = text.split("\r\n").filter(|l| matches!(*l, "PING" | "HELLO" | "CONFIG" | "INFO")).collect();
+            let names: Vec<&str> = text
+                .split("\r\n")
+                .filter(|l| matches!(*l, "PING" | "HELLO" | "CONFIG" | "INFO"))
+                .collect();
             for name in &names[answered..] {
                 let reply: &[u8] = match *name {
                     "PING" => b"+PONG\r\n",
@@ -183,7 +273,9 @@ fn fake(config: &'static [u8], info: &'static [u8]) -> (String, std::thread::Joi
 /// Real servers and fake ones, in one test: the counter is the process's.
 #[test]
 fn connections_check_their_server_once_per_process() {
-    let start = |policy: &str, max: &str| RedisServer::start_with(free_port(), &["--maxmemory", max, "--maxmemory-policy", policy]);
+    let start = |policy: &str, max: &str| {
+        RedisServer::start_with(free_port(), &["--maxmemory", max, "--maxmemory-policy", policy])
+    };
     let lru = start("allkeys-lru", "64mb");
     let safe = start("noeviction", "64mb");
     let unlimited = start("allkeys-lru", "0");
@@ -201,10 +293,13 @@ fn connections_check_their_server_once_per_process() {
     let mut conn = open(&format!("{}?protocol=resp3", resp3.dsn())).unwrap();
     assert_eq!(evicting_servers(), before + 2, "volatile-lru over RESP3");
     // The connection is in step after the check.
-    assert!(matches!(redis_lock::net::wire::request(&mut conn, &[b"PING"]), Ok(Value::SimpleString(ref s)) if s == "PONG"));
+    assert!(
+        matches!(redis_lock::net::wire::request(&mut conn, &[b"PING"]), Ok(Value::SimpleString(ref s)) if s == "PONG")
+    );
 
     // A user without CONFIG is asked INFO, on the same connection, then INFO first.
-    acl.cmd(&["ACL", "SETUSER", "app", "on", ">pw", "resetkeys", "-@all", "+ping", "+info"]).unwrap();
+    acl.cmd(&["ACL", "SETUSER", "app", "on", ">pw", "resetkeys", "-@all", "+ping", "+info"])
+        .unwrap();
     let app = format!("redis://app:pw@127.0.0.1:{}", acl.port);
     open(&app).unwrap();
     assert_eq!(evicting_servers(), before + 3, "allkeys-lfu, found with INFO");
@@ -216,7 +311,14 @@ fn connections_check_their_server_once_per_process() {
     assert!(calls.contains("cmdstat_info:calls=2,"), "INFO asked by both connections: {calls}");
 
     // Hostile answers to the check: the connection opens, nothing is counted.
-    let hostile: [&'static [u8]; 6] = [b":5\r\n", b"*3\r\n$9\r\nmaxmemory\r\n$1\r\n1\r\n$1\r\nx\r\n", b"_\r\n", b"%1\r\n*1\r\n:1\r\n$1\r\nx\r\n", b"+OK\r\n", b"*2\r\n$9\r\nmaxmemory\r\n$20\r\n99999999999999999999\r\n"];
+    let hostile: [&'static [u8]; 6] = [
+        b":5\r\n",
+        b"*3\r\n$9\r\nmaxmemory\r\n$1\r\n1\r\n$1\r\nx\r\n",
+        b"_\r\n",
+        b"%1\r\n*1\r\n:1\r\n$1\r\nx\r\n",
+        b"+OK\r\n",
+        b"*2\r\n$9\r\nmaxmemory\r\n$20\r\n99999999999999999999\r\n",
+    ];
     for reply in hostile {
         let (dsn, server) = fake(reply, b"-ERR unknown command 'INFO'\r\n");
         let conn = open(&dsn);
@@ -226,7 +328,10 @@ fn connections_check_their_server_once_per_process() {
     }
     assert_eq!(evicting_servers(), before + 3, "hostile answers count nothing");
     // CONFIG refused, INFO answered verbatim (RESP3), through our own reply parser.
-    let (dsn, server) = fake(b"-ERR unknown command 'CONFIG'\r\n", b"=63\r\ntxt:# Memory\r\nmaxmemory:4096\r\nmaxmemory_policy:allkeys-random\r\n\r\n");
+    let (dsn, server) = fake(
+        b"-ERR unknown command 'CONFIG'\r\n",
+        b"=63\r\ntxt:# Memory\r\nmaxmemory:4096\r\nmaxmemory_policy:allkeys-random\r\n\r\n",
+    );
     open(&dsn).unwrap();
     server.join().unwrap();
     assert_eq!(evicting_servers(), before + 4, "found with INFO, verbatim");

@@ -48,7 +48,13 @@ fn a_master_gone_or_a_replica_is_a_failover_waited_out_then_named() {
     let t = Instant::now();
     let e = Lock::new(b"failover:gone", 0.0, 5.0, &s).unwrap().try_acquire(None).unwrap_err();
     assert!(t.elapsed() < Duration::from_millis(200), "{:?}", t.elapsed());
-    assert_failover(&e, &format!("master 127.0.0.1:{gone} named by redis://127.0.0.1:{}: connection refused", sentinel.port));
+    assert_failover(
+        &e,
+        &format!(
+            "master 127.0.0.1:{gone} named by redis://127.0.0.1:{}: connection refused",
+            sentinel.port
+        ),
+    );
 
     // A replica: waited out for the wait, then named with how long it lasted.
     let replica = replica();
@@ -56,7 +62,10 @@ fn a_master_gone_or_a_replica_is_a_failover_waited_out_then_named() {
     let t = Instant::now();
     let e = Lock::new(b"failover:replica", 0.3, 5.0, &s).unwrap().acquire(None).unwrap_err();
     let waited = t.elapsed();
-    assert!(waited >= Duration::from_millis(300) && waited < Duration::from_millis(800), "{waited:?}");
+    assert!(
+        waited >= Duration::from_millis(300) && waited < Duration::from_millis(800),
+        "{waited:?}"
+    );
     assert_failover(&e, "its role is slave");
     assert!(e.to_string().contains("still so after 0.3 s"), "{e}");
 
@@ -70,9 +79,13 @@ fn a_master_gone_or_a_replica_is_a_failover_waited_out_then_named() {
             std::thread::sleep(Duration::from_millis(300));
             sentinel.name(Some(port));
         });
-        let token = waiter.acquire(None).unwrap().expect("acquired once the sentinel names the new master");
+        let token =
+            waiter.acquire(None).unwrap().expect("acquired once the sentinel names the new master");
         assert!(t.elapsed() >= Duration::from_millis(300), "{:?}", t.elapsed());
-        assert_eq!(promoted.cmd(&["GET", "failover:replica"]).ok(), Some(redis::Value::BulkString(token)));
+        assert_eq!(
+            promoted.cmd(&["GET", "failover:replica"]).ok(),
+            Some(redis::Value::BulkString(token))
+        );
     });
     assert!(waiter.release(None).unwrap());
 }
@@ -102,7 +115,9 @@ fn a_sentinel_that_knows_no_such_service_is_reported_at_once_even_with_a_wait() 
     let e = Lock::new(b"failover:unknown", 2.0, 5.0, &s).unwrap().acquire(None).unwrap_err();
     assert!(t.elapsed() < Duration::from_millis(200), "{:?}", t.elapsed());
     match e {
-        LockError::Connection { cause, .. } => assert!(cause.contains("does not know the service \"svc\""), "{cause}"),
+        LockError::Connection { cause, .. } => {
+            assert!(cause.contains("does not know the service \"svc\""), "{cause}")
+        }
         other => panic!("a connection error was expected: {other}"),
     }
 }

@@ -142,7 +142,8 @@ impl FakeServer {
     fn start() -> FakeServer {
         let tcp = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = tcp.local_addr().unwrap().port();
-        let path = std::env::temp_dir().join(format!("redis-lock-hostile-{}.sock", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("redis-lock-hostile-{}.sock", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let unix = UnixListener::bind(&path).expect("bind unix");
         let (jobs, job_rx) = channel::<Job>();
@@ -190,21 +191,36 @@ impl ReadWrite for UnixStream {}
 
 fn connect(dsn: &str, read_timeout: Duration) -> Connection {
     let info = redis_lock::dsn::parse_dsn(dsn).expect("dsn");
-    let conn = Connection::connect(&info, &redis_lock::config::TlsFiles::default(), Duration::from_secs(2), redis_lock::config::DEFAULT_MAX_REPLY).expect("connect");
+    let conn = Connection::connect(
+        &info,
+        &redis_lock::config::TlsFiles::default(),
+        Duration::from_secs(2),
+        redis_lock::config::DEFAULT_MAX_REPLY,
+    )
+    .expect("connect");
     conn.set_read_timeout(Some(read_timeout)).unwrap();
     conn
 }
 
 fn shown(bytes: &[u8]) -> String {
     let cut = &bytes[..bytes.len().min(120)];
-    format!("{:?}{} ({} bytes)", String::from_utf8_lossy(cut), if bytes.len() > 120 { "…" } else { "" }, bytes.len())
+    format!(
+        "{:?}{} ({} bytes)",
+        String::from_utf8_lossy(cut),
+        if bytes.len() > 120 { "…" } else { "" },
+        bytes.len()
+    )
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Ok(v) => {
             let v = v.trim();
-            let parsed = if let Some(hex) = v.strip_prefix("0x") { u64::from_str_radix(hex, 16) } else { v.parse() };
+            let parsed = if let Some(hex) = v.strip_prefix("0x") {
+                u64::from_str_radix(hex, 16)
+            } else {
+                v.parse()
+            };
             parsed.unwrap_or_else(|_| panic!("{name}={v} is not a number"))
         }
         Err(_) => default,
@@ -239,7 +255,8 @@ fn hostile_replies_are_refused_safely() {
         }
     });
 
-    let (mut values, mut refused, mut timeouts, mut held, mut largest, mut worst_ratio) = (0u64, 0u64, 0u64, 0u64, 0usize, 0f64);
+    let (mut values, mut refused, mut timeouts, mut held, mut largest, mut worst_ratio) =
+        (0u64, 0u64, 0u64, 0u64, 0usize, 0f64);
     for i in first..first + cases {
         let mut rng = StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let case = resp_gen::case(&mut rng);
@@ -269,13 +286,19 @@ fn hostile_replies_are_refused_safely() {
         // schedules the server's thread between the pieces of a large one: 2 s per
         // read, not the 5 ms the hostile cases get (their bound is what they test).
         let judged_on_content = case.valid && mode == Mode::Reply && !hold;
-        let mut conn = connect(&server.dsn(tcp), if judged_on_content { Duration::from_secs(2) } else { read_timeout });
+        let mut conn = connect(
+            &server.dsn(tcp),
+            if judged_on_content { Duration::from_secs(2) } else { read_timeout },
+        );
         if mode == Mode::Listen {
             // The subscription is the setting, not the case: its confirmation may
             // take a busy machine longer than the case's 5 ms.
             conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
             let subscribed = conn.subscribe("ch", false);
-            assert!(matches!(subscribed, Ok(true)), "{replay}: the subscription failed: {subscribed:?}");
+            assert!(
+                matches!(subscribed, Ok(true)),
+                "{replay}: the subscription failed: {subscribed:?}"
+            );
             conn.set_read_timeout(Some(read_timeout)).unwrap();
         }
         *current.lock().unwrap() = Some((Instant::now(), replay.clone()));
@@ -317,7 +340,10 @@ fn hostile_replies_are_refused_safely() {
         };
         assert!(closed.is_ok(), "{replay}: closing the connection panicked");
         assert!(took <= time_bound, "{replay}: the read took {took:?}, past {time_bound:?}");
-        assert!(took_close <= time_bound, "{replay}: the close took {took_close:?}, past {time_bound:?}");
+        assert!(
+            took_close <= time_bound,
+            "{replay}: the close took {took_close:?}, past {time_bound:?}"
+        );
         // The buffer may double past the input; values take a few times the bytes
         // they came in (a 3-byte `_\r\n` is a whole `Value`); nothing may follow a
         // length the server declared but did not send.
@@ -333,7 +359,10 @@ fn hostile_replies_are_refused_safely() {
             Err(_) => refused += 1,
         }
         if case.prefix {
-            assert!(!matches!(result, Ok(Some(_))), "{replay}: a truncated reply was read as {result:?}");
+            assert!(
+                !matches!(result, Ok(Some(_))),
+                "{replay}: a truncated reply was read as {result:?}"
+            );
         }
         if case.valid && mode == Mode::Reply && !hold {
             let first = bytes[0];
@@ -344,7 +373,10 @@ fn hostile_replies_are_refused_safely() {
                     "{replay}: read as {result:?}, redis-rs reads {expected:?}"
                 );
             } else if first != b'>' && first != b'|' {
-                assert!(matches!(result, Ok(Some(_))), "{replay}: a valid reply was refused: {result:?}");
+                assert!(
+                    matches!(result, Ok(Some(_))),
+                    "{replay}: a valid reply was refused: {result:?}"
+                );
             }
         }
     }
@@ -448,7 +480,8 @@ fn refused(head: &'static [u8], body: &'static [u8], says: &str, most: usize, wi
 
 #[test]
 fn too_many_values_are_refused_before_they_come() {
-    static INNER: std::sync::LazyLock<Vec<u8>> = std::sync::LazyLock::new(|| [&b"*1024\r\n"[..], &b":1\r\n".repeat(1024)].concat());
+    static INNER: std::sync::LazyLock<Vec<u8>> =
+        std::sync::LazyLock::new(|| [&b"*1024\r\n"[..], &b":1\r\n".repeat(1024)].concat());
     for (head, body) in [
         // One aggregate declaring more than the limit.
         (&b"*2147483647\r\n"[..], &b":1\r\n"[..]),

@@ -38,13 +38,18 @@ fn every_script_of_the_tree_builds_with_its_slots_named() {
             }
             let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
             let source = std::fs::read_to_string(&path).unwrap();
-            let script = lua::build(&format!("{kind}/{stem}"), &source, &lib).unwrap_or_else(|e| panic!("{e}"));
+            let script = lua::build(&format!("{kind}/{stem}"), &source, &lib)
+                .unwrap_or_else(|e| panic!("{e}"));
             assert!(!script.text.contains("--"), "{kind}/{stem}: a comment was left in");
             assert!(script.text.starts_with("local "), "{kind}/{stem}: no prologue");
             built += 1;
         }
     }
-    assert_eq!(built, redis_lock::kinds::scripts::all().len(), "the generated list has every script");
+    assert_eq!(
+        built,
+        redis_lock::kinds::scripts::all().len(),
+        "the generated list has every script"
+    );
 }
 
 #[test]
@@ -86,7 +91,10 @@ fn a_script_whose_header_and_body_disagree_does_not_build() {
         assert!(e.contains(why), "{source}: {e}");
     };
     bad_header("-- other: the wrong name.\n-- @key lock x\nreturn lock\n", "must open with");
-    bad_header("-- sample: x.\n-- @key lock? x\n-- @key queue x\nreturn {lock, queue}\n", "only the last slots");
+    bad_header(
+        "-- sample: x.\n-- @key lock? x\n-- @key queue x\nreturn {lock, queue}\n",
+        "only the last slots",
+    );
     bad_header("-- sample: x.\n-- @arg token x\nreturn token\n", "at least one key");
     bad_header("-- sample: x.\n-- @key lock x\n-- @arg lock x\nreturn lock\n", "named twice");
     bad_header("-- sample: x.\n-- @keys lock nope: x\nreturn lock\n", "LockKeys fields");
@@ -119,8 +127,16 @@ fn entries_and_messages_read_the_same_on_both_sides() {
     entry::group_key(&mut keys, false, [b"k", b"k:queue", b"k:fence", b"k:readers"]);
     entry::group_key(&mut keys, true, [b"x:y", b"x:y:queue", b"x:y:fence", b"x:y:readers"]);
     let cases: Vec<(Vec<u8>, &str, Vec<u8>)> = vec![
-        (entry::entry("5000", Mark::Writer(true), "redis_lock:wake:abc:1", b"", &odd), "1", b"".to_vec()),
-        (entry::entry("0", Mark::Writer(false), "redis_lock:wake:{0a}abc:2", b"", b"t"), "0", b"".to_vec()),
+        (
+            entry::entry("5000", Mark::Writer(true), "redis_lock:wake:abc:1", b"", &odd),
+            "1",
+            b"".to_vec(),
+        ),
+        (
+            entry::entry("0", Mark::Writer(false), "redis_lock:wake:{0a}abc:2", b"", b"t"),
+            "0",
+            b"".to_vec(),
+        ),
         (entry::entry("700", Mark::Reader, "c", b"", b"reader"), "r", b"".to_vec()),
         (entry::entry("700", Mark::Permits(12), "c", b"", b"w"), "12", b"".to_vec()),
         (entry::entry("9", Mark::Group(true), "ch", &keys, b"multi"), "m1", keys.clone()),
@@ -130,33 +146,48 @@ fn entries_and_messages_read_the_same_on_both_sides() {
         let mut queued = b"99999999999999:".to_vec();
         queued.extend_from_slice(sent);
         let harness = "local u, lease, mark, ch, rest = split_entry(ARGV[1])\nreturn {tostring(u), lease, mark, ch, rest}\n";
-        let Value::Array(parts) = run_entry_lib(&server, harness, &[&queued]) else { panic!("no array") };
-        let parts: Vec<Vec<u8>> = parts.into_iter().map(|v| match v {
-            Value::BulkString(b) => b,
-            other => panic!("{other:?}"),
-        }).collect();
+        let Value::Array(parts) = run_entry_lib(&server, harness, &[&queued]) else {
+            panic!("no array")
+        };
+        let parts: Vec<Vec<u8>> = parts
+            .into_iter()
+            .map(|v| match v {
+                Value::BulkString(b) => b,
+                other => panic!("{other:?}"),
+            })
+            .collect();
         assert_eq!(parts[0], b"99999999999999");
         let text = String::from_utf8_lossy(sent).to_string();
         let lease = text.split(':').next().unwrap().as_bytes().to_vec();
         assert_eq!(parts[1], lease, "{text}");
-        assert!(parts[2].starts_with(mark.as_bytes()), "{text}: mark {:?}", String::from_utf8_lossy(&parts[2]));
+        assert!(
+            parts[2].starts_with(mark.as_bytes()),
+            "{text}: mark {:?}",
+            String::from_utf8_lossy(&parts[2])
+        );
         let token = &parts[4][list.len()..];
         assert_eq!(&parts[4][..list.len()], &list[..], "{text}: the key list");
         assert!(sent.ends_with(token) && !token.is_empty(), "{text}: the token, whole");
         // A lock's entry also reads through parse (mark 0, 1 or r), timely.
         if ["0", "1", "r"].contains(mark) {
-            let harness = "local t, lease, mark, ch = parse(ARGV[1])\nreturn {t, lease, mark, ch}\n";
-            let Value::Array(p) = run_entry_lib(&server, harness, &[&queued]) else { panic!("no array") };
+            let harness =
+                "local t, lease, mark, ch = parse(ARGV[1])\nreturn {t, lease, mark, ch}\n";
+            let Value::Array(p) = run_entry_lib(&server, harness, &[&queued]) else {
+                panic!("no array")
+            };
             assert_eq!(p[0], Value::BulkString(token.to_vec()));
         }
     }
     // Messages: written by the scripts, read by the waiter.
     let harness = "clock = 1700000000123\nreturn {granted(ARGV[1]), granted(ARGV[1], 42), look_again(15, ARGV[1])}\n";
     let Value::Array(msgs) = run_entry_lib(&server, harness, &[&odd]) else { panic!("no array") };
-    let read: Vec<Option<Message>> = msgs.iter().map(|m| match m {
-        Value::BulkString(b) => entry::message(b, &odd),
-        other => panic!("{other:?}"),
-    }).collect();
+    let read: Vec<Option<Message>> = msgs
+        .iter()
+        .map(|m| match m {
+            Value::BulkString(b) => entry::message(b, &odd),
+            other => panic!("{other:?}"),
+        })
+        .collect();
     assert_eq!(read[0], Some(Message::Grant(None, Some(1_700_000_000_123))));
     assert_eq!(read[1], Some(Message::Grant(Some(42), Some(1_700_000_000_123))));
     assert_eq!(read[2], Some(Message::Notice(std::time::Duration::from_millis(15))));
@@ -172,7 +203,11 @@ fn holder_state(server: &RedisServer, read: bool, a: &[u8]) -> (Value, bool, Val
     let mut conn = redis::Client::open(server.dsn()).unwrap().get_connection().unwrap();
     let value: Value = redis::cmd("GET").arg("k").query(&mut conn).unwrap();
     let pttl: i64 = redis::cmd("PTTL").arg("k").query(&mut conn).unwrap();
-    let share: Value = if read { redis::cmd("ZSCORE").arg("{k}:readers").arg(a).query(&mut conn).unwrap() } else { Value::Nil };
+    let share: Value = if read {
+        redis::cmd("ZSCORE").arg("{k}:readers").arg(a).query(&mut conn).unwrap()
+    } else {
+        Value::Nil
+    };
     let fence: Value = redis::cmd("GET").arg("{k}:fence").query(&mut conn).unwrap();
     (value, pttl > 25_000, share, fence)
 }
@@ -203,7 +238,12 @@ fn a_token_one_byte_away_never_touches_a_holders_key() {
                 continue;
             }
             let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
-            let script = lua::build(&format!("{kind}/{stem}"), &std::fs::read_to_string(&path).unwrap(), &lib).unwrap();
+            let script = lua::build(
+                &format!("{kind}/{stem}"),
+                &std::fs::read_to_string(&path).unwrap(),
+                &lib,
+            )
+            .unwrap();
             let h = &script.header;
             if !h.args.iter().any(|s| s.name == "token") {
                 continue;
@@ -212,38 +252,96 @@ fn a_token_one_byte_away_never_touches_a_holders_key() {
                 for read in [false, true] {
                     for flags in [false, true] {
                         redis::cmd("FLUSHALL").query::<()>(&mut conn).unwrap();
-                        let now: i64 = redis::cmd("TIME").query::<Vec<i64>>(&mut conn).map(|t| t[0] * 1000 + t[1] / 1000).unwrap();
+                        let now: i64 = redis::cmd("TIME")
+                            .query::<Vec<i64>>(&mut conn)
+                            .map(|t| t[0] * 1000 + t[1] / 1000)
+                            .unwrap();
                         if read {
-                            redis::cmd("SET").arg("k").arg("").arg("PX").arg(30_000).query::<()>(&mut conn).unwrap();
-                            redis::cmd("ZADD").arg("{k}:readers").arg(now + 30_000).arg(a).query::<()>(&mut conn).unwrap();
+                            redis::cmd("SET")
+                                .arg("k")
+                                .arg("")
+                                .arg("PX")
+                                .arg(30_000)
+                                .query::<()>(&mut conn)
+                                .unwrap();
+                            redis::cmd("ZADD")
+                                .arg("{k}:readers")
+                                .arg(now + 30_000)
+                                .arg(a)
+                                .query::<()>(&mut conn)
+                                .unwrap();
                         } else {
-                            redis::cmd("SET").arg("k").arg(a).arg("PX").arg(30_000).query::<()>(&mut conn).unwrap();
+                            redis::cmd("SET")
+                                .arg("k")
+                                .arg(a)
+                                .arg("PX")
+                                .arg(30_000)
+                                .query::<()>(&mut conn)
+                                .unwrap();
                         }
                         let before = holder_state(&server, read, a);
                         let mut cmd = redis::cmd("EVAL");
                         let keys: Vec<String> = match &h.each {
-                            Some((names, _)) => names.iter().map(|n| if n == "lock" { "k".to_string() } else { format!("{{k}}:{n}") }).collect(),
-                            None => h.keys.iter().map(|s| if s.name == "lock" { "k".to_string() } else { format!("{{k}}:{}", s.name) }).collect(),
+                            Some((names, _)) => names
+                                .iter()
+                                .map(|n| {
+                                    if n == "lock" {
+                                        "k".to_string()
+                                    } else {
+                                        format!("{{k}}:{n}")
+                                    }
+                                })
+                                .collect(),
+                            None => h
+                                .keys
+                                .iter()
+                                .map(|s| {
+                                    if s.name == "lock" {
+                                        "k".to_string()
+                                    } else {
+                                        format!("{{k}}:{}", s.name)
+                                    }
+                                })
+                                .collect(),
                         };
                         cmd.arg(&script.text).arg(keys.len()).arg(&keys);
                         for slot in &h.args {
                             let arg: Vec<u8> = match (slot.name.as_str(), slot.ty) {
-                                (_, lua::Type::Flag) => if flags { b"1".to_vec() } else { b"0".to_vec() },
+                                (_, lua::Type::Flag) => {
+                                    if flags {
+                                        b"1".to_vec()
+                                    } else {
+                                        b"0".to_vec()
+                                    }
+                                }
                                 ("token", _) => b.clone(),
                                 ("lease", _) => b"20000".to_vec(), // a renewal shows as a shorter lease
                                 ("life", _) => b"10000".to_vec(),
                                 ("wait", _) => b"5".to_vec(),
-                                ("modes", _) => if read { b"r".to_vec() } else { b"w".to_vec() },
-                                ("sent" | "entry", _) => [&b"+60000:30000:0:4:chan"[..], b].concat(),
+                                ("modes", _) => {
+                                    if read {
+                                        b"r".to_vec()
+                                    } else {
+                                        b"w".to_vec()
+                                    }
+                                }
+                                ("sent" | "entry", _) => {
+                                    [&b"+60000:30000:0:4:chan"[..], b].concat()
+                                }
                                 ("info", _) => Vec::new(),
                                 ("weight", _) => b"1".to_vec(),
                                 ("permits", _) => b"2".to_vec(),
-                                (other, _) => panic!("{kind}/{stem}: an argument this test does not know: {other}"),
+                                (other, _) => panic!(
+                                    "{kind}/{stem}: an argument this test does not know: {other}"
+                                ),
                             };
                             cmd.arg(arg);
                         }
                         let reply: redis::RedisResult<Value> = cmd.query(&mut conn);
-                        assert!(reply.is_ok(), "{kind}/{stem} {a:?}/{b:?} read {read} flags {flags}: {reply:?}");
+                        assert!(
+                            reply.is_ok(),
+                            "{kind}/{stem} {a:?}/{b:?} read {read} flags {flags}: {reply:?}"
+                        );
                         if holder_state(&server, read, a) != before {
                             let show = |t: &[u8]| String::from_utf8_lossy(t).into_owned();
                             failed.push(format!("{kind}/{stem}: {:?} changed the hold of {:?} (read {read}, flags {flags})", show(b), show(a)));

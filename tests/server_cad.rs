@@ -39,7 +39,9 @@ fn fake_valkey(delifeq: &'static [u8], exists: &'static [u8]) -> (String, Arc<Mu
                 buf.drain(..used);
                 let reply: &[u8] = match name.as_str() {
                     "PING" => b"+PONG\r\n",
-                    "HELLO" => b"*4\r\n$6\r\nserver\r\n$6\r\nvalkey\r\n$7\r\nversion\r\n$5\r\n9.0.0\r\n",
+                    "HELLO" => {
+                        b"*4\r\n$6\r\nserver\r\n$6\r\nvalkey\r\n$7\r\nversion\r\n$5\r\n9.0.0\r\n"
+                    }
                     "CONFIG" | "INFO" => b"-ERR unknown command\r\n",
                     "DELIFEQ" => delifeq,
                     "EXISTS" => exists,
@@ -74,12 +76,38 @@ fn command(buf: &[u8]) -> Option<(String, usize)> {
 
 fn release_on(dsn: &str) -> (redis::RedisResult<Value>, Cad, Cad) {
     let info = dsn.into_connection_info().unwrap();
-    let mut conn = pool::open(&info, &TlsFiles::default(), Duration::from_secs(2), Duration::from_secs(2), DEFAULT_MAX_REPLY, true).unwrap();
+    let mut conn = pool::open(
+        &info,
+        &TlsFiles::default(),
+        Duration::from_secs(2),
+        Duration::from_secs(2),
+        DEFAULT_MAX_REPLY,
+        true,
+    )
+    .unwrap();
     let before = conn.cad();
     let token = b"0123456789abcdef0123456789abcdef";
-    let script = Release { lock: b"k", queue: b"{k}:queue", patience: b"{k}:patience", fence: b"{k}:fence", readers: b"{k}:readers", owner: b"{k}:owner", token, wait: b"5", short: false };
-    let kick = Kick { lock: b"k", queue: b"{k}:queue", fence: b"{k}:fence", readers: b"{k}:readers" };
-    let reply = Call::Fast(&Fast::Release { key: b"k", token, queue: b"{k}:queue", script: &script, kick: &kick }).run(&mut conn);
+    let script = Release {
+        lock: b"k",
+        queue: b"{k}:queue",
+        patience: b"{k}:patience",
+        fence: b"{k}:fence",
+        readers: b"{k}:readers",
+        owner: b"{k}:owner",
+        token,
+        wait: b"5",
+        short: false,
+    };
+    let kick =
+        Kick { lock: b"k", queue: b"{k}:queue", fence: b"{k}:fence", readers: b"{k}:readers" };
+    let reply = Call::Fast(&Fast::Release {
+        key: b"k",
+        token,
+        queue: b"{k}:queue",
+        script: &script,
+        kick: &kick,
+    })
+    .run(&mut conn);
     (reply, before, conn.cad())
 }
 
@@ -96,7 +124,10 @@ fn a_delifeq_reply_of_another_shape_leaves_it_to_the_script() {
 
 #[test]
 fn a_refused_delifeq_turns_it_off_for_the_connection() {
-    let (dsn, seen) = fake_valkey(b"-NOPERM User app has no permissions to run the 'delifeq' command\r\n", b":0\r\n");
+    let (dsn, seen) = fake_valkey(
+        b"-NOPERM User app has no permissions to run the 'delifeq' command\r\n",
+        b":0\r\n",
+    );
     let (reply, before, after) = release_on(&dsn);
     assert_eq!(before, Cad::DelIfEq);
     assert_eq!(reply.unwrap(), Value::Int(1), "the script's answer");
@@ -127,7 +158,8 @@ fn a_deleted_key_with_a_queue_is_handed_to_it() {
         assert_eq!(reply.unwrap(), Value::Int(1), "released");
         assert_eq!(after, Cad::DelIfEq);
         let until = std::time::Instant::now() + Duration::from_secs(5);
-        while !seen.lock().unwrap().iter().any(|c| c == "EVAL") && std::time::Instant::now() < until {
+        while !seen.lock().unwrap().iter().any(|c| c == "EVAL") && std::time::Instant::now() < until
+        {
             std::thread::sleep(Duration::from_millis(10));
         }
         let seen = seen.lock().unwrap().clone();

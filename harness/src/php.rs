@@ -2,8 +2,8 @@
 
 use ext_php_rs::builders::SapiBuilder;
 use ext_php_rs::embed::{
-    ext_php_rs_sapi_shutdown, ext_php_rs_sapi_startup, worker_request_shutdown, worker_request_startup,
-    PhpThreadGuard, SapiModule,
+    ext_php_rs_sapi_shutdown, ext_php_rs_sapi_startup, worker_request_shutdown,
+    worker_request_startup, PhpThreadGuard, SapiModule,
 };
 use ext_php_rs::ffi;
 use ext_php_rs::zend::try_catch;
@@ -70,7 +70,11 @@ pub fn start(sapi_name: &str, module: &str, dsn: &str) {
         ffi::sapi_startup(sapi);
         // sapi_startup clears ini_entries: they go in between, as PHP's own SAPIs do.
         (*sapi).ini_entries = CString::new(ini).expect("ini without NUL").into_raw();
-        assert_eq!(ffi::php_module_startup(sapi, std::ptr::null_mut()), 0, "php_module_startup failed");
+        assert_eq!(
+            ffi::php_module_startup(sapi, std::ptr::null_mut()),
+            0,
+            "php_module_startup failed"
+        );
     }
     // Startup's warnings (a module that does not load) would otherwise go unseen.
     let said = take_output();
@@ -146,7 +150,13 @@ pub fn eval(code: &str) -> bool {
     let code = CString::new(code).expect("PHP code without NUL");
     try_catch(|| {
         // SAFETY: inside a request of this thread.
-        unsafe { ffi::zend_eval_string(code.as_ptr().cast_mut(), std::ptr::null_mut(), c"harness".as_ptr().cast_mut()) }
+        unsafe {
+            ffi::zend_eval_string(
+                code.as_ptr().cast_mut(),
+                std::ptr::null_mut(),
+                c"harness".as_ptr().cast_mut(),
+            )
+        }
     })
     .is_ok()
 }

@@ -59,7 +59,8 @@ impl Server {
     /// Client connections other than this one: (command connections, subscribers).
     fn clients(&mut self) -> (usize, usize) {
         let list: String = redis::cmd("CLIENT").arg("LIST").query(&mut self.0).unwrap_or_default();
-        let subscribed = |l: &&str| l.split(' ').any(|f| f.starts_with("flags=") && f.contains('P'));
+        let subscribed =
+            |l: &&str| l.split(' ').any(|f| f.starts_with("flags=") && f.contains('P'));
         let subscribers = list.lines().filter(subscribed).count();
         (list.lines().count().saturating_sub(1 + subscribers), subscribers)
     }
@@ -96,7 +97,9 @@ fn threads_named(name: &str) -> Vec<u64> {
         .map(|t| {
             std::fs::read_to_string(t.path().join("status"))
                 .ok()
-                .and_then(|s| s.lines().find_map(|l| l.strip_prefix("SigBlk:").map(|m| m.trim().to_owned())))
+                .and_then(|s| {
+                    s.lines().find_map(|l| l.strip_prefix("SigBlk:").map(|m| m.trim().to_owned()))
+                })
                 .and_then(|m| u64::from_str_radix(&m, 16).ok())
                 .unwrap_or(0)
         })
@@ -173,15 +176,23 @@ fn counter(tap: &mut Tap, locked: bool) {
         .collect();
     let odd: Vec<String> = threads.into_iter().flat_map(|t| t.join().unwrap_or_default()).collect();
     let elapsed = start.elapsed();
-    let count: usize = std::fs::read_to_string(&file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+    let count: usize =
+        std::fs::read_to_string(&file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
     let _ = std::fs::remove_file(&file);
     let total = THREADS * REQUESTS;
     if locked {
         tap.check(odd.is_empty(), "every request took and released the lock", odd.join("\n"));
         tap.check(count == total, &format!("the counter is exact: {count} of {total}"), "");
-        println!("# figure: {total} locked requests on {THREADS} threads in {} ms", elapsed.as_millis());
+        println!(
+            "# figure: {total} locked requests on {THREADS} threads in {} ms",
+            elapsed.as_millis()
+        );
     } else {
-        tap.check(count < total, &format!("control: without the lock the counter loses updates ({count} of {total})"), "");
+        tap.check(
+            count < total,
+            &format!("control: without the lock the counter loses updates ({count} of {total})"),
+            "",
+        );
     }
 }
 
@@ -253,12 +264,18 @@ fn fatal(tap: &mut Tap, server: &mut Server) {
         let out = request(|| {
             eval(&take("a", "zts:fatal:a", ""));
             // Allowed memory size exhausted: a fatal error, the engine bails out.
-            survived = eval("ini_set('memory_limit', '16M'); $x = str_repeat('x', 64 << 20); echo 'survived';");
+            survived = eval(
+                "ini_set('memory_limit', '16M'); $x = str_repeat('x', 64 << 20); echo 'survived';",
+            );
         });
         (survived, out)
     });
     let (survived, a_out) = a.join().unwrap_or((true, String::new()));
-    tap.check(!survived && a_out.contains("Allowed memory size"), "thread A died of a fatal error", &a_out);
+    tap.check(
+        !survived && a_out.contains("Allowed memory size"),
+        "thread A died of a fatal error",
+        &a_out,
+    );
     tap.check(!server.settled("zts:fatal:a"), "its request end released thread A's lock", "");
     tap.check(server.settled("zts:fatal:b"), "thread B's lock stayed held", "");
     checked.wait();
@@ -299,14 +316,30 @@ fn watchdog(tap: &mut Tap, server: &mut Server) {
     let dogs = threads_named("rl-watchdog");
     done.wait();
     let outs: Vec<String> = threads.into_iter().map(|t| t.join().unwrap_or_default()).collect();
-    tap.check(lowest > 0, &format!("four threads' locks stayed held for 4 leases (lowest PTTL seen {lowest} ms)"), "");
-    tap.check(dogs.len() == 1, &format!("one watchdog thread renews them all ({} running)", dogs.len()), "");
+    tap.check(
+        lowest > 0,
+        &format!("four threads' locks stayed held for 4 leases (lowest PTTL seen {lowest} ms)"),
+        "",
+    );
+    tap.check(
+        dogs.len() == 1,
+        &format!("one watchdog thread renews them all ({} running)", dogs.len()),
+        "",
+    );
     // Every signal a process gets from outside (1 to 31, less SIGKILL and SIGSTOP,
     // which cannot be blocked) is blocked on it: PHP's own handlers never run there.
     let wanted = (1..=31u32).filter(|&s| s != 9 && s != 19).fold(0u64, |m, s| m | 1 << (s - 1));
     let mask = dogs.first().copied().unwrap_or(0);
-    tap.check(mask & wanted == wanted, &format!("the watchdog thread blocks signals (SigBlk {mask:016x})"), "");
-    tap.check(outs.iter().all(|o| o == "held released"), "each thread still held its lock and released it", outs.join("\n"));
+    tap.check(
+        mask & wanted == wanted,
+        &format!("the watchdog thread blocks signals (SigBlk {mask:016x})"),
+        "",
+    );
+    tap.check(
+        outs.iter().all(|o| o == "held released"),
+        "each thread still held its lock and released it",
+        outs.join("\n"),
+    );
 }
 
 /// 1,000 requests in waves of 8 new threads, 5 requests each; every thread ends after
@@ -319,7 +352,8 @@ fn churn(tap: &mut Tap, server: &mut Server) {
     let (mut most_alive, mut rss_early, mut rss_late, mut odd) = (0, 0, 0, Vec::new());
     let rss_before = rss_kib();
     for wave in 0..WAVES {
-        let (ran, leave) = (Arc::new(Barrier::new(PER_WAVE + 1)), Arc::new(Barrier::new(PER_WAVE + 1)));
+        let (ran, leave) =
+            (Arc::new(Barrier::new(PER_WAVE + 1)), Arc::new(Barrier::new(PER_WAVE + 1)));
         let threads: Vec<_> = (0..PER_WAVE)
             .map(|i| {
                 let (ran, leave, served) = (ran.clone(), leave.clone(), served.clone());
@@ -362,11 +396,28 @@ fn churn(tap: &mut Tap, server: &mut Server) {
     }
     let (left, subscribers) = server.clients_down_to(0);
     let total = served.load(Ordering::Relaxed);
-    tap.check(odd.is_empty() && total == WAVES * PER_WAVE * REQUESTS, &format!("{total} requests on {} threads that came and went", WAVES * PER_WAVE), odd.join("\n"));
-    tap.check(most_alive <= PER_WAVE, &format!("at most one connection per live thread ({most_alive} with {PER_WAVE} alive)"), "");
-    tap.check(left == 0, &format!("no command connection is left once the threads ended ({left})"), "");
-    tap.check(subscribers <= 1, &format!("at most one wake subscriber for the process ({subscribers})"), "");
-    let held: Vec<String> = (0..4).map(|k| format!("zts:churn:{k}")).filter(|k| server.settled(k)).collect();
+    tap.check(
+        odd.is_empty() && total == WAVES * PER_WAVE * REQUESTS,
+        &format!("{total} requests on {} threads that came and went", WAVES * PER_WAVE),
+        odd.join("\n"),
+    );
+    tap.check(
+        most_alive <= PER_WAVE,
+        &format!("at most one connection per live thread ({most_alive} with {PER_WAVE} alive)"),
+        "",
+    );
+    tap.check(
+        left == 0,
+        &format!("no command connection is left once the threads ended ({left})"),
+        "",
+    );
+    tap.check(
+        subscribers <= 1,
+        &format!("at most one wake subscriber for the process ({subscribers})"),
+        "",
+    );
+    let held: Vec<String> =
+        (0..4).map(|k| format!("zts:churn:{k}")).filter(|k| server.settled(k)).collect();
     tap.check(held.is_empty(), "no lock is left held", held.join(" "));
     // The table of holds, as phpinfo() shows it, from a new thread.
     let entries = thread(|| {
@@ -451,9 +502,21 @@ fn fork(tap: &mut Tap, server: &mut Server) {
         })
     });
     let b_out = b.join().unwrap_or_default();
-    tap.check(b_out == "child exit 0", "the forked child took a lock of its own and ended its request", &b_out);
-    tap.check(!server.settled("zts:fork:child"), "the child's request end released the child's lock", "");
-    tap.check(server.settled("zts:fork:a"), "the child's request end left the parent's other thread's lock held", "");
+    tap.check(
+        b_out == "child exit 0",
+        "the forked child took a lock of its own and ended its request",
+        &b_out,
+    );
+    tap.check(
+        !server.settled("zts:fork:child"),
+        "the child's request end released the child's lock",
+        "",
+    );
+    tap.check(
+        server.settled("zts:fork:a"),
+        "the child's request end left the parent's other thread's lock held",
+        "",
+    );
     checked.wait();
     let a_out = a.join().unwrap_or_default();
     tap.check(a_out == "held released", "thread A still held its lock and released it", &a_out);
@@ -521,26 +584,39 @@ fn worker(tap: &mut Tap, frankenphp: bool) {
             })
         })
         .collect();
-    let outs: Vec<Vec<String>> = threads.into_iter().map(|t| t.join().unwrap_or_default()).collect();
-    let expected: Vec<String> = ["".into(), format!("after boot: boot {} boot_keep true", !frankenphp)]
-        .into_iter()
-        .chain((1..=HANDLED).flat_map(|h| {
-            [
-                match (h, frankenphp) {
-                    (1, _) => String::new(),
-                    (_, true) => "previous gone ".into(),
-                    (_, false) => "previous released ".into(),
-                },
-                format!("after {h}: req {} keep true", !frankenphp),
-            ]
-        }))
-        .chain(["after the loop: between true".into(), String::new(), "after the script: between false".into()])
-        .collect();
+    let outs: Vec<Vec<String>> =
+        threads.into_iter().map(|t| t.join().unwrap_or_default()).collect();
+    let expected: Vec<String> =
+        ["".into(), format!("after boot: boot {} boot_keep true", !frankenphp)]
+            .into_iter()
+            .chain((1..=HANDLED).flat_map(|h| {
+                [
+                    match (h, frankenphp) {
+                        (1, _) => String::new(),
+                        (_, true) => "previous gone ".into(),
+                        (_, false) => "previous released ".into(),
+                    },
+                    format!("after {h}: req {} keep true", !frankenphp),
+                ]
+            }))
+            .chain([
+                "after the loop: between true".into(),
+                String::new(),
+                "after the script: between false".into(),
+            ])
+            .collect();
     let right = outs.iter().filter(|o| **o == expected).count();
     if frankenphp {
         tap.check(right == WORKERS, &format!("each request's end (the boot's included) released what it took, kept auto_release => false and the loop's lock ({right} of {WORKERS} workers)"), format!("{outs:?}"));
-        let (a, d) = (php::SAPI_ACTIVATIONS.load(Ordering::Relaxed), php::SAPI_DEACTIVATIONS.load(Ordering::Relaxed));
-        tap.check(a >= WORKERS * (HANDLED + 2) && d >= WORKERS * (HANDLED + 2), &format!("the SAPI's own hooks still ran ({a} activations, {d} deactivations)"), "");
+        let (a, d) = (
+            php::SAPI_ACTIVATIONS.load(Ordering::Relaxed),
+            php::SAPI_DEACTIVATIONS.load(Ordering::Relaxed),
+        );
+        tap.check(
+            a >= WORKERS * (HANDLED + 2) && d >= WORKERS * (HANDLED + 2),
+            &format!("the SAPI's own hooks still ran ({a} activations, {d} deactivations)"),
+            "",
+        );
     } else {
         tap.check(right == WORKERS, &format!("control: under another SAPI's name nothing is released before the script ends ({right} of {WORKERS} workers)"), format!("{outs:?}"));
     }
@@ -554,7 +630,9 @@ fn worker(tap: &mut Tap, frankenphp: bool) {
 /// True when every thread ended.
 fn script() -> bool {
     let (Ok(path), Ok(args)) = (std::env::var("SCRIPT"), std::env::var("ARGS")) else {
-        println!("not ok - script needs SCRIPT (a PHP file) and ARGS (a file, one argument per thread)");
+        println!(
+            "not ok - script needs SCRIPT (a PHP file) and ARGS (a file, one argument per thread)"
+        );
         return false;
     };
     let Ok(lines) = std::fs::read_to_string(&args) else {

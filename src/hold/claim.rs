@@ -2,11 +2,13 @@
 //! table when this process made it. Recording a hold that is to be renewed starts the
 //! process's watchdog, if it has none yet.
 
+use crate::clock::Boot;
 use crate::fork_wiped;
-use crate::hold::table::{add, forget, mark_lost, orphan, set_lease, status, take, Hold, HoldId, Status};
+use crate::hold::table::{
+    add, forget, mark_lost, orphan, set_lease, status, take, Hold, HoldId, Status,
+};
 use crate::hold::watchdog;
 use crate::token::Token;
-use crate::clock::Boot;
 use std::time::Duration;
 
 /// An object's claim on its last hold: the token it took, and the hold's entry in

@@ -18,14 +18,14 @@
 //! that thread does not exist in the child.
 
 use crate::clock::Boot;
+use crate::fork_wiped;
 use crate::net::call::Call;
 use crate::terms::Terms;
-use crate::fork_wiped;
-use crate::topology::route::Route;
 use crate::token::Token;
+use crate::topology::route::Route;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -240,11 +240,22 @@ fn shared() -> &'static Shared {
     }
     let fresh: &'static Shared = Box::leak(Box::new(Shared {
         pid,
-        table: Mutex::new(Table { next_id: 1, holds: HashMap::default(), stop: false, asleep: None, thread: None }),
+        table: Mutex::new(Table {
+            next_id: 1,
+            holds: HashMap::default(),
+            stop: false,
+            asleep: None,
+            thread: None,
+        }),
         wake: Condvar::new(),
     }));
     // The parent's table (if any) is left as it is: leaked in this process, never locked.
-    match CURRENT.compare_exchange(current, fresh as *const Shared as *mut Shared, Ordering::AcqRel, Ordering::Acquire) {
+    match CURRENT.compare_exchange(
+        current,
+        fresh as *const Shared as *mut Shared,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
         Ok(_) => fresh,
         // Another thread of this process got there first.
         // SAFETY: as above.
@@ -383,12 +394,21 @@ impl Hold {
 /// lesser of their bound and the new lease, since the server's may now be shorter;
 /// with `lost`, the token holds none of them any more, and they are lost. `except`:
 /// the extending object's own holds, which it updates itself.
-pub fn follow(parts: &[&dyn Part], token: &[u8], except: &[HoldId], lease: Option<Duration>, sent: Boot, lost: bool) {
+pub fn follow(
+    parts: &[&dyn Part],
+    token: &[u8],
+    except: &[HoldId],
+    lease: Option<Duration>,
+    sent: Boot,
+    lost: bool,
+) {
     let Some(s) = existing() else { return };
     let mut t = s.lock();
     let now = Instant::now();
     for (id, h) in t.holds.iter_mut() {
-        let shared = h.token == token && !except.contains(id) && parts.iter().any(|p| p.covers(h.part.key()) || h.part.covers(p.key()));
+        let shared = h.token == token
+            && !except.contains(id)
+            && parts.iter().any(|p| p.covers(h.part.key()) || h.part.covers(p.key()));
         if !shared || h.lost.is_some() {
             continue;
         }
@@ -447,7 +467,8 @@ pub fn end_handled_request() -> Vec<Hold> {
 fn take_owned(mine: impl Fn(&Owner) -> bool) -> Vec<Hold> {
     let Some(s) = existing() else { return Vec::new() };
     let mut t = s.lock();
-    let ids: Vec<HoldId> = t.holds.iter().filter(|(_, h)| mine(&h.owner)).map(|(&id, _)| id).collect();
+    let ids: Vec<HoldId> =
+        t.holds.iter().filter(|(_, h)| mine(&h.owner)).map(|(&id, _)| id).collect();
     let mut out = Vec::new();
     for id in ids {
         let Some(h) = t.holds.get_mut(&id) else { continue };

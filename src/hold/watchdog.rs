@@ -15,16 +15,16 @@
 
 use crate::clock::{lease_end, Boot};
 use crate::hold::table::{self, HoldId, Part, Shared};
-use crate::stats::{self, Counter};
-use crate::net::pool::{self, Endpoint};
 use crate::net::fast::Fast;
+use crate::net::pool::{self, Endpoint};
 use crate::net::resp;
-use crate::topology::redlock::{Extended, Links as LinkSource};
-use crate::topology::durable;
-use crate::topology::route::Route;
-use crate::terms::Durable;
-use redis::Value;
 use crate::net::wire::{self, Connection};
+use crate::stats::{self, Counter};
+use crate::terms::Durable;
+use crate::topology::durable;
+use crate::topology::redlock::{Extended, Links as LinkSource};
+use crate::topology::route::Route;
+use redis::Value;
 use redis::{ErrorKind, ServerErrorKind};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -200,9 +200,7 @@ fn run(shared: &'static Shared) {
         table.holds.retain(|_, h| !(h.orphan && h.renew.is_none()));
         // Endpoints no lock is renewed on any more: close their connections.
         links.conns.retain(|id, _| {
-            table.holds.values().any(|h| {
-                h.renew.is_some() && h.part.route().uses(id)
-            })
+            table.holds.values().any(|h| h.renew.is_some() && h.part.route().uses(id))
         });
     }
 }
@@ -299,20 +297,27 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
     for &i in members {
         let due = &batch[i];
         let mut sent = false;
-        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| sent = call.push_for(conn, &mut pipe));
+        due.part.renew(&due.token, due.lease_ms.as_bytes(), &mut |call| {
+            sent = call.push_for(conn, &mut pipe)
+        });
         fast.push(sent);
     }
     // Durable holds: after the renewals, one wait of each kind they ask for (`WAIT`
     // for the replicas' copies, `WAITAOF` for the disks'), the strictest of that kind,
     // covers them all (each counts this connection's writes up to it). Each hold is
     // judged by the reply of its own kind's wait.
-    let asked = |aof: bool| durable::strictest(members.iter().filter_map(|&i| batch[i].durable).filter(|d| d.aof == aof));
+    let asked = |aof: bool| {
+        durable::strictest(
+            members.iter().filter_map(|&i| batch[i].durable).filter(|d| d.aof == aof),
+        )
+    };
     let waits: Vec<Durable> = [asked(false), asked(true)].into_iter().flatten().collect();
     for d in &waits {
         durable::wait_call(d, |wait| wait.push(&mut pipe));
     }
     let mut replies = wire::pipeline(conn, &pipe, members.len() + waits.len()).ok()?;
-    let acks: Vec<(Durable, Value)> = replies.split_off(members.len()).into_iter().zip(&waits).map(|(v, d)| (*d, v)).collect();
+    let acks: Vec<(Durable, Value)> =
+        replies.split_off(members.len()).into_iter().zip(&waits).map(|(v, d)| (*d, v)).collect();
     let mut outcomes = Vec::with_capacity(members.len());
     for ((&i, reply), fast) in members.iter().zip(replies).zip(fast) {
         let due = &batch[i];
@@ -360,7 +365,10 @@ fn send(conn: &mut Connection, batch: &[Due], members: &[usize]) -> Option<Vec<O
                 // Sent after the wait (a script run on its own), or not acknowledged:
                 // not renewed, and tried again soon.
                 Some(d) => {
-                    let ack = acks.iter().find(|(w, _)| w.aof == d.aof).map(|(_, v)| durable::judge(v, d));
+                    let ack = acks
+                        .iter()
+                        .find(|(w, _)| w.aof == d.aof)
+                        .map(|(_, v)| durable::judge(v, d));
                     if !late && matches!(ack, Some(Some(Ok(())))) {
                         stats::note(Counter::DurableAcks);
                         Outcome::Renewed
@@ -392,7 +400,8 @@ mod tests {
     #[test]
     fn retries_come_well_inside_the_lease() {
         assert_eq!(retry_after(Duration::from_millis(30)), Duration::from_millis(5));
-        assert!((Duration::from_millis(83)..Duration::from_millis(84)).contains(&retry_after(Duration::from_secs(1))));
+        assert!((Duration::from_millis(83)..Duration::from_millis(84))
+            .contains(&retry_after(Duration::from_secs(1))));
         assert_eq!(retry_after(Duration::from_secs(60)), Duration::from_millis(250));
         assert_eq!(table::interval(Duration::from_millis(1)), Duration::from_millis(1));
         assert_eq!(table::interval(Duration::from_secs(3)), Duration::from_secs(1));

@@ -66,13 +66,23 @@ pub fn scan(settings: &Settings, pattern: &[u8], limit: usize) -> Result<Listing
 }
 
 /// The keys of type `type_name` matching `glob` on one server, at most `max`.
-fn scan_type(run: &mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, glob: &[u8], type_name: &[u8], max: usize) -> RedisResult<Vec<Vec<u8>>> {
+fn scan_type(
+    run: &mut dyn FnMut(&Call<'_>) -> RedisResult<Value>,
+    glob: &[u8],
+    type_name: &[u8],
+    max: usize,
+) -> RedisResult<Vec<Vec<u8>>> {
     let mut cursor = b"0".to_vec();
     let mut out = Vec::new();
     loop {
-        let reply = run(&Call::Command(&[b"SCAN", &cursor, b"MATCH", glob, b"COUNT", b"1000", b"TYPE", type_name]))?;
+        let reply = run(&Call::Command(&[
+            b"SCAN", &cursor, b"MATCH", glob, b"COUNT", b"1000", b"TYPE", type_name,
+        ]))?;
         let Value::Array(mut parts) = reply else { return Err(bad_reply()) };
-        let (Some(Value::Array(keys)), Some(Value::BulkString(next))) = (parts.pop(), parts.pop()) else { return Err(bad_reply()) };
+        let (Some(Value::Array(keys)), Some(Value::BulkString(next))) = (parts.pop(), parts.pop())
+        else {
+            return Err(bad_reply());
+        };
         out.extend(keys.into_iter().filter_map(|k| match k {
             Value::BulkString(k) => Some(k),
             _ => None,

@@ -40,14 +40,25 @@ pub const PROBE: &[&[u8]] = &[b"HELLO"];
 /// the connection turns it off then (`fast`).
 pub fn from_probe(reply: &Value) -> Cad {
     let pairs: Vec<(&Value, &Value)> = match reply {
-        Value::Array(items) if items.len() % 2 == 0 => items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect(),
+        Value::Array(items) if items.len() % 2 == 0 => {
+            items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect()
+        }
         Value::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
         _ => return Cad::None,
     };
-    let field = |name: &str| pairs.iter().find(|(k, _)| text(k).is_some_and(|k| k.eq_ignore_ascii_case(name))).and_then(|(_, v)| text(v));
-    let (Some(server), Some(version)) = (field("server"), field("version")) else { return Cad::None };
+    let field = |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| text(k).is_some_and(|k| k.eq_ignore_ascii_case(name)))
+            .and_then(|(_, v)| text(v))
+    };
+    let (Some(server), Some(version)) = (field("server"), field("version")) else {
+        return Cad::None;
+    };
     let mut parts = version.split('.').map(|n| n.parse::<u32>().ok());
-    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else { return Cad::None };
+    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
+        return Cad::None;
+    };
     match server.to_ascii_lowercase().as_str() {
         "valkey" if major >= 9 => Cad::DelIfEq,
         "redis" if (major, minor) >= (8, 4) => Cad::DelEx,
@@ -78,7 +89,12 @@ mod tests {
     #[test]
     fn the_probe_reads_each_server() {
         let hello = |server: &str, version: &str| {
-            Value::Array(["server", server, "version", version, "proto", "2"].iter().map(|s| Value::BulkString(s.as_bytes().to_vec())).collect())
+            Value::Array(
+                ["server", server, "version", version, "proto", "2"]
+                    .iter()
+                    .map(|s| Value::BulkString(s.as_bytes().to_vec()))
+                    .collect(),
+            )
         };
         assert_eq!(from_probe(&hello("valkey", "9.0.0")), Cad::DelIfEq);
         assert_eq!(from_probe(&hello("valkey", "10.1.2")), Cad::DelIfEq);
@@ -89,7 +105,10 @@ mod tests {
         assert_eq!(from_probe(&hello("redis", "7.2.4")), Cad::None);
         assert_eq!(from_probe(&hello("redis", "x.y")), Cad::None);
         assert_eq!(from_probe(&hello("keydb", "9.0.0")), Cad::None);
-        let map = Value::Map(vec![(Value::SimpleString("server".into()), Value::SimpleString("valkey".into())), (Value::SimpleString("version".into()), Value::BulkString(b"9.0.1".to_vec()))]);
+        let map = Value::Map(vec![
+            (Value::SimpleString("server".into()), Value::SimpleString("valkey".into())),
+            (Value::SimpleString("version".into()), Value::BulkString(b"9.0.1".to_vec())),
+        ]);
         assert_eq!(from_probe(&map), Cad::DelIfEq);
         assert_eq!(from_probe(&Value::Okay), Cad::None);
         assert_eq!(from_probe(&Value::Array(vec![Value::Nil])), Cad::None);

@@ -45,7 +45,9 @@ impl Call<'_> {
             Call::Script(args) => args.script().fire(conn, *args, watch),
             Call::Fast(fast) => match (fast.script(), fast) {
                 (Some(args), _) => args.script().fire(conn, args, watch),
-                (None, Fast::Take { key, token, ms, .. }) => Call::Command(&Fast::plain(key, token, *ms)).fire(conn, watch),
+                (None, Fast::Take { key, token, ms, .. }) => {
+                    Call::Command(&Fast::plain(key, token, *ms)).fire(conn, watch)
+                }
                 (None, _) => Ok(()),
             },
         }
@@ -78,7 +80,9 @@ impl Call<'_> {
             Call::Script(args) => args.script().push_evalsha(pipe, *args),
             Call::Fast(fast) => match (fast.script(), fast) {
                 (Some(args), _) => args.script().push_evalsha(pipe, args),
-                (None, Fast::Take { key, token, ms, .. }) => Call::Command(&Fast::plain(key, token, *ms)).push(pipe),
+                (None, Fast::Take { key, token, ms, .. }) => {
+                    Call::Command(&Fast::plain(key, token, *ms)).push(pipe)
+                }
                 (None, _) => {}
             },
         }
@@ -109,7 +113,9 @@ impl Call<'_> {
             Call::Script(args) => args.script().packed_evalsha(*args),
             Call::Fast(fast) => match (fast.script(), fast) {
                 (Some(args), _) => args.script().packed_evalsha(args),
-                (None, Fast::Take { key, token, ms, .. }) => Call::Command(&Fast::plain(key, token, *ms)).packed(),
+                (None, Fast::Take { key, token, ms, .. }) => {
+                    Call::Command(&Fast::plain(key, token, *ms)).packed()
+                }
                 (None, _) => Vec::new(),
             },
         }

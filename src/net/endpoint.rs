@@ -7,7 +7,9 @@ use crate::config::{Settings, TlsFiles};
 use crate::error::{LockError, Result};
 use crate::net::cad;
 use crate::net::evict;
-use crate::net::failure::{breaks_connection, describe, first_exchange_failure, is_auth_refusal, passing_state};
+use crate::net::failure::{
+    breaks_connection, describe, first_exchange_failure, is_auth_refusal, passing_state,
+};
 use crate::net::resp;
 use crate::net::wire::{self, Connection};
 use redis::{ConnectionInfo, RedisError, RedisResult, Value};
@@ -41,7 +43,12 @@ pub struct Endpoint {
 pub trait Discovery: Send + Sync + std::fmt::Debug {
     /// A new connection to the server as it is now, with the credentials and database
     /// of `info`, its timeouts set.
-    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> std::result::Result<Connection, Undiscovered>;
+    fn connect(
+        &self,
+        info: &ConnectionInfo,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> std::result::Result<Connection, Undiscovered>;
 }
 
 /// Why a discovery found no server to connect to.
@@ -62,7 +69,13 @@ impl Endpoint {
     /// The endpoint `key` names: `info`'s server (or the one `discovery` finds, with
     /// `info`'s credentials and database), with `settings`' timeouts, TLS files and
     /// `max_reply`; `addr` names it in messages (by default `info`'s address).
-    pub(super) fn new(key: &str, info: ConnectionInfo, settings: &Settings, discovery: Option<Box<dyn Discovery>>, addr: Option<String>) -> Endpoint {
+    pub(super) fn new(
+        key: &str,
+        info: ConnectionInfo,
+        settings: &Settings,
+        discovery: Option<Box<dyn Discovery>>,
+        addr: Option<String>,
+    ) -> Endpoint {
         Endpoint {
             key: Arc::from(key),
             addr: addr.unwrap_or_else(|| crate::dsn::display_addr(&info)),
@@ -82,7 +95,9 @@ impl Endpoint {
         let mut clock = self.clock.lock().unwrap_or_else(|p| p.into_inner());
         let better = match *clock {
             None => true,
-            Some((was_at, was_ms)) => floor(at, server_ms, Boot::now()) >= floor(was_at, was_ms, Boot::now()),
+            Some((was_at, was_ms)) => {
+                floor(at, server_ms, Boot::now()) >= floor(was_at, was_ms, Boot::now())
+            }
         };
         if better {
             *clock = Some((at, server_ms));
@@ -140,13 +155,23 @@ impl Endpoint {
             // The master the discovery found was demoted: the command did not run, and
             // the next connection finds the new master once the failover is done.
             let said = format!("{} {}", e.code().unwrap_or(""), e.detail().unwrap_or("").trim());
-            LockError::Passing { addr: self.addr.clone(), cause: format!("a failover in progress: the master found is a replica now ({said})"), sent: false }
+            LockError::Passing {
+                addr: self.addr.clone(),
+                cause: format!(
+                    "a failover in progress: the master found is a replica now ({said})"
+                ),
+                sent: false,
+            }
         } else if breaks_connection(e) || is_auth_refusal(e) {
             LockError::Connection { addr: self.addr.clone(), cause: self.describe(e), sent: true }
         } else if e.kind() == redis::ErrorKind::UnexpectedReturnType {
             // In step, but not what the command answers: a broken or hostile server.
             let what = e.detail().unwrap_or("").trim();
-            LockError::Connection { addr: self.addr.clone(), cause: format!("the server broke the protocol: an unexpected reply ({what})"), sent: true }
+            LockError::Connection {
+                addr: self.addr.clone(),
+                cause: format!("the server broke the protocol: an unexpected reply ({what})"),
+                sent: true,
+            }
         } else if e.code().is_some_and(crate::error::passing_code) {
             // Refused whole: the command did not run.
             LockError::Passing { addr: self.addr.clone(), cause: passing_state(e), sent: false }
@@ -185,15 +210,22 @@ pub fn connect(ep: &Endpoint) -> Result<Connection> {
 /// A new connection to `ep` (through its discovery, if any) made within
 /// `connect_timeout`, its reads then bound by `read_timeout`. A failure here comes
 /// before any command of the caller's was sent.
-pub(super) fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection> {
+pub(super) fn connect_within(
+    ep: &Endpoint,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+) -> Result<Connection> {
     let failed = |cause| LockError::Connection { addr: ep.addr.clone(), cause, sent: false };
     if let Some(discovery) = &ep.discovery {
-        return discovery.connect(&ep.info, connect_timeout, read_timeout).map_err(|u| match u.passing {
-            true => LockError::Passing { addr: ep.addr.clone(), cause: u.cause, sent: false },
-            false => failed(u.cause),
+        return discovery.connect(&ep.info, connect_timeout, read_timeout).map_err(|u| {
+            match u.passing {
+                true => LockError::Passing { addr: ep.addr.clone(), cause: u.cause, sent: false },
+                false => failed(u.cause),
+            }
         });
     }
-    open(&ep.info, &ep.tls, connect_timeout, read_timeout, ep.max_reply, true).map_err(|e| failed(ep.describe(&e)))
+    open(&ep.info, &ep.tls, connect_timeout, read_timeout, ep.max_reply, true)
+        .map_err(|e| failed(ep.describe(&e)))
 }
 
 /// A new connection to `info`, with its timeouts set, checked with a `PING` within
@@ -202,7 +234,14 @@ pub(super) fn connect_within(ep: &Endpoint, connect_timeout: Duration, read_time
 /// On a server that keeps locks (`lock_server`; not a sentinel), the same write asks
 /// whether it can evict them (`evict`), and whether it has its own compare-and-delete
 /// (`cad`): no round trip more, but when it refuses `CONFIG` for the first time.
-pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, read_timeout: Duration, max_reply: usize, lock_server: bool) -> RedisResult<Connection> {
+pub fn open(
+    info: &ConnectionInfo,
+    tls: &TlsFiles,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+    max_reply: usize,
+    lock_server: bool,
+) -> RedisResult<Connection> {
     let started = Instant::now();
     let mut conn = Connection::connect(info, tls, connect_timeout, max_reply)?;
     let left = connect_timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
@@ -219,14 +258,20 @@ pub fn open(info: &ConnectionInfo, tls: &TlsFiles, connect_timeout: Duration, re
     commands.extend(question.map(evict::Question::command));
     // An error reply (NOAUTH, or an ACL without PING) still proves a Redis speaking
     // RESP over a finished handshake; the caller's command will say more.
-    let replies = send(&mut conn, &commands).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
+    let replies =
+        send(&mut conn, &commands).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
     if lock_server {
-        conn.cad = if cad::turned_off() { cad::Cad::None } else { replies.get(1).map_or(cad::Cad::None, cad::from_probe) };
+        conn.cad = if cad::turned_off() {
+            cad::Cad::None
+        } else {
+            replies.get(1).map_or(cad::Cad::None, cad::from_probe)
+        };
     }
     if let (Some(server), Some(asked), Some(answer)) = (&server, question, replies.get(asked_at)) {
         if let Some(next) = server.answered(asked, answer) {
             // CONFIG refused: INFO, on this connection; the next ones ask it first.
-            let replies = send(&mut conn, &[next.command()]).map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
+            let replies = send(&mut conn, &[next.command()])
+                .map_err(|e| first_exchange_failure(e, info, connect_timeout))?;
             if let Some(answer) = replies.first() {
                 server.answered(next, answer);
             }

@@ -43,7 +43,9 @@ impl Memory {
 /// redis-rs). `None` when it is anything else, or lacks either setting.
 pub fn from_config(reply: &Value) -> Option<Memory> {
     let pairs: Vec<(&Value, &Value)> = match reply {
-        Value::Array(items) if items.len() % 2 == 0 => items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect(),
+        Value::Array(items) if items.len() % 2 == 0 => {
+            items.chunks_exact(2).map(|p| (&p[0], &p[1])).collect()
+        }
         Value::Map(pairs) => pairs.iter().map(|(k, v)| (k, v)).collect(),
         _ => return None,
     };
@@ -131,7 +133,9 @@ impl Server {
     pub(super) fn of(info: &ConnectionInfo) -> Server {
         let addr = match info.addr() {
             ConnectionAddr::Tcp(host, port) => format!("redis://{}:{port}", bracket(host)),
-            ConnectionAddr::TcpTls { host, port, .. } => format!("rediss://{}:{port}", bracket(host)),
+            ConnectionAddr::TcpTls { host, port, .. } => {
+                format!("rediss://{}:{port}", bracket(host))
+            }
             ConnectionAddr::Unix(path) => format!("unix://{}", path.display()),
             _ => "redis".to_string(),
         };
@@ -244,8 +248,14 @@ fn known() -> MutexGuard<'static, Known> {
     let shared = match unsafe { current.as_ref() } {
         Some(s) if s.pid == pid => s,
         _ => {
-            let fresh: &'static Shared = Box::leak(Box::new(Shared { pid, known: Mutex::new(Known::default()) }));
-            match CURRENT.compare_exchange(current, fresh as *const Shared as *mut Shared, Ordering::AcqRel, Ordering::Acquire) {
+            let fresh: &'static Shared =
+                Box::leak(Box::new(Shared { pid, known: Mutex::new(Known::default()) }));
+            match CURRENT.compare_exchange(
+                current,
+                fresh as *const Shared as *mut Shared,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
                 Ok(_) => fresh,
                 // SAFETY: as above.
                 Err(winner) => unsafe { winner.as_ref() }.unwrap_or(fresh),

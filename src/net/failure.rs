@@ -9,7 +9,10 @@ use std::time::Duration;
 /// Whether the connection can no longer be trusted after this error: anything but
 /// a well-formed error reply from the server.
 pub(super) fn breaks_connection(e: &RedisError) -> bool {
-    !matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType)
+    !matches!(
+        e.kind(),
+        ErrorKind::Server(_) | ErrorKind::Extension | ErrorKind::UnexpectedReturnType
+    )
 }
 
 /// NOAUTH (no password given) and WRONGPASS arrive as ordinary error replies. Before
@@ -26,16 +29,26 @@ pub(super) fn is_auth_refusal(e: &RedisError) -> bool {
 pub(crate) fn setup_failure(e: &RedisError, info: &ConnectionInfo) -> Option<String> {
     let tls = matches!(info.addr(), ConnectionAddr::TcpTls { .. });
     tls::explain(e, tls).or_else(|| {
-        (e.kind() == ErrorKind::InvalidClientConfig).then(|| e.detail().unwrap_or("invalid TLS settings").to_string())
+        (e.kind() == ErrorKind::InvalidClientConfig)
+            .then(|| e.detail().unwrap_or("invalid TLS settings").to_string())
     })
 }
 
 /// `e`, a failure on a connection to `info` with these timeouts, in words.
-pub(super) fn describe(e: &RedisError, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> String {
+pub(super) fn describe(
+    e: &RedisError,
+    info: &ConnectionInfo,
+    connect_timeout: Duration,
+    read_timeout: Duration,
+) -> String {
     if let Some(why) = setup_failure(e, info) {
         why
     } else if e.is_timeout() {
-        format!("timed out (connect_timeout {} s, read_timeout {} s)", connect_timeout.as_secs_f64(), read_timeout.as_secs_f64())
+        format!(
+            "timed out (connect_timeout {} s, read_timeout {} s)",
+            connect_timeout.as_secs_f64(),
+            read_timeout.as_secs_f64()
+        )
     } else if e.is_connection_refusal() {
         "connection refused".to_string()
     } else if e.detail().is_some_and(|d| d.contains("unauthenticated")) {
@@ -57,11 +70,16 @@ const CLOSED_AT_FIRST: &str = "the server closed the connection on the first com
 /// server that is gone behind something that still accepts (a proxy, a load
 /// balancer). Sentinel tells the two apart: a master it names that worked before.
 pub(crate) fn closed_at_first(e: &RedisError) -> bool {
-    e.kind() == ErrorKind::InvalidClientConfig && e.detail().is_some_and(|d| d.starts_with(CLOSED_AT_FIRST))
+    e.kind() == ErrorKind::InvalidClientConfig
+        && e.detail().is_some_and(|d| d.starts_with(CLOSED_AT_FIRST))
 }
 
 /// What a failed first exchange means when the two ends speak different protocols.
-pub(super) fn first_exchange_failure(e: RedisError, info: &ConnectionInfo, connect_timeout: Duration) -> RedisError {
+pub(super) fn first_exchange_failure(
+    e: RedisError,
+    info: &ConnectionInfo,
+    connect_timeout: Duration,
+) -> RedisError {
     let why = match info.addr() {
         // A TLS port closes the connection on a plain client's first bytes.
         ConnectionAddr::Tcp(..) if e.is_connection_dropped() && !e.is_timeout() => {

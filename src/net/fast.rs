@@ -26,7 +26,13 @@ pub enum Fast<'a> {
     /// sent at once without waiting for its answer. The call answers 1 then. When the
     /// command deleted nothing (or the server has none), `script`, whose reply is the
     /// call's.
-    Release { key: &'a [u8], token: &'a [u8], queue: &'a [u8], script: &'a dyn Args, kick: &'a dyn Args },
+    Release {
+        key: &'a [u8],
+        token: &'a [u8],
+        queue: &'a [u8],
+        script: &'a dyn Args,
+        kick: &'a dyn Args,
+    },
     /// A writer's renewal of `token` to `ms` ('0': no expiry): `SET key token IFEQ
     /// token`, which answers 1; else `script`, whose reply is the call's.
     Renew { key: &'a [u8], token: &'a [u8], ms: &'a [u8], script: &'a dyn Args },
@@ -124,7 +130,9 @@ impl Fast<'_> {
                 script.script().run(conn, script)
             }
             Fast::Renew { key, token, ms, script } => {
-                if cad != Cad::None && done(conn, &Fast::set_ifeq(key, token, ms), |v| matches!(v, Value::Okay))? {
+                if cad != Cad::None
+                    && done(conn, &Fast::set_ifeq(key, token, ms), |v| matches!(v, Value::Okay))?
+                {
                     stats::note(Counter::FastRenewals);
                     return Ok(Value::Int(1));
                 }
@@ -139,7 +147,11 @@ impl Fast<'_> {
 /// syntax it lacks) turns the connection's compare-and-delete off, and counts as
 /// not done, as does a reply of any other shape (a hostile server's: the script
 /// decides); an error of the connection, or a redirect, is the caller's.
-fn done(conn: &mut Connection, command: &[&[u8]], ok: impl Fn(&Value) -> bool) -> RedisResult<bool> {
+fn done(
+    conn: &mut Connection,
+    command: &[&[u8]],
+    ok: impl Fn(&Value) -> bool,
+) -> RedisResult<bool> {
     match wire::request(conn, command) {
         Ok(v) => Ok(ok(&v)),
         Err(e) => refused(conn, e).map(|()| false),
@@ -183,7 +195,14 @@ fn refused(conn: &mut Connection, e: RedisError) -> RedisResult<()> {
     Err(e)
 }
 
-fn take(conn: &mut Connection, cad: Cad, key: &[u8], token: &[u8], ms: Option<&[u8]>, queue: &[u8]) -> RedisResult<Value> {
+fn take(
+    conn: &mut Connection,
+    cad: Cad,
+    key: &[u8],
+    token: &[u8],
+    ms: Option<&[u8]>,
+    queue: &[u8],
+) -> RedisResult<Value> {
     if cad == Cad::None {
         return wire::request(conn, &Fast::plain(key, token, ms));
     }

@@ -44,7 +44,11 @@ impl<T> Idle<T> {
             return at;
         }
         while self.list.len() >= cap.max(1) {
-            let Some(oldest) = self.list.iter().enumerate().min_by_key(|(_, e)| e.2).map(|(i, _)| i) else { break };
+            let Some(oldest) =
+                self.list.iter().enumerate().min_by_key(|(_, e)| e.2).map(|(i, _)| i)
+            else {
+                break;
+            };
             self.list.swap_remove(oldest);
         }
         self.list.push((key.clone(), value, 0));

@@ -67,12 +67,20 @@ impl Connection {
             return Ok(true);
         }
         let mut buf = Vec::new();
-        resp::encode(&mut buf, 2, [if sharded { &b"SSUBSCRIBE"[..] } else { b"SUBSCRIBE" }, channel.as_bytes()]);
+        resp::encode(
+            &mut buf,
+            2,
+            [if sharded { &b"SSUBSCRIBE"[..] } else { b"SUBSCRIBE" }, channel.as_bytes()],
+        );
         let mut dropped = None;
         if self.channels.len() >= MAX_CHANNELS {
             let (old, old_sharded) = self.channels.remove(0);
             let mut more = Vec::new();
-            resp::encode(&mut more, 2, [if old_sharded { &b"SUNSUBSCRIBE"[..] } else { b"UNSUBSCRIBE" }, old.as_bytes()]);
+            resp::encode(
+                &mut more,
+                2,
+                [if old_sharded { &b"SUNSUBSCRIBE"[..] } else { b"UNSUBSCRIBE" }, old.as_bytes()],
+            );
             buf.extend_from_slice(&more);
             dropped = Some(old);
         }
@@ -87,7 +95,9 @@ impl Connection {
                 Value::Push { data, .. } => {
                     if names(&data, want, channel) {
                         subscribed = Some(true);
-                    } else if dropped.as_deref().is_some_and(|d| names(&data, b"unsubscribe", d) || names(&data, b"sunsubscribe", d)) {
+                    } else if dropped.as_deref().is_some_and(|d| {
+                        names(&data, b"unsubscribe", d) || names(&data, b"sunsubscribe", d)
+                    }) {
                         waiting_unsubscribe = false;
                     } else {
                         self.keep(data);
@@ -121,7 +131,11 @@ impl Connection {
         let (_, sharded) = self.channels.remove(at);
         self.pushes.retain(|(c, _)| c != channel.as_bytes());
         let mut buf = Vec::new();
-        resp::encode(&mut buf, 2, [if sharded { &b"SUNSUBSCRIBE"[..] } else { b"UNSUBSCRIBE" }, channel.as_bytes()]);
+        resp::encode(
+            &mut buf,
+            2,
+            [if sharded { &b"SUNSUBSCRIBE"[..] } else { b"UNSUBSCRIBE" }, channel.as_bytes()],
+        );
         self.reader.send(&buf)
     }
 
@@ -147,7 +161,11 @@ impl Connection {
                     }
                 }
                 Some(v) if self.pending.any() => self.pending.came(&v),
-                Some(_) => return Err(self.reader.broke(protocol("a push message", b"a reply nobody asked for"))),
+                Some(_) => {
+                    return Err(self
+                        .reader
+                        .broke(protocol("a push message", b"a reply nobody asked for")))
+                }
             }
             // Checked after every frame too: pushes that are no message could come without end.
             if Instant::now() >= until {
@@ -195,7 +213,11 @@ impl Connection {
     /// Waits up to `timeout` for a message on `channel` (RESP2's subscribed mode) and
     /// returns its payload; `None` when none came in time. Messages on other channels
     /// are dropped. The read timeout is as it was after.
-    pub fn next_message(&mut self, channel: &str, timeout: Duration) -> RedisResult<Option<Vec<u8>>> {
+    pub fn next_message(
+        &mut self,
+        channel: &str,
+        timeout: Duration,
+    ) -> RedisResult<Option<Vec<u8>>> {
         let was = self.reader.stream.read_timeout().map_err(|e| self.reader.broke(e))?;
         let until = Instant::now() + timeout;
         let mut scan = self.reader.scan();
@@ -228,7 +250,9 @@ impl Connection {
         loop {
             match self.reader.next_value()? {
                 Value::ServerError(_) => return Ok(false),
-                Value::Array(data) | Value::Push { data, .. } if names(&data, &kind, channel) => return Ok(true),
+                Value::Array(data) | Value::Push { data, .. } if names(&data, &kind, channel) => {
+                    return Ok(true)
+                }
                 _ => self.pushed(&mut others)?,
             }
         }
@@ -248,7 +272,11 @@ impl Connection {
             self.reader.stream.set_read_timeout(Some(left)).map_err(|e| self.reader.broke(e))?;
             match self.reader.fill() {
                 Ok(()) => {}
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => return Ok(None),
+                Err(e)
+                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) =>
+                {
+                    return Ok(None)
+                }
                 Err(e) => return Err(self.reader.broke(e)),
             }
         }
@@ -258,7 +286,8 @@ impl Connection {
 /// Whether the parts of a pub/sub frame say `kind` ("subscribe", "unsubscribe",
 /// "ssubscribe"…) of `channel`.
 fn names(data: &[Value], kind: &[u8], channel: &str) -> bool {
-    matches!(data.first(), Some(Value::BulkString(k)) if k == kind) && matches!(data.get(1), Some(Value::BulkString(c)) if c == channel.as_bytes())
+    matches!(data.first(), Some(Value::BulkString(k)) if k == kind)
+        && matches!(data.get(1), Some(Value::BulkString(c)) if c == channel.as_bytes())
 }
 
 /// The payload of `frame` if it is a message on `channel` (RESP2's subscribed mode,

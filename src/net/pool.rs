@@ -112,7 +112,13 @@ fn current(slot: &mut Option<Registry>) -> &mut Registry {
 
 /// The endpoint registered under `key` whose server `discovery` finds (the dsn
 /// gives its credentials and database, `addr` names it in messages).
-pub fn endpoint_discovered(key: String, dsn: &str, settings: &Settings, discovery: Box<dyn Discovery>, addr: String) -> Result<Arc<Endpoint>> {
+pub fn endpoint_discovered(
+    key: String,
+    dsn: &str,
+    settings: &Settings,
+    discovery: Box<dyn Discovery>,
+    addr: String,
+) -> Result<Arc<Endpoint>> {
     register(key, || parse_dsn(dsn), settings, Some(discovery), Some(addr))
 }
 
@@ -127,7 +133,8 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
 fn endpoint_key(dsn: &str, settings: &Settings) -> String {
     let tls = &settings.tls;
     let files = [&tls.ca_file, &tls.cert_file, &tls.key_file].map(|f| f.as_deref().unwrap_or(""));
-    let mut key = String::with_capacity(dsn.len() + 48 + files.iter().map(|f| f.len()).sum::<usize>());
+    let mut key =
+        String::with_capacity(dsn.len() + 48 + files.iter().map(|f| f.len()).sum::<usize>());
     key.push_str(dsn);
     for ns in [settings.connect_timeout.as_nanos(), settings.read_timeout.as_nanos()] {
         key.push('\0');
@@ -153,7 +160,13 @@ fn endpoint_key(dsn: &str, settings: &Settings) -> String {
 
 /// The endpoint for a server that another one named (a cluster node): `base`'s
 /// credentials and TLS at `host:port`. `scope` tells apart the settings it came from.
-pub(crate) fn endpoint_at(base: &ConnectionInfo, host: &str, port: u16, scope: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
+pub(crate) fn endpoint_at(
+    base: &ConnectionInfo,
+    host: &str,
+    port: u16,
+    scope: &str,
+    settings: &Settings,
+) -> Result<Arc<Endpoint>> {
     let key = format!(
         "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         settings.connect_timeout.as_nanos(),
@@ -249,7 +262,8 @@ pub fn run<T>(
             other => other,
         })?;
         if timed_out {
-            let left = settle_budget(ep).saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+            let left =
+                settle_budget(ep).saturating_sub(started.elapsed()).max(Duration::from_millis(1));
             conn.set_read_timeout(Some(left)).map_err(|e| ep.error(&e))?;
         }
         match op(&mut conn, true) {
@@ -294,7 +308,11 @@ pub(crate) fn intact(ep: &Endpoint, serial: u64) -> bool {
 /// Runs `f` on this thread's connection for `ep`, made first when `make` and there
 /// is none; `None` when there is none, or it could not be made. `f` returns what it
 /// found and whether the connection broke, which drops it.
-pub(super) fn with_connection<T>(ep: &Endpoint, make: bool, f: impl FnOnce(&mut Connection) -> (T, bool)) -> Option<T> {
+pub(super) fn with_connection<T>(
+    ep: &Endpoint,
+    make: bool,
+    f: impl FnOnce(&mut Connection) -> (T, bool),
+) -> Option<T> {
     let mut f = Some(f);
     with_registry(|reg| {
         let at = match reg.conns.position(ep.id()) {
@@ -316,14 +334,20 @@ pub(super) fn with_connection<T>(ep: &Endpoint, make: bool, f: impl FnOnce(&mut 
 pub(crate) fn check_out(ep: &Endpoint, budget: Duration) -> Result<Connection> {
     match with_registry(|reg| reg.conns.take(ep.id())) {
         Some(conn) => Ok(conn),
-        None => connect_within(ep, ep.connect_timeout().min(budget).max(Duration::from_millis(1)), ep.read_timeout()),
+        None => connect_within(
+            ep,
+            ep.connect_timeout().min(budget).max(Duration::from_millis(1)),
+            ep.read_timeout(),
+        ),
     }
 }
 
 /// Gives back a connection taken with `check_out`, its timeouts reset. Only a
 /// connection whose last exchange went well may come back.
 pub(crate) fn check_in(ep: &Endpoint, conn: Connection) {
-    if conn.set_read_timeout(Some(ep.read_timeout())).is_err() || conn.set_write_timeout(Some(ep.read_timeout())).is_err() {
+    if conn.set_read_timeout(Some(ep.read_timeout())).is_err()
+        || conn.set_write_timeout(Some(ep.read_timeout())).is_err()
+    {
         return;
     }
     let mut conn = Some(conn);
@@ -365,9 +389,17 @@ mod tests {
     fn endpoint_keys_are_the_formatted_ones() {
         let mut s = Settings::default();
         let formatted = |dsn: &str, s: &Settings| {
-            format!("{dsn}\u{0}{}\u{0}{}\u{0}{}", s.connect_timeout.as_nanos(), s.read_timeout.as_nanos(), s.tls)
+            format!(
+                "{dsn}\u{0}{}\u{0}{}\u{0}{}",
+                s.connect_timeout.as_nanos(),
+                s.read_timeout.as_nanos(),
+                s.tls
+            )
         };
-        assert_eq!(endpoint_key("redis://127.0.0.1:6379", &s), formatted("redis://127.0.0.1:6379", &s));
+        assert_eq!(
+            endpoint_key("redis://127.0.0.1:6379", &s),
+            formatted("redis://127.0.0.1:6379", &s)
+        );
         s.connect_timeout = Duration::ZERO;
         s.read_timeout = Duration::MAX; // more nanoseconds than a u64 holds
         s.tls.ca_file = Some("/ca.pem".into());

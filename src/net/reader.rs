@@ -36,13 +36,24 @@ impl Reader {
     /// A reader of `stream` that holds no reply past `max_reply` bytes (see
     /// `DEFAULT_MAX_REPLY`).
     pub(super) fn new(stream: Stream, max_reply: usize) -> Reader {
-        Reader { stream, buf: vec![0; FIRST_BUFFER], start: 0, end: 0, broken: false, max_reply: max_reply.clamp(FIRST_BUFFER, MAX_BULK as usize) }
+        Reader {
+            stream,
+            buf: vec![0; FIRST_BUFFER],
+            start: 0,
+            end: 0,
+            broken: false,
+            max_reply: max_reply.clamp(FIRST_BUFFER, MAX_BULK as usize),
+        }
     }
 
     /// Writes `cmd` whole, unless the connection broke earlier.
     pub(super) fn send(&mut self, cmd: &[u8]) -> RedisResult<()> {
         if self.broken {
-            return Err(io::Error::new(io::ErrorKind::NotConnected, "the connection broke earlier").into());
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the connection broke earlier",
+            )
+            .into());
         }
         self.stream.write_all(cmd).map_err(|e| self.broke(e))
     }
@@ -114,7 +125,11 @@ impl Reader {
             if let Some(budget) = budget {
                 let left = budget.saturating_sub(started.elapsed());
                 if left.is_zero() {
-                    break Err(io::Error::new(io::ErrorKind::TimedOut, "the reply did not end within read_timeout").into());
+                    break Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the reply did not end within read_timeout",
+                    )
+                    .into());
                 }
                 if let Err(e) = self.stream.set_read_timeout(Some(left)) {
                     break Err(e.into());
@@ -130,7 +145,9 @@ impl Reader {
         };
         let parsed = whole.and(reset).and_then(|()| match parse(self.unparsed(), 0) {
             Ok(Some(frame)) => Ok(frame),
-            Ok(None) => Err(refused("a whole reply, which the scan saw and the parse did not".to_string())),
+            Ok(None) => {
+                Err(refused("a whole reply, which the scan saw and the parse did not".to_string()))
+            }
             Err(e) => Err(e),
         });
         match parsed {
@@ -157,7 +174,9 @@ impl Reader {
                 *scan = self.scan();
                 Ok(Some(value))
             }
-            Ok(None) => Err(self.broke(refused("a whole reply, which the scan saw and the parse did not".to_string()))),
+            Ok(None) => Err(self.broke(refused(
+                "a whole reply, which the scan saw and the parse did not".to_string(),
+            ))),
             Err(e) => Err(self.broke(e)),
         }
     }
@@ -185,7 +204,10 @@ impl Reader {
             }
         }
         match self.stream.read(&mut self.buf[self.end..]) {
-            Ok(0) => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the server closed the connection")),
+            Ok(0) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )),
             Ok(n) => {
                 self.end += n;
                 Ok(())

@@ -47,7 +47,9 @@ pub(super) fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usi
         b':' => (Value::Int(number()?), after),
         b'$' => match blob(data, line, after)? {
             None => return Ok(None),
-            Some((bytes, end)) => (bytes.map_or(Value::Nil, |b| Value::BulkString(b.to_vec())), end),
+            Some((bytes, end)) => {
+                (bytes.map_or(Value::Nil, |b| Value::BulkString(b.to_vec())), end)
+            }
         },
         b'*' => match number()? {
             -1 => (Value::Nil, after),
@@ -65,9 +67,17 @@ pub(super) fn parse(data: &[u8], depth: usize) -> RedisResult<Option<(Value, usi
 /// and a boolean as Lua's conversion to RESP2 gives it (true is 1, false is nil). An
 /// attribute is skipped; a push message is a `Value::Push`.
 #[cold]
-fn parse_resp3(data: &[u8], kind: u8, line: &[u8], after: usize, depth: usize) -> RedisResult<Option<(Value, usize)>> {
+fn parse_resp3(
+    data: &[u8],
+    kind: u8,
+    line: &[u8],
+    after: usize,
+    depth: usize,
+) -> RedisResult<Option<(Value, usize)>> {
     // `n` values (`n` pairs when `per` is 2) after the header.
-    let aggregate = |per: usize| -> RedisResult<Option<(Vec<Value>, usize)>> { items(data, after, declared(number(line)?, per, depth, line)?, depth) };
+    let aggregate = |per: usize| -> RedisResult<Option<(Vec<Value>, usize)>> {
+        items(data, after, declared(number(line)?, per, depth, line)?, depth)
+    };
     Ok(Some(match kind {
         b'~' if line == b"-1" => (Value::Nil, after),
         b'~' | b'%' => match aggregate(if kind == b'%' { 2 } else { 1 })? {
@@ -76,7 +86,9 @@ fn parse_resp3(data: &[u8], kind: u8, line: &[u8], after: usize, depth: usize) -
         },
         b'>' => match aggregate(1)? {
             None => return Ok(None),
-            Some((data, at)) => (Value::Push { kind: redis::PushKind::Other(String::new()), data }, at),
+            Some((data, at)) => {
+                (Value::Push { kind: redis::PushKind::Other(String::new()), data }, at)
+            }
         },
         b'|' => match aggregate(2)? {
             None => return Ok(None),
@@ -95,13 +107,22 @@ fn parse_resp3(data: &[u8], kind: u8, line: &[u8], after: usize, depth: usize) -
         b'=' => match blob(data, line, after)? {
             None => return Ok(None),
             // "txt:" or "mkd:" first: the format.
-            Some((bytes, end)) => (Value::BulkString(bytes.unwrap_or_default().get(4..).unwrap_or_default().to_vec()), end),
+            Some((bytes, end)) => (
+                Value::BulkString(bytes.unwrap_or_default().get(4..).unwrap_or_default().to_vec()),
+                end,
+            ),
         },
         b'!' => match blob(data, line, after)? {
             None => return Ok(None),
             Some((bytes, end)) => {
                 let mut as_line = vec![b'-'];
-                as_line.extend(bytes.unwrap_or_default().iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+                as_line.extend(bytes.unwrap_or_default().iter().map(|&b| {
+                    if b == b'\r' || b == b'\n' {
+                        b' '
+                    } else {
+                        b
+                    }
+                }));
                 as_line.extend_from_slice(b"\r\n");
                 (redis::parse_redis_value(&as_line)?, end)
             }
@@ -125,7 +146,10 @@ pub(super) fn number(line: &[u8]) -> RedisResult<i64> {
         if d > 9 {
             return Err(protocol("a number", line));
         }
-        n = n.checked_mul(10).and_then(|n| n.checked_add(u64::from(d))).ok_or_else(|| protocol("a number", line))?;
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(d)))
+            .ok_or_else(|| protocol("a number", line))?;
     }
     if digits.is_empty() {
         return Err(protocol("a number", line));
@@ -141,13 +165,20 @@ pub(super) fn number(line: &[u8]) -> RedisResult<i64> {
 /// A length-prefixed string whose header line `line` ends at `after`: its bytes
 /// (`None`: a null) and where it ends.
 #[inline(always)]
-fn blob<'a>(data: &'a [u8], line: &[u8], after: usize) -> RedisResult<Option<(Option<&'a [u8]>, usize)>> {
+fn blob<'a>(
+    data: &'a [u8],
+    line: &[u8],
+    after: usize,
+) -> RedisResult<Option<(Option<&'a [u8]>, usize)>> {
     match number(line)? {
         -1 => Ok(Some((None, after))),
         // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.
         n if !(0..=MAX_BULK).contains(&n) => Err(protocol("a bulk length", line)),
         n => {
-            let end = after.checked_add(n as usize).and_then(|e| e.checked_add(2)).ok_or_else(|| protocol("a bulk length", line))?;
+            let end = after
+                .checked_add(n as usize)
+                .and_then(|e| e.checked_add(2))
+                .ok_or_else(|| protocol("a bulk length", line))?;
             if data.len() < end {
                 return Ok(None);
             }
@@ -173,7 +204,12 @@ pub(super) fn declared(n: i64, per: usize, depth: usize, line: &[u8]) -> RedisRe
 }
 
 /// `n` values from `at`, and where they end.
-fn items(data: &[u8], mut at: usize, n: usize, depth: usize) -> RedisResult<Option<(Vec<Value>, usize)>> {
+fn items(
+    data: &[u8],
+    mut at: usize,
+    n: usize,
+    depth: usize,
+) -> RedisResult<Option<(Vec<Value>, usize)>> {
     // Room for what the bytes at hand can hold (a value takes 3 at least), never
     // for what a length the server declared promises.
     let mut items = Vec::with_capacity(n.min((data.len() - at) / 3));
@@ -225,7 +261,12 @@ mod tests {
             b"*2\r\n:1\r\n*2\r\n$1\r\na\r\n$-1\r\n",
             b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$3\r\ng:x\r\n",
         ] {
-            assert_eq!(whole(reply), redis::parse_redis_value(reply).unwrap(), "{}", String::from_utf8_lossy(reply));
+            assert_eq!(
+                whole(reply),
+                redis::parse_redis_value(reply).unwrap(),
+                "{}",
+                String::from_utf8_lossy(reply)
+            );
         }
     }
 
@@ -234,7 +275,10 @@ mod tests {
         for (reply, kind) in [
             (&b"-NOSCRIPT No matching script.\r\n"[..], redis::ServerErrorKind::NoScript),
             (b"-MOVED 3999 127.0.0.1:6381\r\n", redis::ServerErrorKind::Moved),
-            (b"-READONLY You can't write against a read only replica.\r\n", redis::ServerErrorKind::ReadOnly),
+            (
+                b"-READONLY You can't write against a read only replica.\r\n",
+                redis::ServerErrorKind::ReadOnly,
+            ),
         ] {
             let err = whole(reply).extract_error().unwrap_err();
             assert_eq!(err.kind(), ErrorKind::Server(kind), "{}", String::from_utf8_lossy(reply));
@@ -265,7 +309,10 @@ mod tests {
             other => panic!("not a push: {other:?}"),
         }
         for cut in 1..b"%1\r\n$1\r\nk\r\n:2\r\n".len() {
-            assert!(parse(&b"%1\r\n$1\r\nk\r\n:2\r\n"[..cut], 0).unwrap().is_none(), "cut at {cut}");
+            assert!(
+                parse(&b"%1\r\n$1\r\nk\r\n:2\r\n"[..cut], 0).unwrap().is_none(),
+                "cut at {cut}"
+            );
         }
         assert!(parse(b"#x\r\n", 0).is_err());
     }
@@ -276,7 +323,14 @@ mod tests {
         for cut in 0..full.len() {
             assert!(parse(&full[..cut], 0).unwrap().is_none(), "cut at {cut}");
         }
-        for bad in [&b"?x\r\n"[..], b":x\r\n", b"$-2\r\n", b"$3\r\nabcde\r\n", b"*-5\r\n", b"$9999999999\r\n"] {
+        for bad in [
+            &b"?x\r\n"[..],
+            b":x\r\n",
+            b"$-2\r\n",
+            b"$3\r\nabcde\r\n",
+            b"*-5\r\n",
+            b"$9999999999\r\n",
+        ] {
             assert!(parse(bad, 0).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         let deep = "*1\r\n".repeat(MAX_DEPTH + 1) + ":1\r\n";
@@ -290,9 +344,30 @@ mod tests {
     #[test]
     fn numbers_read_as_str_parse_reads_them() {
         let mut cases: Vec<Vec<u8>> = [
-            "0", "-0", "+0", "1", "-1", "+7", "42", "1795613806966963", "9223372036854775807", "-9223372036854775808",
-            "9223372036854775808", "-9223372036854775809", "00000000000000000000000000000000000000000001", "", "-", "+",
-            "--1", "+-1", "1a", " 1", "1 ", "0x10", "١", "99999999999999999999999999999999999999999999",
+            "0",
+            "-0",
+            "+0",
+            "1",
+            "-1",
+            "+7",
+            "42",
+            "1795613806966963",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "00000000000000000000000000000000000000000001",
+            "",
+            "-",
+            "+",
+            "--1",
+            "+-1",
+            "1a",
+            " 1",
+            "1 ",
+            "0x10",
+            "١",
+            "99999999999999999999999999999999999999999999",
         ]
         .iter()
         .map(|s| s.as_bytes().to_vec())
@@ -304,7 +379,11 @@ mod tests {
             x ^= x << 17;
             let len = (x % 24) as usize;
             let alphabet = b"0123456789-+ a";
-            cases.push((0..len).map(|i| alphabet[((x >> (i % 60)) as usize + i) % alphabet.len()]).collect());
+            cases.push(
+                (0..len)
+                    .map(|i| alphabet[((x >> (i % 60)) as usize + i) % alphabet.len()])
+                    .collect(),
+            );
         }
         for case in cases {
             let want = std::str::from_utf8(&case).ok().and_then(|s| s.parse::<i64>().ok());

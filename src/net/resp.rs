@@ -9,7 +9,11 @@
 use redis::Value;
 
 /// Replaces the buffer's content with the command made of `count` parts.
-pub(crate) fn encode<'a>(buf: &mut Vec<u8>, count: usize, parts: impl IntoIterator<Item = &'a [u8]>) {
+pub(crate) fn encode<'a>(
+    buf: &mut Vec<u8>,
+    count: usize,
+    parts: impl IntoIterator<Item = &'a [u8]>,
+) {
     begin(buf, count);
     for part in parts {
         push_bulk(buf, part);

@@ -2,7 +2,9 @@
 //! it keeps to `reply`'s limits before it is whole (a huge declared length, nesting
 //! without end, a line that never ends are refused as their bytes come).
 
-use crate::net::reply::{declared, number, protocol, refused, MAX_BULK, MAX_DEPTH, MAX_LINE, MAX_VALUES};
+use crate::net::reply::{
+    declared, number, protocol, refused, MAX_BULK, MAX_DEPTH, MAX_LINE, MAX_VALUES,
+};
 use redis::RedisResult;
 
 /// How far a frame still arriving has been checked, so that each read is checked
@@ -32,7 +34,14 @@ impl Scan {
     pub(super) fn new(max_bulk: usize) -> Scan {
         let mut owed = [0; MAX_DEPTH + 1];
         owed[0] = 1;
-        Scan { at: 0, values: 0, owed, open: 1, searched: 0, max_bulk: i64::try_from(max_bulk).unwrap_or(MAX_BULK).min(MAX_BULK) }
+        Scan {
+            at: 0,
+            values: 0,
+            owed,
+            open: 1,
+            searched: 0,
+            max_bulk: i64::try_from(max_bulk).unwrap_or(MAX_BULK).min(MAX_BULK),
+        }
     }
 
     /// Whether `data` (the frame's bytes so far, from its first) holds the whole frame.
@@ -42,9 +51,12 @@ impl Scan {
             let window = &rest[..rest.len().min(MAX_LINE + 2)];
             // From the last byte searched: it may be the CR of a CRLF split between reads.
             let from = self.searched.saturating_sub(1).min(window.len());
-            let Some(eol) = window[from..].windows(2).position(|w| w == b"\r\n").map(|i| from + i) else {
+            let Some(eol) = window[from..].windows(2).position(|w| w == b"\r\n").map(|i| from + i)
+            else {
                 if window.len() == MAX_LINE + 2 {
-                    return Err(refused(format!("a line of at most {MAX_LINE} bytes, got a longer one")));
+                    return Err(refused(format!(
+                        "a line of at most {MAX_LINE} bytes, got a longer one"
+                    )));
                 }
                 self.searched = window.len();
                 return Ok(false);
@@ -57,7 +69,13 @@ impl Scan {
                 b'$' | b'=' | b'!' => match number(line)? {
                     -1 => {}
                     n if !(0..=self.max_bulk).contains(&n) => {
-                        return Err(protocol(&format!("a bulk length of at most max_reply ({} bytes)", self.max_bulk), line))
+                        return Err(protocol(
+                            &format!(
+                                "a bulk length of at most max_reply ({} bytes)",
+                                self.max_bulk
+                            ),
+                            line,
+                        ))
                     }
                     n => {
                         end += n as usize + 2;
@@ -70,7 +88,12 @@ impl Scan {
                     let n = number(line)?;
                     let null = (kind == b'*' && n == -1) || (kind == b'~' && line == b"-1");
                     if !null {
-                        opens = declared(n, if matches!(kind, b'%' | b'|') { 2 } else { 1 }, self.open - 1, line)?;
+                        opens = declared(
+                            n,
+                            if matches!(kind, b'%' | b'|') { 2 } else { 1 },
+                            self.open - 1,
+                            line,
+                        )?;
                         // An attribute is followed by the value it annotates, at its depth.
                         opens += usize::from(kind == b'|');
                     }
@@ -131,28 +154,51 @@ mod tests {
     #[test]
     fn the_scan_and_the_parse_agree_on_generated_replies() {
         use rand::SeedableRng;
-        let cases: u64 = std::env::var("REDIS_LOCK_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+        let cases: u64 = std::env::var("REDIS_LOCK_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20_000);
         let seed = 0x5eed_5ca7;
         for i in 0..cases {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut rng =
+                rand::rngs::StdRng::seed_from_u64(seed ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let case = resp_gen::case(&mut rng);
             let data = &case.bytes;
-            let what = || format!("seed {seed:#x}, case {i}, {}: {:?}", case.how, String::from_utf8_lossy(&data[..data.len().min(100)]));
-            let parsed = std::panic::catch_unwind(|| parse(data, 0)).unwrap_or_else(|_| panic!("parse panicked: {}", what()));
+            let what = || {
+                format!(
+                    "seed {seed:#x}, case {i}, {}: {:?}",
+                    case.how,
+                    String::from_utf8_lossy(&data[..data.len().min(100)])
+                )
+            };
+            let parsed = std::panic::catch_unwind(|| parse(data, 0))
+                .unwrap_or_else(|_| panic!("parse panicked: {}", what()));
             let (whole, at) = scanned(data, &mut rng);
             let (fresh, fresh_at) = {
                 let mut scan = Scan::new(MAX_BULK as usize);
                 (scan.whole(data), scan.at)
             };
-            assert_eq!(whole.as_ref().ok(), fresh.as_ref().ok(), "a scan in pieces and one in one go differ: {}", what());
+            assert_eq!(
+                whole.as_ref().ok(),
+                fresh.as_ref().ok(),
+                "a scan in pieces and one in one go differ: {}",
+                what()
+            );
             match (&parsed, &whole) {
-                (Ok(Some((_, used))), Ok(true)) => assert_eq!((*used, at, fresh_at), (at, at, at), "{}", what()),
+                (Ok(Some((_, used))), Ok(true)) => {
+                    assert_eq!((*used, at, fresh_at), (at, at, at), "{}", what())
+                }
                 (Ok(Some(_)), other) => panic!("parsed whole, scanned {other:?}: {}", what()),
                 (Ok(None), Ok(true)) => panic!("scanned whole, parse waits for more: {}", what()),
                 _ => {}
             }
             if case.valid {
-                assert!(matches!(parsed, Ok(Some((_, used))) if used == data.len()), "{:?}: {}", parsed.err(), what());
+                assert!(
+                    matches!(parsed, Ok(Some((_, used))) if used == data.len()),
+                    "{:?}: {}",
+                    parsed.err(),
+                    what()
+                );
             }
             if case.prefix {
                 assert!(matches!(parsed, Ok(None)), "a prefix parsed as {parsed:?}: {}", what());
@@ -173,7 +219,9 @@ mod tests {
         assert!(!refused("*1\r\n".repeat(MAX_DEPTH).as_bytes()));
         let nested = format!("*2\r\n*{MAX_VALUES}\r\n") + &":1\r\n".repeat(MAX_VALUES);
         assert!(refused(nested.as_bytes()));
-        for bad in [&b"*-2\r\n"[..], b"$-2\r\n", b"~-01\r\n", b">-1\r\n", b"*x\r\n", b"?\r\n", b"\r\n"] {
+        for bad in
+            [&b"*-2\r\n"[..], b"$-2\r\n", b"~-01\r\n", b">-1\r\n", b"*x\r\n", b"?\r\n", b"\r\n"]
+        {
             assert!(refused(bad), "{}", String::from_utf8_lossy(bad));
         }
         let mut scan = Scan::new(MAX_BULK as usize);

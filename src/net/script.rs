@@ -77,11 +77,15 @@ impl Script {
         let text = e.to_string();
         let Some(at) = text.find("@user_script:") else { return e };
         let digits: String = text[at + 13..].chars().take_while(char::is_ascii_digit).collect();
-        let line = digits.parse::<usize>().ok().and_then(|n| self.source.lines().nth(n.checked_sub(1)?));
+        let line =
+            digits.parse::<usize>().ok().and_then(|n| self.source.lines().nth(n.checked_sub(1)?));
         let Some(line) = line else { return e };
         let mut names: Vec<&str> = Vec::new();
         for part in line.split("redis.").skip(1) {
-            let Some(rest) = part.strip_prefix("call('").or_else(|| part.strip_prefix("pcall('")) else { continue };
+            let Some(rest) = part.strip_prefix("call('").or_else(|| part.strip_prefix("pcall('"))
+            else {
+                continue;
+            };
             if let Some(name) = rest.split('\'').next().filter(|n| !names.contains(n)) {
                 names.push(name);
             }
@@ -90,13 +94,22 @@ impl Script {
             return e;
         }
         let names = names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(" or ");
-        RedisError::from((e.kind(), "script error", format!("{} (that line runs the {names} command)", text.trim_end_matches('.'))))
+        RedisError::from((
+            e.kind(),
+            "script error",
+            format!("{} (that line runs the {names} command)", text.trim_end_matches('.')),
+        ))
     }
 
     /// Sends the call `args` by the script's text (`EVAL`) without waiting for its
     /// reply (see `Connection::send_unawaited`). By text, not by SHA1: a reply nobody
     /// reads could not tell that a flushed script cache refused it (NOSCRIPT).
-    pub fn fire(&self, conn: &mut Connection, args: &dyn Args, watch: Option<wire::Watch>) -> RedisResult<()> {
+    pub fn fire(
+        &self,
+        conn: &mut Connection,
+        args: &dyn Args,
+        watch: Option<wire::Watch>,
+    ) -> RedisResult<()> {
         wire::with_buffer(|buf| {
             self.encode(buf, b"EVAL", self.source.as_bytes(), args);
             conn.send_unawaited(buf, watch)

@@ -22,14 +22,19 @@ impl Stream {
     /// Connects to `info`'s address (TCP, TLS with `tls`'s files, or a Unix socket)
     /// within `timeout`; its read and write timeouts are what is left of it. The TLS
     /// handshake is made on the first exchange.
-    pub(super) fn connect(info: &ConnectionInfo, tls: &TlsFiles, timeout: Duration) -> RedisResult<Stream> {
+    pub(super) fn connect(
+        info: &ConnectionInfo,
+        tls: &TlsFiles,
+        timeout: Duration,
+    ) -> RedisResult<Stream> {
         let started = Instant::now();
         let stream = match info.addr() {
             ConnectionAddr::Tcp(host, port) | ConnectionAddr::TcpTls { host, port, .. } => {
                 let mut last = None;
                 let mut found = None;
                 for addr in (host.as_str(), *port).to_socket_addrs()? {
-                    let left = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+                    let left =
+                        timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
                     match TcpStream::connect_timeout(&addr, left) {
                         Ok(s) => {
                             found = Some(s);
@@ -40,17 +45,31 @@ impl Stream {
                 }
                 let s = match found {
                     Some(s) => s,
-                    None => return Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::NotFound, "the host has no address")).into()),
+                    None => {
+                        return Err(last
+                            .unwrap_or_else(|| {
+                                io::Error::new(io::ErrorKind::NotFound, "the host has no address")
+                            })
+                            .into())
+                    }
                 };
                 s.set_nodelay(true)?;
                 match info.addr() {
-                    ConnectionAddr::TcpTls { insecure, .. } => Stream::Tls(Box::new(tls_session(host, *insecure, tls, s)?)),
+                    ConnectionAddr::TcpTls { insecure, .. } => {
+                        Stream::Tls(Box::new(tls_session(host, *insecure, tls, s)?))
+                    }
                     _ => Stream::Tcp(s),
                 }
             }
             ConnectionAddr::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
             // An address kind a later redis-rs adds: nothing here speaks it.
-            _ => return Err(RedisError::from((ErrorKind::InvalidClientConfig, "connection", "an address of a kind this client cannot reach".to_string()))),
+            _ => {
+                return Err(RedisError::from((
+                    ErrorKind::InvalidClientConfig,
+                    "connection",
+                    "an address of a kind this client cannot reach".to_string(),
+                )))
+            }
         };
         let left = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(1));
         stream.set_read_timeout(Some(left))?;
@@ -123,7 +142,9 @@ impl Stream {
     /// Whether rustls holds decrypted bytes not read yet, which `poll(2)` would not see.
     pub(super) fn buffered(&mut self) -> bool {
         match self {
-            Stream::Tls(s) => s.conn.process_new_packets().is_ok_and(|io| io.plaintext_bytes_to_read() > 0),
+            Stream::Tls(s) => {
+                s.conn.process_new_packets().is_ok_and(|io| io.plaintext_bytes_to_read() > 0)
+            }
             _ => false,
         }
     }
@@ -136,13 +157,20 @@ impl Stream {
 
 /// A TLS session with `host` over the connected socket `sock`: SNI and the
 /// certificate's name are the host's (an IP address is checked as one).
-fn tls_session(host: &str, insecure: bool, tls: &TlsFiles, sock: TcpStream) -> RedisResult<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+fn tls_session(
+    host: &str,
+    insecure: bool,
+    tls: &TlsFiles,
+    sock: TcpStream,
+) -> RedisResult<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
     let invalid = |why: String| RedisError::from((ErrorKind::InvalidClientConfig, "TLS", why));
     let config = tls.client_config(insecure).map_err(invalid)?;
     // A bracketed IPv6 host from a DSN is named without its brackets.
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let name = rustls::pki_types::ServerName::try_from(bare.to_string()).map_err(|_| invalid(format!("\"{host}\" is not a host name TLS can check")))?;
-    let conn = rustls::ClientConnection::new(config, name).map_err(|e| invalid(format!("TLS settings: {e}")))?;
+    let name = rustls::pki_types::ServerName::try_from(bare.to_string())
+        .map_err(|_| invalid(format!("\"{host}\" is not a host name TLS can check")))?;
+    let conn = rustls::ClientConnection::new(config, name)
+        .map_err(|e| invalid(format!("TLS settings: {e}")))?;
     Ok(rustls::StreamOwned::new(conn, sock))
 }
 
@@ -171,6 +199,8 @@ fn peer_closed(fd: RawFd) -> bool {
     }
     let mut byte = 0u8;
     // SAFETY: a one-byte buffer that outlives the call.
-    let n = unsafe { libc::recv(fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    let n = unsafe {
+        libc::recv(fd, (&mut byte as *mut u8).cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT)
+    };
     n == 0
 }

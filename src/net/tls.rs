@@ -63,7 +63,8 @@ impl TlsFiles {
             .with_root_certificates(roots);
         let mut config = match files.client_tls {
             Some(client) => {
-                let chain = CertificateDer::pem_slice_iter(&client.client_cert).collect::<Result<Vec<_>, _>>();
+                let chain = CertificateDer::pem_slice_iter(&client.client_cert)
+                    .collect::<Result<Vec<_>, _>>();
                 let key = PrivateKeyDer::from_pem_slice(&client.client_key);
                 let (Ok(chain), Ok(key)) = (chain, key) else {
                     // `certificates` checked that these very bytes parse.
@@ -71,7 +72,9 @@ impl TlsFiles {
                 };
                 // The reason names the mismatch (a key that is not the certificate's),
                 // never the key itself.
-                builder.with_client_auth_cert(chain, key).map_err(|e| format!("tls_cert_file and tls_key_file: {e}"))?
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| format!("tls_cert_file and tls_key_file: {e}"))?
             }
             None => builder.with_no_client_auth(),
         };
@@ -101,11 +104,21 @@ impl ServerCertVerifier for AnyCertificate {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
-    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
     }
 
@@ -143,8 +156,9 @@ fn read_certificates(setting: &str, path: &str) -> Result<Vec<u8>, String> {
 /// the reason is given without it.
 fn read_key(path: &str) -> Result<Vec<u8>, String> {
     let pem = read("tls_key_file", path)?;
-    PrivateKeyDer::from_pem_slice(&pem)
-        .map_err(|_| format!("tls_key_file \"{path}\" holds no PEM private key (PKCS#8, RSA or EC)"))?;
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|_| {
+        format!("tls_key_file \"{path}\" holds no PEM private key (PKCS#8, RSA or EC)")
+    })?;
     Ok(pem)
 }
 
@@ -168,7 +182,11 @@ fn pem_encode(der: &[u8], out: &mut Vec<u8>) {
     for chunk in der.chunks(3) {
         let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
         for i in 0..4 {
-            b64.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] } else { b'=' });
+            b64.push(if i <= chunk.len() {
+                ALPHABET[(n >> (18 - 6 * i) & 63) as usize]
+            } else {
+                b'='
+            });
         }
     }
     out.extend_from_slice(b"-----BEGIN CERTIFICATE-----\n");
@@ -191,7 +209,9 @@ pub fn explain(e: &RedisError, tls: bool) -> Option<String> {
             return handshake("the server's certificate is signed by a CA this client does not trust (unknown issuer); name that CA in tls_ca_file, or add it to the OS store");
         }
         if has("NotValidForName") || has("not valid for name") {
-            return handshake("the server's certificate is not valid for this host name (name mismatch)");
+            return handshake(
+                "the server's certificate is not valid for this host name (name mismatch)",
+            );
         }
         if has("Expired") || has("certificate expired") {
             return handshake("the server's certificate has expired");
@@ -200,7 +220,9 @@ pub fn explain(e: &RedisError, tls: bool) -> Option<String> {
             return handshake("the server's certificate is not valid yet");
         }
         if has("CertificateRequired") || (has("HandshakeFailure") && has("alert")) {
-            return handshake("the server requires a client certificate (set tls_cert_file and tls_key_file)");
+            return handshake(
+                "the server requires a client certificate (set tls_cert_file and tls_key_file)",
+            );
         }
         if has("UnknownCA") || has("BadCertificate") || has("DecryptError") {
             return handshake(&format!("the server refused the client certificate ({text})"));
@@ -222,7 +244,8 @@ mod tests {
             let der: Vec<u8> = (0..len * 7 + 1).map(|i| (i * 37 % 256) as u8).collect();
             let mut pem = Vec::new();
             pem_encode(&der, &mut pem);
-            let back: Vec<_> = CertificateDer::pem_slice_iter(&pem).collect::<Result<_, _>>().expect("parses");
+            let back: Vec<_> =
+                CertificateDer::pem_slice_iter(&pem).collect::<Result<_, _>>().expect("parses");
             assert_eq!(back.len(), 1);
             assert_eq!(back[0].as_ref(), der.as_slice());
         }
@@ -230,16 +253,24 @@ mod tests {
 
     #[test]
     fn the_connections_settings_name_a_bad_file_and_insecure_sends_no_sni() {
-        let missing = TlsFiles { ca_file: Some("/nonexistent/ca.pem".into()), ..Default::default() };
-        assert!(missing.client_config(false).unwrap_err().contains("tls_ca_file \"/nonexistent/ca.pem\""));
+        let missing =
+            TlsFiles { ca_file: Some("/nonexistent/ca.pem".into()), ..Default::default() };
+        assert!(missing
+            .client_config(false)
+            .unwrap_err()
+            .contains("tls_ca_file \"/nonexistent/ca.pem\""));
         assert!(TlsFiles::default().client_config(false).expect("builds").enable_sni);
         assert!(!TlsFiles::default().client_config(true).expect("builds").enable_sni);
     }
 
     #[test]
     fn unreadable_files_are_named_and_keys_are_not_quoted() {
-        let missing = TlsFiles { ca_file: Some("/nonexistent/ca.pem".into()), ..Default::default() };
-        assert_eq!(missing.certificates().unwrap_err(), "tls_ca_file \"/nonexistent/ca.pem\" cannot be read: no such file");
+        let missing =
+            TlsFiles { ca_file: Some("/nonexistent/ca.pem".into()), ..Default::default() };
+        assert_eq!(
+            missing.certificates().unwrap_err(),
+            "tls_ca_file \"/nonexistent/ca.pem\" cannot be read: no such file"
+        );
         let dir = std::env::temp_dir().join(format!("redis-lock-tls-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let garbage = dir.join("key.pem");
@@ -252,7 +283,10 @@ mod tests {
         let err = files.certificates().unwrap_err();
         assert!(err.contains("tls_cert_file"), "{err}");
         let only_key = read_key(&garbage.display().to_string()).unwrap_err();
-        assert!(only_key.contains("holds no PEM private key") && !only_key.contains("secret"), "{only_key}");
+        assert!(
+            only_key.contains("holds no PEM private key") && !only_key.contains("secret"),
+            "{only_key}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

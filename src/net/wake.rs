@@ -58,7 +58,9 @@ pub const CHANNEL_PREFIX: &str = "redis_lock:wake:";
 /// `id`: sharded, with a hash tag of `slot`, for a wait in a cluster slot.
 fn inline_channel(id: &str, slot: Option<u16>, generation: u64) -> String {
     match slot {
-        Some(slot) => format!("{CHANNEL_PREFIX}{{{}}}{id}:{generation}", crate::keys::slot_tag(slot)),
+        Some(slot) => {
+            format!("{CHANNEL_PREFIX}{{{}}}{id}:{generation}", crate::keys::slot_tag(slot))
+        }
         None => format!("{CHANNEL_PREFIX}{id}:{generation}"),
     }
 }
@@ -91,7 +93,11 @@ fn subscribers() -> MutexGuard<'static, Option<Subscribers>> {
     // Nothing is left half-written by a panic that matters more than going on.
     let mut guard = SUBSCRIBERS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let pid = fork_wiped::pid();
-    let subs = guard.get_or_insert_with(|| Subscribers { pid, idle: Idle::default(), refused: HashMap::new() });
+    let subs = guard.get_or_insert_with(|| Subscribers {
+        pid,
+        idle: Idle::default(),
+        refused: HashMap::new(),
+    });
     if subs.pid != pid {
         subs.idle.forget_all();
         subs.pid = pid;
@@ -119,7 +125,9 @@ fn put_subscriber(ep: &Endpoint, sub: Subscriber) {
 
 /// Whether the server refused a subscription on `ep` in the last little while.
 fn subscribe_refused(ep: &Endpoint) -> bool {
-    subscribers().as_mut().is_some_and(|s| s.refused.get(ep.id()).is_some_and(|at| at.elapsed() < REFUSAL_MEMORY))
+    subscribers()
+        .as_mut()
+        .is_some_and(|s| s.refused.get(ep.id()).is_some_and(|at| at.elapsed() < REFUSAL_MEMORY))
 }
 
 /// Remembers that the server refused a subscription on `ep`.
@@ -157,7 +165,10 @@ impl Subscriber {
     /// Connects a subscriber of its own, listening on no channel yet.
     pub fn connect(ep: &Endpoint) -> std::result::Result<Subscriber, Refusal> {
         let conn = endpoint::connect(ep).map_err(|_| Refusal::Failed)?;
-        let base = format!("{CHANNEL_PREFIX}{}", String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?));
+        let base = format!(
+            "{CHANNEL_PREFIX}{}",
+            String::from_utf8_lossy(&token::generate().map_err(|_| Refusal::Failed)?)
+        );
         Ok(Subscriber::Separate { conn, base, channel: None })
     }
 
@@ -207,14 +218,20 @@ impl Subscriber {
     /// it; `Ok(None)` when nothing came in time. An error means the connection broke,
     /// or no longer listens (a restarted server, a slot that moved): drop this
     /// subscriber.
-    pub fn next_grant(&mut self, timeout: Duration) -> std::result::Result<Option<Vec<u8>>, RedisError> {
+    pub fn next_grant(
+        &mut self,
+        timeout: Duration,
+    ) -> std::result::Result<Option<Vec<u8>>, RedisError> {
         // A zero timeout would mean "block forever" to the socket.
         let timeout = timeout.max(Duration::from_millis(1));
         match self {
             Subscriber::Inline { ep, channel, .. } => listen(ep, channel, timeout),
             Subscriber::Separate { conn, channel, .. } => match channel.as_deref() {
                 Some(channel) => conn.next_message(channel, timeout),
-                None => Err(RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the subscriber listens on no channel"))),
+                None => Err(RedisError::from(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    "the subscriber listens on no channel",
+                ))),
             },
         }
     }
@@ -245,7 +262,9 @@ impl Lease {
     /// for this wait can only come after it queues.
     pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
         let sub = match listening(&ep, slot) {
-            Some((channel, sharded)) => Some(Subscriber::Inline { ep: ep.clone(), channel, sharded }),
+            Some((channel, sharded)) => {
+                Some(Subscriber::Inline { ep: ep.clone(), channel, sharded })
+            }
             None => take_subscriber(&ep),
         };
         Lease { ep, slot, wait: next_wait(), sub, doubt: false }
@@ -423,7 +442,12 @@ fn subscribe_on(conn: &mut Connection, slot: Option<u16>) -> Inline {
 /// Waits up to `timeout` for a message on `channel`, which this thread's command
 /// connection for `ep` listens on. An error when it broke or no longer listens.
 fn listen(ep: &Endpoint, channel: &str, timeout: Duration) -> Result<Option<Vec<u8>>, RedisError> {
-    let gone = || RedisError::from(std::io::Error::new(std::io::ErrorKind::NotConnected, "the wake channel is no longer listened to"));
+    let gone = || {
+        RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "the wake channel is no longer listened to",
+        ))
+    };
     let heard = pool::with_connection(ep, false, |conn| {
         let heard = conn.next_push(channel, timeout);
         let reset = conn.set_read_timeout(Some(ep.read_timeout()));

@@ -14,10 +14,10 @@
 //! checked against its `Watch`.
 
 use crate::config::TlsFiles;
+use crate::net::cad::Cad;
 use crate::net::reader::Reader;
 use crate::net::reply::parse;
 use crate::net::resp;
-use crate::net::cad::Cad;
 use crate::net::socket::Stream;
 use redis::{ConnectionInfo, ErrorKind, RedisError, RedisResult, Value};
 use std::cell::RefCell;
@@ -60,7 +60,12 @@ impl Connection {
     /// dsn that asks for RESP3, else `AUTH` if it has a password; then `SELECT`s its
     /// database. The TLS handshake is made on the first exchange. `max_reply` bounds
     /// what one reply may make it hold (see `DEFAULT_MAX_REPLY`).
-    pub fn connect(info: &ConnectionInfo, tls: &TlsFiles, timeout: Duration, max_reply: usize) -> RedisResult<Connection> {
+    pub fn connect(
+        info: &ConnectionInfo,
+        tls: &TlsFiles,
+        timeout: Duration,
+        max_reply: usize,
+    ) -> RedisResult<Connection> {
         let stream = Stream::connect(info, tls, timeout)?;
         let mut conn = Connection {
             reader: Reader::new(stream, max_reply),
@@ -78,7 +83,11 @@ impl Connection {
         if settings.protocol().supports_resp3() {
             let mut hello: Vec<&[u8]> = vec![b"HELLO", b"3"];
             if let Some(password) = password {
-                hello.extend([&b"AUTH"[..], settings.username().unwrap_or("default").as_bytes(), password.as_bytes()]);
+                hello.extend([
+                    &b"AUTH"[..],
+                    settings.username().unwrap_or("default").as_bytes(),
+                    password.as_bytes(),
+                ]);
             }
             match (request(&mut conn, &hello), password) {
                 (Ok(_), _) => {}
@@ -87,7 +96,8 @@ impl Connection {
                 // alone, then ask HELLO 3 bare, whose answer says what is missing.
                 (Err(e), Some(password)) if e.code() == Some("NOAUTH") => {
                     authenticate(&mut conn, settings.username(), password)?;
-                    request(&mut conn, &[b"HELLO", b"3"]).map_err(|e| hello_refused(e, Some(password)))?;
+                    request(&mut conn, &[b"HELLO", b"3"])
+                        .map_err(|e| hello_refused(e, Some(password)))?;
                 }
                 (Err(e), _) => return Err(hello_refused(e, password)),
             }
@@ -174,7 +184,9 @@ impl Connection {
                     }
                 }
                 // Nothing read yet: the path of every command, one read away.
-                Ok(None) if self.reader.drained() => self.reader.fill().map_err(|e| self.reader.broke(e))?,
+                Ok(None) if self.reader.drained() => {
+                    self.reader.fill().map_err(|e| self.reader.broke(e))?
+                }
                 Ok(None) => {
                     let value = self.reader.complete();
                     return self.read_reply_rest(value);
@@ -233,11 +245,18 @@ impl Connection {
     /// they come, but not for longer than the read timeout from the first: a
     /// server could send them without end and never the reply.
     #[cold]
-    pub(super) fn pushed(&mut self, since: &mut Option<(Instant, Option<Duration>)>) -> RedisResult<()> {
+    pub(super) fn pushed(
+        &mut self,
+        since: &mut Option<(Instant, Option<Duration>)>,
+    ) -> RedisResult<()> {
         let stream = &self.reader.stream;
-        let (first, budget) = *since.get_or_insert_with(|| (Instant::now(), stream.read_timeout().ok().flatten()));
+        let (first, budget) =
+            *since.get_or_insert_with(|| (Instant::now(), stream.read_timeout().ok().flatten()));
         if budget.is_some_and(|b| first.elapsed() >= b) {
-            return Err(self.reader.broke(io::Error::new(io::ErrorKind::TimedOut, "push messages, and no reply, for read_timeout")));
+            return Err(self.reader.broke(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "push messages, and no reply, for read_timeout",
+            )));
         }
         Ok(())
     }
@@ -351,7 +370,8 @@ pub struct Watch {
 impl Watch {
     /// Whether `reply`, read now, shows the hold lost under its work (see `Watch`).
     pub fn lost(&self, reply: &Value) -> bool {
-        matches!(reply, Value::Int(n) if *n < self.at_least) && self.by.is_none_or(|by| crate::clock::Boot::now() < by)
+        matches!(reply, Value::Int(n) if *n < self.at_least)
+            && self.by.is_none_or(|by| crate::clock::Boot::now() < by)
     }
 }
 
@@ -398,9 +418,11 @@ fn authenticate(conn: &mut Connection, username: Option<&str>, password: &str) -
 /// the detail, never the password.
 fn auth_refused(e: RedisError, password: &str) -> RedisError {
     match e.kind() {
-        ErrorKind::Server(_) | ErrorKind::Extension => {
-            RedisError::from((ErrorKind::AuthenticationFailed, "Password authentication failed", answer(&e, Some(password))))
-        }
+        ErrorKind::Server(_) | ErrorKind::Extension => RedisError::from((
+            ErrorKind::AuthenticationFailed,
+            "Password authentication failed",
+            answer(&e, Some(password)),
+        )),
         _ => e,
     }
 }
@@ -412,9 +434,17 @@ fn hello_refused(e: RedisError, password: Option<&str>) -> RedisError {
         return e;
     }
     if matches!(e.code(), Some("WRONGPASS" | "NOAUTH")) {
-        return RedisError::from((ErrorKind::AuthenticationFailed, "Password authentication failed", answer(&e, password)));
+        return RedisError::from((
+            ErrorKind::AuthenticationFailed,
+            "Password authentication failed",
+            answer(&e, password),
+        ));
     }
-    let why = format!("the dsn asks for RESP3 (?protocol=resp3), and the server refused HELLO 3 ({} {})", e.code().unwrap_or("error"), answer(&e, password));
+    let why = format!(
+        "the dsn asks for RESP3 (?protocol=resp3), and the server refused HELLO 3 ({} {})",
+        e.code().unwrap_or("error"),
+        answer(&e, password)
+    );
     RedisError::from((ErrorKind::InvalidClientConfig, "RESP3", why))
 }
 
@@ -424,7 +454,9 @@ fn hello_refused(e: RedisError, password: Option<&str>) -> RedisError {
 fn answer(e: &RedisError, password: Option<&str>) -> String {
     let text = e.detail().unwrap_or("refused").trim();
     match password {
-        Some(p) if !p.is_empty() && text.contains(p) => "its answer quotes the password: not shown".to_string(),
+        Some(p) if !p.is_empty() && text.contains(p) => {
+            "its answer quotes the password: not shown".to_string()
+        }
         _ => text.to_string(),
     }
 }
@@ -481,11 +513,22 @@ mod tests {
         let echoed = server_error(b"-ERR unknown command 'HELLO', with args beginning with: '3' 'AUTH' 'default' 's3cret-pw' \r\n");
         let e = hello_refused(echoed, Some("s3cret-pw"));
         assert_eq!(e.kind(), ErrorKind::InvalidClientConfig);
-        assert!(e.to_string().contains("HELLO 3") && !format!("{e} {e:?}").contains("s3cret-pw"), "{e}");
-        let e = hello_refused(server_error(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"), Some("s3cret-pw"));
+        assert!(
+            e.to_string().contains("HELLO 3") && !format!("{e} {e:?}").contains("s3cret-pw"),
+            "{e}"
+        );
+        let e = hello_refused(
+            server_error(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"),
+            Some("s3cret-pw"),
+        );
         assert_eq!(e.kind(), ErrorKind::AuthenticationFailed);
         assert!(e.to_string().contains("invalid username-password pair"), "{e}");
-        let e = auth_refused(server_error(b"-ERR unknown command 'AUTH', with args beginning with: 's3cret-pw' \r\n"), "s3cret-pw");
+        let e = auth_refused(
+            server_error(
+                b"-ERR unknown command 'AUTH', with args beginning with: 's3cret-pw' \r\n",
+            ),
+            "s3cret-pw",
+        );
         assert!(!format!("{e} {e:?}").contains("s3cret-pw"), "{e}");
         let e = hello_refused(server_error(b"-NOPROTO unsupported protocol version\r\n"), None);
         assert!(e.to_string().contains("NOPROTO unsupported protocol version"), "{e}");
@@ -500,11 +543,24 @@ mod tests {
         use std::net::TcpListener;
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let info: ConnectionInfo = format!("redis://127.0.0.1:{port}").as_str().into_connection_info().unwrap();
+        let info: ConnectionInfo =
+            format!("redis://127.0.0.1:{port}").as_str().into_connection_info().unwrap();
         let tls = TlsFiles::default();
-        let first = Connection::connect(&info, &tls, Duration::from_secs(1), crate::config::DEFAULT_MAX_REPLY).unwrap();
+        let first = Connection::connect(
+            &info,
+            &tls,
+            Duration::from_secs(1),
+            crate::config::DEFAULT_MAX_REPLY,
+        )
+        .unwrap();
         let (mut server, _) = listener.accept().unwrap();
-        let second = Connection::connect(&info, &tls, Duration::from_secs(1), crate::config::DEFAULT_MAX_REPLY).unwrap();
+        let second = Connection::connect(
+            &info,
+            &tls,
+            Duration::from_secs(1),
+            crate::config::DEFAULT_MAX_REPLY,
+        )
+        .unwrap();
         let (other, _) = listener.accept().unwrap();
         assert_ne!(first.serial(), second.serial());
         assert!(!first.hung_up() && !second.hung_up(), "open, nothing sent");

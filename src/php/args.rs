@@ -73,7 +73,12 @@ pub(super) fn settings(options: Option<&ZendHashTable>, label: &str) -> PhpResul
                 ArrayKey::String(s) => s.as_str(),
                 ArrayKey::Str(s) => s,
                 ArrayKey::ZendString(s) => s.as_str().unwrap_or("\u{fffd}"),
-                ArrayKey::Long(i) => return Err(LockError::InvalidValue(format!("{label} must have string keys, {i} given")).into()),
+                ArrayKey::Long(i) => {
+                    return Err(LockError::InvalidValue(format!(
+                        "{label} must have string keys, {i} given"
+                    ))
+                    .into())
+                }
             };
             settings.set(name, &option_value(value), Source::Option)?;
         }

@@ -43,11 +43,13 @@ pub struct Lock {
 impl Lock {
     fn core(&self) -> PhpResult<Core<'_, lock::Lock>> {
         // Only a borrow held across a call into PHP could clash, and none is.
-        let inner = self.inner.try_borrow_mut().map_err(|_| PhpException::from_message("redis-lock: the Lock is busy".to_string()))?;
+        let inner = self
+            .inner
+            .try_borrow_mut()
+            .map_err(|_| PhpException::from_message("redis-lock: the Lock is busy".to_string()))?;
         Ok(Core::new(inner))
     }
 }
-
 
 #[php_impl]
 impl Lock {
@@ -175,7 +177,11 @@ impl Lock {
     ///         or never held)
     /// @throws ValueError for a $lockOut that is not a positive number, or a $token that
     ///         is empty or longer than 256 bytes
-    pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
+    pub fn extend_lock(
+        &self,
+        token: Option<BinarySlice<u8>>,
+        lockOut: Option<f64>,
+    ) -> PhpResult<bool> {
         let token = chosen("Lock::extendLock(): Argument #1 ($token)", token)?;
         Ok(self.core()?.extend(token.as_deref(), lockOut)?)
     }

@@ -79,15 +79,15 @@ impl From<LockError> for PhpException {
         let class = match e {
             LockError::InvalidValue(_) => ce::value_error(),
             LockError::InvalidType(_) => ce::type_error(),
-            LockError::Connection { .. } | LockError::Passing { .. } | LockError::NotDurable { .. } => connection_exception(),
+            LockError::Connection { .. }
+            | LockError::Passing { .. }
+            | LockError::NotDurable { .. } => connection_exception(),
             LockError::Timeout { .. } => timeout_exception(),
             LockError::Lost { .. } => lost_exception(),
             LockError::Server { .. }
             | LockError::Unfenced { .. }
             | LockError::PermitsMismatch { .. }
-            | LockError::Random(_) => {
-                lock_exception()
-            }
+            | LockError::Random(_) => lock_exception(),
         };
         PhpException::new(message, 0, class)
     }

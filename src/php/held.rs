@@ -18,13 +18,18 @@ pub(super) trait Holder {
     fn release_quietly(&mut self, token: &[u8]);
 }
 
-
 /// Runs `callable` while the hold `token` of `core` is held, then releases it
 /// whatever happens, so that the callable's own exception, `exit()` or fatal error
 /// is what the caller sees; after a normal return, a hold lost meanwhile is an error.
-pub(super) fn run_held<H: Holder>(callable: ZendCallable, token: Token, core: &RefCell<H>) -> PhpResult<Zval> {
+pub(super) fn run_held<H: Holder>(
+    callable: ZendCallable,
+    token: Token,
+    core: &RefCell<H>,
+) -> PhpResult<Zval> {
     let busy = || PhpException::from_message("redis-lock: the object is busy".to_string());
-    let finish = |token: &[u8]| -> PhpResult<()> { Ok(core.try_borrow_mut().map_err(|_| busy())?.finish(token)?) };
+    let finish = |token: &[u8]| -> PhpResult<()> {
+        Ok(core.try_borrow_mut().map_err(|_| busy())?.finish(token)?)
+    };
     let release_quietly = |token: &[u8]| {
         if let Ok(mut core) = core.try_borrow_mut() {
             core.release_quietly(token);
@@ -53,11 +58,15 @@ pub(super) fn run_held<H: Holder>(callable: ZendCallable, token: Token, core: &R
         // The call itself failed, with no exception of its own to show for it.
         Ok(Err(e)) => {
             release_quietly();
-            Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e}")))
+            Err(PhpException::from_message(format!(
+                "redis-lock: synchronized() could not call $fn: {e}"
+            )))
         }
         Err(e) => {
             release_quietly();
-            Err(PhpException::from_message(format!("redis-lock: synchronized() could not call $fn: {e:?}")))
+            Err(PhpException::from_message(format!(
+                "redis-lock: synchronized() could not call $fn: {e:?}"
+            )))
         }
     }
 }

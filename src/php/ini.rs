@@ -1,12 +1,12 @@
 //! The `redis_lock.*` php.ini directives and the phpinfo() section.
 
+use super::engine;
 use crate::config::{OptValue, Settings, Source, DIRECTIVES};
 use crate::error::Result;
+use ext_php_rs::ffi::{zend_ini_entry, zend_string};
 use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{IniEntryDef, IniEntryDefs, ModuleEntry};
 use ext_php_rs::{info_table_end, info_table_row, info_table_start};
-use super::engine;
-use ext_php_rs::ffi::{zend_ini_entry, zend_string};
 use std::cell::RefCell;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,7 +83,9 @@ pub fn settings() -> Result<Settings> {
         static LAST: RefCell<Option<(u64, Settings)>> = const { RefCell::new(None) };
     }
     let generation = GENERATION.load(Ordering::Relaxed);
-    if let Some(s) = LAST.with_borrow(|last| last.as_ref().filter(|(g, _)| *g == generation).map(|(_, s)| s.clone())) {
+    if let Some(s) = LAST
+        .with_borrow(|last| last.as_ref().filter(|(g, _)| *g == generation).map(|(_, s)| s.clone()))
+    {
         return Ok(s);
     }
     let s = read()?;
@@ -93,7 +95,8 @@ pub fn settings() -> Result<Settings> {
 
 fn read() -> Result<Settings> {
     // The directives' full names, made once rather than on every read.
-    static NAMES: LazyLock<Vec<String>> = LazyLock::new(|| DIRECTIVES.iter().map(|(name, _)| format!("redis_lock.{name}")).collect());
+    static NAMES: LazyLock<Vec<String>> =
+        LazyLock::new(|| DIRECTIVES.iter().map(|(name, _)| format!("redis_lock.{name}")).collect());
     let mut s = Settings::default();
     for ((name, default), full) in DIRECTIVES.iter().zip(NAMES.iter()) {
         let changed = engine::ini_string(full, |v| (v != default.as_bytes()).then(|| v.to_vec()));
@@ -109,19 +112,34 @@ pub fn info(module: *mut ModuleEntry) {
     info_table_start!();
     info_table_row!("redis_lock support", "enabled");
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
-    info_table_row!("redis protocol", "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over");
+    info_table_row!(
+        "redis protocol",
+        "SET NX PX acquire, EVALSHA compare-and-delete release with hand-over"
+    );
     info_table_row!("kinds", "Lock (exclusive, shared read locks), Semaphore (weighted permits)");
     info_table_row!("waiting", "FIFO queue, woken by pub/sub on a per-process channel");
     info_table_row!("tokens", "128-bit, OS CSPRNG, or chosen by the caller (1 to 256 bytes)");
     info_table_row!("fencing tokens", "per-key counter, incremented only for holders that ask");
-    info_table_row!("topologies", "one server, Redlock (servers), Sentinel (sentinels), Redis Cluster (cluster)");
-    info_table_row!("tls", "rustls; trusts tls_ca_file, else the OS store, else built-in roots; client certificates");
-    info_table_row!("watchdog", if crate::hold::table::watchdog_running() { "running" } else { "not started" });
+    info_table_row!(
+        "topologies",
+        "one server, Redlock (servers), Sentinel (sentinels), Redis Cluster (cluster)"
+    );
+    info_table_row!(
+        "tls",
+        "rustls; trusts tls_ca_file, else the OS store, else built-in roots; client certificates"
+    );
+    info_table_row!(
+        "watchdog",
+        if crate::hold::table::watchdog_running() { "running" } else { "not started" }
+    );
     info_table_row!("locks held by this process", crate::hold::table::count().to_string());
     info_table_end!();
     // The process's counters (`redis_lock_stats()`): per php-fpm worker, per CLI run.
     info_table_start!();
-    info_table_row!("statistics of this process", "since it started or the last redis_lock_stats(true)");
+    info_table_row!(
+        "statistics of this process",
+        "since it started or the last redis_lock_stats(true)"
+    );
     for (name, figure) in crate::stats::snapshot(false) {
         let shown = match figure {
             crate::stats::Figure::Count(n) => n.to_string(),

@@ -44,10 +44,9 @@ pub struct MultiLock {
 
 impl MultiLock {
     fn core(&self) -> PhpResult<Core<'_, multi::MultiLock>> {
-        let inner = self
-            .inner
-            .try_borrow_mut()
-            .map_err(|_| PhpException::from_message("redis-lock: the MultiLock is busy".to_string()))?;
+        let inner = self.inner.try_borrow_mut().map_err(|_| {
+            PhpException::from_message("redis-lock: the MultiLock is busy".to_string())
+        })?;
         Ok(Core::new(inner))
     }
 }
@@ -55,7 +54,11 @@ impl MultiLock {
 /// Puts `value` in `table` under the key name `name`, byte for byte (a key may be any
 /// bytes), and as an integer when it is one in PHP's canonical form ("42", "-7"), as
 /// PHP itself stores such keys: `$a["42"]` finds it then.
-fn insert_key(table: &mut ZendHashTable, name: &[u8], value: impl ext_php_rs::convert::IntoZval) -> ext_php_rs::error::Result<()> {
+fn insert_key(
+    table: &mut ZendHashTable,
+    name: &[u8],
+    value: impl ext_php_rs::convert::IntoZval,
+) -> ext_php_rs::error::Result<()> {
     let text = std::str::from_utf8(name).ok();
     let canonical = text.and_then(|t| t.parse::<i64>().ok().filter(|n| n.to_string() == t));
     match canonical {
@@ -73,7 +76,10 @@ fn key_names(keys: &ZendHashTable, label: &str) -> Result<Vec<Vec<u8>>, LockErro
             } else if let Some(i) = v.long() {
                 Ok(i.to_string().into_bytes())
             } else {
-                Err(LockError::InvalidType(format!("{label} must contain only strings, {} given", v.get_type())))
+                Err(LockError::InvalidType(format!(
+                    "{label} must contain only strings, {} given",
+                    v.get_type()
+                )))
             }
         })
         .collect()
@@ -90,7 +96,12 @@ impl MultiLock {
     ///         with Redlock)
     /// @throws TypeError for a key that is not a string, or an option of the wrong type
     #[php(defaults(timeOut = 0.0, lockOut = 10.0))]
-    pub fn __construct(keys: &ZendHashTable, timeOut: Seconds, lockOut: Seconds, options: Option<&ZendHashTable>) -> PhpResult<Self> {
+    pub fn __construct(
+        keys: &ZendHashTable,
+        timeOut: Seconds,
+        lockOut: Seconds,
+        options: Option<&ZendHashTable>,
+    ) -> PhpResult<Self> {
         // "read" is the MultiLock's own option; the rest are the settings Lock takes.
         let mut read = Vec::new();
         let rest = match options {
@@ -111,9 +122,16 @@ impl MultiLock {
             }
             _ => None,
         };
-        let settings = settings(rest.as_deref().or(options), "MultiLock::__construct(): Argument #4 ($options)")?;
+        let settings = settings(
+            rest.as_deref().or(options),
+            "MultiLock::__construct(): Argument #4 ($options)",
+        )?;
         let names = key_names(keys, "MultiLock::__construct(): Argument #1 ($keys)")?;
-        Ok(MultiLock { inner: RefCell::new(multi::MultiLock::new(names, read, timeOut.0, lockOut.0, &settings)?) })
+        Ok(MultiLock {
+            inner: RefCell::new(multi::MultiLock::new(
+                names, read, timeOut.0, lockOut.0, &settings,
+            )?),
+        })
     }
 
     /// Takes every key, waiting up to $timeOut seconds, queued and asleep until a
@@ -154,7 +172,11 @@ impl MultiLock {
     /// @return bool false when the token no longer holds every key (nothing changed)
     /// @throws ValueError for a $lockOut that is not a positive number, or a $token that
     ///         is empty or longer than 256 bytes
-    pub fn extend_lock(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
+    pub fn extend_lock(
+        &self,
+        token: Option<BinarySlice<u8>>,
+        lockOut: Option<f64>,
+    ) -> PhpResult<bool> {
         let token = chosen("MultiLock::extendLock(): Argument #1 ($token)", token)?;
         Ok(self.core()?.extend(token.as_deref(), lockOut)?)
     }

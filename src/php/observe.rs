@@ -27,7 +27,10 @@ pub fn describe() -> (String, String) {
     // is a static C string.
     let module = unsafe { ext_php_rs::ffi::ext_php_rs_sapi_module().as_ref() };
     let sapi = module
-        .and_then(|m| (!m.name.is_null()).then(|| unsafe { CStr::from_ptr(m.name) }.to_string_lossy().into_owned()))
+        .and_then(|m| {
+            (!m.name.is_null())
+                .then(|| unsafe { CStr::from_ptr(m.name) }.to_string_lossy().into_owned())
+        })
         .unwrap_or_default();
     if matches!(sapi.as_str(), "cli" | "phpdbg" | "embed") {
         let globals = SapiGlobals::get();
@@ -83,7 +86,9 @@ pub fn lock_array(i: &Inspection) -> PhpResult<Array> {
                 }
                 a.insert("owner", list)?;
             }
-            crate::kinds::lock::State::Write if !recorded.is_empty() => a.insert("owner", owner_array(recorded[0])?)?,
+            crate::kinds::lock::State::Write if !recorded.is_empty() => {
+                a.insert("owner", owner_array(recorded[0])?)?
+            }
             _ => a.insert("owner", ())?,
         }
         Ok(a)
@@ -159,14 +164,19 @@ pub fn redis_lock_stats(reset: bool) -> PhpResult<Array> {
 /// @throws LockConnectionException when a server cannot be reached
 #[php_function]
 #[php(defaults(limit = 10000))]
-pub fn redis_lock_scan(options: Option<&ZendHashTable>, pattern: Option<BinarySlice<u8>>, limit: i64) -> PhpResult<Array> {
+pub fn redis_lock_scan(
+    options: Option<&ZendHashTable>,
+    pattern: Option<BinarySlice<u8>>,
+    limit: i64,
+) -> PhpResult<Array> {
     let _call = super::late::InCall::new();
     let settings = settings(options, "redis_lock_scan(): Argument #1 ($options)")?;
-    let limit = usize::try_from(limit).ok().filter(|l| (1..=1_000_000).contains(l)).ok_or_else(|| {
-        PhpException::from(crate::error::LockError::InvalidValue(format!(
+    let limit =
+        usize::try_from(limit).ok().filter(|l| (1..=1_000_000).contains(l)).ok_or_else(|| {
+            PhpException::from(crate::error::LockError::InvalidValue(format!(
             "redis_lock_scan(): Argument #3 ($limit) must be between 1 and 1000000, {limit} given"
         )))
-    })?;
+        })?;
     let listing = catalog::scan(&settings, pattern.as_deref().copied().unwrap_or(b"*"), limit)?;
     let build = || -> PhpConvResult<Array> {
         let mut list = ZendHashTable::with_capacity(listing.entries.len() as u32);

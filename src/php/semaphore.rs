@@ -39,10 +39,9 @@ pub struct Semaphore {
 
 impl Semaphore {
     fn core(&self) -> PhpResult<Core<'_, semaphore::Semaphore>> {
-        let inner = self
-            .inner
-            .try_borrow_mut()
-            .map_err(|_| PhpException::from_message("redis-lock: the Semaphore is busy".to_string()))?;
+        let inner = self.inner.try_borrow_mut().map_err(|_| {
+            PhpException::from_message("redis-lock: the Semaphore is busy".to_string())
+        })?;
         Ok(Core::new(inner))
     }
 }
@@ -64,7 +63,11 @@ impl Semaphore {
         options: Option<&ZendHashTable>,
     ) -> PhpResult<Self> {
         let settings = settings(options, "Semaphore::__construct(): Argument #5 ($options)")?;
-        Ok(Semaphore { inner: RefCell::new(semaphore::Semaphore::new(&key, permits, timeOut.0, lockOut.0, &settings)?) })
+        Ok(Semaphore {
+            inner: RefCell::new(semaphore::Semaphore::new(
+                &key, permits, timeOut.0, lockOut.0, &settings,
+            )?),
+        })
     }
 
     /// Takes $weight permits, waiting up to $timeOut seconds; woken by the release that

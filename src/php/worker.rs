@@ -28,14 +28,17 @@ static PREVIOUS_DEACTIVATE: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
 pub fn install() {
     let mut module = SapiModule::get_mut();
     // SAFETY: the SAPI's name is a NUL-terminated string it keeps for the process.
-    let is_worker_sapi = !module.name.is_null() && unsafe { CStr::from_ptr(module.name) } == WORKER_SAPI;
+    let is_worker_sapi =
+        !module.name.is_null() && unsafe { CStr::from_ptr(module.name) } == WORKER_SAPI;
     let ours: Hook = activate;
     // A second startup must not chain ours to ours.
     if !is_worker_sapi || module.activate.is_some_and(|f| ptr::fn_addr_eq(f, ours)) {
         return;
     }
-    PREVIOUS_ACTIVATE.store(module.activate.map_or(ptr::null_mut(), |f| f as *mut ()), Ordering::Release);
-    PREVIOUS_DEACTIVATE.store(module.deactivate.map_or(ptr::null_mut(), |f| f as *mut ()), Ordering::Release);
+    PREVIOUS_ACTIVATE
+        .store(module.activate.map_or(ptr::null_mut(), |f| f as *mut ()), Ordering::Release);
+    PREVIOUS_DEACTIVATE
+        .store(module.deactivate.map_or(ptr::null_mut(), |f| f as *mut ()), Ordering::Release);
     module.activate = Some(activate);
     module.deactivate = Some(deactivate);
 }

@@ -93,8 +93,16 @@ pub fn get(settings: &Settings) -> Result<Arc<Cluster>> {
         .iter()
         .map(|dsn| pool::endpoint_for(dsn, settings))
         .collect::<Result<Vec<_>>>()?;
-    let base = dsn::parse_dsn(settings.cluster.first().map(String::as_str).unwrap_or(config::DEFAULT_DSN))?;
-    let cluster = Arc::new(Cluster { scope: scope.clone(), seeds, base, settings: settings.clone(), map: Mutex::new(None) });
+    let base = dsn::parse_dsn(
+        settings.cluster.first().map(String::as_str).unwrap_or(config::DEFAULT_DSN),
+    )?;
+    let cluster = Arc::new(Cluster {
+        scope: scope.clone(),
+        seeds,
+        base,
+        settings: settings.clone(),
+        map: Mutex::new(None),
+    });
     if all.len() >= MAX_CLUSTERS {
         all.clear();
     }
@@ -119,7 +127,11 @@ impl Placement {
 
     /// Runs `op` on the slot's master, like `pool::run`, following the cluster's
     /// redirects and finding the master again after a failover.
-    pub fn run<T>(&self, retry: Retry, mut op: impl FnMut(&mut Connection, bool) -> RedisResult<T>) -> Result<T> {
+    pub fn run<T>(
+        &self,
+        retry: Retry,
+        mut op: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
+    ) -> Result<T> {
         let c = &self.cluster;
         let mut node = c.master(self.slot)?;
         let mut asking = false;
@@ -203,7 +215,11 @@ impl Placement {
                     let _ = c.refresh(None);
                     return Err(LockError::Passing {
                         addr: node.addr().to_string(),
-                        cause: format!("cluster slot {} has no master (CLUSTERDOWN {})", self.slot, e.detail().unwrap_or("").trim()),
+                        cause: format!(
+                            "cluster slot {} has no master (CLUSTERDOWN {})",
+                            self.slot,
+                            e.detail().unwrap_or("").trim()
+                        ),
                         sent: refreshed,
                     });
                 }
@@ -232,7 +248,12 @@ impl Cluster {
         self.refresh(None)?;
         let mut seen = std::collections::HashSet::new();
         let map = lock(&self.map);
-        Ok(map.iter().flat_map(|m| m.ranges.iter()).map(|(_, _, ep)| ep.clone()).filter(|ep| seen.insert(ep.id().clone())).collect())
+        Ok(map
+            .iter()
+            .flat_map(|m| m.ranges.iter())
+            .map(|(_, _, ep)| ep.clone())
+            .filter(|ep| seen.insert(ep.id().clone()))
+            .collect())
     }
 
     /// The master of `slot`, reading the map first if it is not known yet.
@@ -279,7 +300,9 @@ impl Cluster {
         candidates.sort_by_key(|ep| Some(ep.id()) == dead);
         let mut causes = Vec::new();
         for ep in candidates {
-            let reply = pool::run(&ep, Retry::IfStale, |conn, _| wire::request(conn, &[b"CLUSTER", b"SLOTS"]));
+            let reply = pool::run(&ep, Retry::IfStale, |conn, _| {
+                wire::request(conn, &[b"CLUSTER", b"SLOTS"])
+            });
             let parsed = reply.and_then(|v| {
                 parse_slots(&v, &host_of(ep.info())).ok_or_else(|| LockError::Server {
                     addr: ep.addr().to_string(),
@@ -290,15 +313,19 @@ impl Cluster {
                 Ok(ranges) if !ranges.is_empty() => {
                     let ranges = ranges
                         .into_iter()
-                        .map(|(first, last, host, port)| Ok((first, last, self.node_at(&host, port)?)))
+                        .map(|(first, last, host, port)| {
+                            Ok((first, last, self.node_at(&host, port)?))
+                        })
                         .collect::<Result<Vec<_>>>()?;
                     *lock(&self.map) = Some(SlotMap { ranges });
                     return Ok(());
                 }
                 Ok(_) => causes.push(format!("{}: serves no slots yet", ep.addr())),
-                Err(LockError::Connection { addr, cause, .. } | LockError::Passing { addr, cause, .. } | LockError::Server { addr, cause }) => {
-                    causes.push(format!("{addr}: {cause}"))
-                }
+                Err(
+                    LockError::Connection { addr, cause, .. }
+                    | LockError::Passing { addr, cause, .. }
+                    | LockError::Server { addr, cause },
+                ) => causes.push(format!("{addr}: {cause}")),
                 Err(other) => return Err(other),
             }
         }
@@ -314,7 +341,10 @@ impl Cluster {
 fn redirect_kind(e: &RedisError) -> Option<ServerErrorKind> {
     match e.kind() {
         ErrorKind::Server(
-            k @ (ServerErrorKind::Moved | ServerErrorKind::Ask | ServerErrorKind::TryAgain | ServerErrorKind::ClusterDown),
+            k @ (ServerErrorKind::Moved
+            | ServerErrorKind::Ask
+            | ServerErrorKind::TryAgain
+            | ServerErrorKind::ClusterDown),
         ) => Some(k),
         _ => None,
     }
@@ -329,7 +359,9 @@ fn split_addr(addr: &str) -> Option<(&str, u16)> {
 
 fn host_of(info: &ConnectionInfo) -> String {
     match info.addr() {
-        redis::ConnectionAddr::Tcp(host, _) | redis::ConnectionAddr::TcpTls { host, .. } => host.clone(),
+        redis::ConnectionAddr::Tcp(host, _) | redis::ConnectionAddr::TcpTls { host, .. } => {
+            host.clone()
+        }
         _ => "127.0.0.1".to_string(),
     }
 }
@@ -375,9 +407,15 @@ mod tests {
 
     #[test]
     fn slot_map_replies_are_read_and_looked_up() {
-        let node = |host: &str, port: i64| Value::Array(vec![bulk(host), Value::Int(port), bulk("id")]);
+        let node =
+            |host: &str, port: i64| Value::Array(vec![bulk(host), Value::Int(port), bulk("id")]);
         let reply = Value::Array(vec![
-            Value::Array(vec![Value::Int(5461), Value::Int(10922), node("10.0.0.2", 7001), node("10.0.0.5", 7004)]),
+            Value::Array(vec![
+                Value::Int(5461),
+                Value::Int(10922),
+                node("10.0.0.2", 7001),
+                node("10.0.0.5", 7004),
+            ]),
             Value::Array(vec![Value::Int(0), Value::Int(5460), node("", 7000)]),
             Value::Array(vec![Value::Int(10923), Value::Int(16383), node("?", 7002)]),
         ]);
@@ -391,7 +429,13 @@ mod tests {
             ]
         );
         assert_eq!(parse_slots(&Value::Array(vec![Value::Array(vec![Value::Int(0)])]), "h"), None);
-        assert_eq!(parse_slots(&Value::Array(vec![Value::Array(vec![Value::Int(9), Value::Int(3), node("h", 1)])]), "h"), None);
+        assert_eq!(
+            parse_slots(
+                &Value::Array(vec![Value::Array(vec![Value::Int(9), Value::Int(3), node("h", 1)])]),
+                "h"
+            ),
+            None
+        );
         assert_eq!(parse_slots(&bulk("ERR"), "h"), None);
     }
 

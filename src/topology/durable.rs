@@ -49,7 +49,11 @@ pub fn judge(reply: &Value, d: &Durable) -> Option<Result<(), String>> {
 /// The strictest of `all`: the most replicas, the AOF if any asks, the longest
 /// timeout (one wait after a pipeline of renewals serves them all).
 pub fn strictest(all: impl Iterator<Item = Durable>) -> Option<Durable> {
-    all.reduce(|a, b| Durable { replicas: a.replicas.max(b.replicas), aof: a.aof || b.aof, timeout: a.timeout.max(b.timeout) })
+    all.reduce(|a, b| Durable {
+        replicas: a.replicas.max(b.replicas),
+        aof: a.aof || b.aof,
+        timeout: a.timeout.max(b.timeout),
+    })
 }
 
 #[cfg(test)]
@@ -66,13 +70,23 @@ mod tests {
     fn judges_wait_and_waitaof_replies() {
         assert_eq!(judge(&Value::Int(1), &ONE), Some(Ok(())));
         assert_eq!(judge(&Value::Int(3), &ONE), Some(Ok(())));
-        assert_eq!(judge(&Value::Int(0), &ONE), Some(Err("0 of 1 replicas acknowledged it within 100 ms (WAIT)".to_string())));
+        assert_eq!(
+            judge(&Value::Int(0), &ONE),
+            Some(Err("0 of 1 replicas acknowledged it within 100 ms (WAIT)".to_string()))
+        );
         assert_eq!(judge(&Value::Array(vec![Value::Int(1), Value::Int(1)]), &AOF), Some(Ok(())));
-        let short = judge(&Value::Array(vec![Value::Int(0), Value::Int(1)]), &AOF).unwrap().unwrap_err();
+        let short =
+            judge(&Value::Array(vec![Value::Int(0), Value::Int(1)]), &AOF).unwrap().unwrap_err();
         assert!(short.contains("did not have it on disk"), "{short}");
-        let short = judge(&Value::Array(vec![Value::Int(1), Value::Int(0)]), &AOF).unwrap().unwrap_err();
+        let short =
+            judge(&Value::Array(vec![Value::Int(1), Value::Int(0)]), &AOF).unwrap().unwrap_err();
         assert!(short.contains("had it on disk and 0 of 1 replicas'"), "{short}");
-        for bad in [Value::Nil, Value::Int(1), Value::Array(vec![Value::Int(1)]), Value::Array(vec![Value::Nil, Value::Int(1)])] {
+        for bad in [
+            Value::Nil,
+            Value::Int(1),
+            Value::Array(vec![Value::Int(1)]),
+            Value::Array(vec![Value::Nil, Value::Int(1)]),
+        ] {
             assert_eq!(judge(&bad, &AOF), None, "{bad:?}");
         }
         assert_eq!(judge(&Value::Array(vec![Value::Int(1), Value::Int(1)]), &ONE), None);
@@ -84,7 +98,10 @@ mod tests {
     #[test]
     fn the_strictest_of_several() {
         let a = Durable { replicas: 2, aof: false, timeout: Duration::from_millis(50) };
-        assert_eq!(strictest([ONE, a, AOF].into_iter()), Some(Durable { replicas: 2, aof: true, timeout: Duration::from_millis(100) }));
+        assert_eq!(
+            strictest([ONE, a, AOF].into_iter()),
+            Some(Durable { replicas: 2, aof: true, timeout: Duration::from_millis(100) })
+        );
         assert_eq!(strictest(std::iter::empty()), None);
     }
 }

@@ -12,13 +12,13 @@
 //! one-server scripts are never sent to it; `run` refuses them, should one slip through.
 
 use crate::config::Settings;
-use crate::terms::Durable;
 use crate::error::{LockError, Result};
 use crate::keys;
 use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint, Retry};
 use crate::net::resp;
 use crate::net::wire::{Connection, Watch};
+use crate::terms::Durable;
 use crate::topology::cluster::Placement;
 use crate::topology::durable;
 pub use crate::topology::redlock::Extended;
@@ -55,7 +55,11 @@ impl Route {
     /// `sentinels`, or one server.
     pub fn for_key(settings: &Settings, key: &[u8]) -> Result<Route> {
         if !settings.servers.is_empty() {
-            let nodes = settings.servers.iter().map(|dsn| pool::endpoint_for(dsn, settings)).collect::<Result<Vec<_>>>()?;
+            let nodes = settings
+                .servers
+                .iter()
+                .map(|dsn| pool::endpoint_for(dsn, settings))
+                .collect::<Result<Vec<_>>>()?;
             return Ok(Route::Quorum(Arc::new(Quorum::new(nodes))));
         }
         if settings.cluster.is_empty() {
@@ -66,7 +70,10 @@ impl Route {
             };
             return Ok(Route::Node(ep));
         }
-        Ok(Route::Slot(Placement { cluster: crate::topology::cluster::get(settings)?, slot: keys::slot(key) }))
+        Ok(Route::Slot(Placement {
+            cluster: crate::topology::cluster::get(settings)?,
+            slot: keys::slot(key),
+        }))
     }
 
     /// Whether the key is all this route keeps, its safety resting on the lease (a
@@ -79,7 +86,11 @@ impl Route {
     /// Runs `op` on the key's server (see `pool::run` for `retry` and the closure's
     /// second argument, true on a retry that must settle a lost reply). A quorum has
     /// no one server: it refuses, and the kinds never ask it (`lease_only`).
-    fn run<T>(&self, retry: Retry, op: impl FnMut(&mut Connection, bool) -> RedisResult<T>) -> Result<T> {
+    fn run<T>(
+        &self,
+        retry: Retry,
+        op: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
+    ) -> Result<T> {
         match self {
             Route::Node(ep) => pool::run(ep, retry, op),
             Route::Slot(p) => p.run(retry, op),
@@ -93,7 +104,11 @@ impl Route {
     /// Runs `op` where the key lives (see `pool::run` for `retry`), handing it a
     /// runner of calls on the key's server and whether this is the second try, which
     /// must settle a lost reply. A quorum has no one server: it refuses (`run`).
-    pub fn call<T>(&self, retry: Retry, mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, bool) -> RedisResult<T>) -> Result<T> {
+    pub fn call<T>(
+        &self,
+        retry: Retry,
+        mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, bool) -> RedisResult<T>,
+    ) -> Result<T> {
         self.run(retry, |conn, settling| op(&mut |call: &Call<'_>| call.run(conn), settling))
     }
 
@@ -138,7 +153,8 @@ impl Route {
     ) -> Result<T> {
         match self {
             Route::Quorum(q) => {
-                let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
+                let lease =
+                    lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
                 Ok(majority(q.try_acquire(key, token, lease, undo)?.is_some()))
             }
             _ => self.call(Retry::ToSettle, one),
@@ -149,7 +165,15 @@ impl Route {
     /// all or none), answering `took` on a node where it took them, with `key` (the
     /// first) for a late reply's cleanup: `Some(true)` when a majority took them within
     /// the lease's validity. `None` on one server, where the kind runs its own script.
-    pub fn take_on_quorum(&self, call: &Call<'_>, took: &Value, key: &[u8], token: &[u8], lease: Option<Duration>, undo: &Call<'_>) -> Result<Option<bool>> {
+    pub fn take_on_quorum(
+        &self,
+        call: &Call<'_>,
+        took: &Value,
+        key: &[u8],
+        token: &[u8],
+        lease: Option<Duration>,
+        undo: &Call<'_>,
+    ) -> Result<Option<bool>> {
         let Route::Quorum(q) = self else { return Ok(None) };
         let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
         Ok(Some(q.try_take(call, took, key, token, lease, undo)?.is_some()))
@@ -166,7 +190,10 @@ impl Route {
                 match resp::int(&reply) {
                     Some(1) => Ok(Extended::Yes),
                     Some(_) => Ok(Extended::Lost),
-                    None => Err(LockError::Server { addr: self.node().addr().to_string(), cause: format!("unexpected reply to a renewal: {reply:?}") }),
+                    None => Err(LockError::Server {
+                        addr: self.node().addr().to_string(),
+                        cause: format!("unexpected reply to a renewal: {reply:?}"),
+                    }),
                 }
             }
         }
@@ -246,7 +273,11 @@ impl Route {
     /// A reply of a shape `script` never gives, as the error it is: the server broke
     /// the protocol (a broken or hostile server), named.
     pub fn unexpected(&self, script: &str, reply: &Value) -> LockError {
-        let e = redis::RedisError::from((redis::ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{script} script: {reply:?}")));
+        let e = redis::RedisError::from((
+            redis::ErrorKind::UnexpectedReturnType,
+            "unexpected reply",
+            format!("{script} script: {reply:?}"),
+        ));
         self.node().error(&e)
     }
 
@@ -313,7 +344,10 @@ impl Route {
 
 /// Runs `op` on the server `ep` (one that `Route::masters` named), handing it a runner
 /// of calls there (a connection that went stale is replaced once, as `Retry::IfStale`).
-pub fn on_node<T>(ep: &Endpoint, mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>) -> RedisResult<T>) -> Result<T> {
+pub fn on_node<T>(
+    ep: &Endpoint,
+    mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>) -> RedisResult<T>,
+) -> Result<T> {
     pool::run(ep, Retry::IfStale, |conn, _| op(&mut |call: &Call<'_>| call.run(conn)))
 }
 

@@ -51,7 +51,8 @@ pub struct Sentinels {
 impl Sentinels {
     /// Parses the sentinels' dsns (already checked by the settings).
     pub fn new(dsns: &[String], service: &str, tls: &TlsFiles) -> crate::error::Result<Self> {
-        let nodes = dsns.iter().map(|d| dsn::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
+        let nodes =
+            dsns.iter().map(|d| dsn::parse_dsn(d)).collect::<crate::error::Result<Vec<_>>>()?;
         Ok(Sentinels {
             nodes,
             service: service.to_string(),
@@ -81,7 +82,8 @@ impl Sentinels {
         let mut causes = Vec::new();
         let mut failing_over = false;
         for node in &self.nodes {
-            let left = connect_timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+            let left =
+                connect_timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
             let named = match self.ask(node, left, read_timeout) {
                 Ok(addr) => addr,
                 Err(cause) => {
@@ -90,20 +92,29 @@ impl Sentinels {
                 }
             };
             let info = dsn::info_at(master, &named.0, named.1);
-            let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply, true).map_err(|e| Found::Unreachable(e, info.clone()));
+            let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply, true)
+                .map_err(|e| Found::Unreachable(e, info.clone()));
             match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => {
                     self.reached.store(true, std::sync::atomic::Ordering::Relaxed);
                     return Ok(conn);
                 }
                 Err(found) => {
-                    failing_over |= found.failing_over(self.reached.load(std::sync::atomic::Ordering::Relaxed));
-                    causes.push(format!("master {} named by {}: {}", display(&named), dsn::display_addr(node), found.describe()));
+                    failing_over |=
+                        found.failing_over(self.reached.load(std::sync::atomic::Ordering::Relaxed));
+                    causes.push(format!(
+                        "master {} named by {}: {}",
+                        display(&named),
+                        dsn::display_addr(node),
+                        found.describe()
+                    ));
                 }
             }
         }
         let cause = match failing_over {
-            true => format!("sentinel failover of {} in progress: {}", self.service, causes.join("; ")),
+            true => {
+                format!("sentinel failover of {} in progress: {}", self.service, causes.join("; "))
+            }
             false => format!("no master found: {}", causes.join("; ")),
         };
         Err(Undiscovered { cause, passing: failing_over })
@@ -111,13 +122,29 @@ impl Sentinels {
 
     /// A connection to a master (`lock_server`: asked whether it can evict lock keys)
     /// or a sentinel.
-    fn open(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration, lock_server: bool) -> Result<Connection, String> {
-        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply, lock_server).map_err(|e| unreachable(&e, info))
+    fn open(
+        &self,
+        info: &ConnectionInfo,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+        lock_server: bool,
+    ) -> Result<Connection, String> {
+        pool::open(info, &self.tls, connect_timeout, read_timeout, self.max_reply, lock_server)
+            .map_err(|e| unreachable(&e, info))
     }
 
-    fn ask(&self, node: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<(String, u16), String> {
+    fn ask(
+        &self,
+        node: &ConnectionInfo,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> Result<(String, u16), String> {
         let mut conn = self.open(node, connect_timeout, read_timeout, false)?;
-        let reply = wire::request(&mut conn, &[b"SENTINEL", b"GET-MASTER-ADDR-BY-NAME", self.service.as_bytes()]).map_err(|e| e.to_string())?;
+        let reply = wire::request(
+            &mut conn,
+            &[b"SENTINEL", b"GET-MASTER-ADDR-BY-NAME", self.service.as_bytes()],
+        )
+        .map_err(|e| e.to_string())?;
         match reply {
             Value::Array(items) if items.len() == 2 => {
                 let text = |v: &Value| match v {
@@ -126,7 +153,8 @@ impl Sentinels {
                     _ => None,
                 };
                 let host = text(&items[0]).ok_or("a malformed reply")?;
-                let port = text(&items[1]).and_then(|p| p.parse().ok()).ok_or("a malformed reply")?;
+                let port =
+                    text(&items[1]).and_then(|p| p.parse().ok()).ok_or("a malformed reply")?;
                 Ok((host, port))
             }
             Value::Nil => Err(format!("does not know the service \"{}\"", self.service)),
@@ -136,7 +164,12 @@ impl Sentinels {
 }
 
 impl Discovery for Sentinels {
-    fn connect(&self, info: &ConnectionInfo, connect_timeout: Duration, read_timeout: Duration) -> Result<Connection, Undiscovered> {
+    fn connect(
+        &self,
+        info: &ConnectionInfo,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> Result<Connection, Undiscovered> {
         self.connect_master(info, connect_timeout, read_timeout)
     }
 }
@@ -170,7 +203,8 @@ impl Found {
         match self {
             Found::Unreachable(e, _) if reached && pool::closed_at_first(e) => true,
             Found::Unreachable(e, info) => {
-                pool::setup_failure(e, info).is_none() && (e.is_io_error() || e.is_timeout() || e.is_connection_dropped())
+                pool::setup_failure(e, info).is_none()
+                    && (e.is_io_error() || e.is_timeout() || e.is_connection_dropped())
             }
             Found::Role(role) => role == "slave" || role == "replica",
             Found::CutOff(_) => true,
@@ -201,10 +235,11 @@ fn unreachable(e: &RedisError, info: &ConnectionInfo) -> String {
 }
 
 fn role_is_master(conn: &mut Connection) -> Result<(), Found> {
-    let reply = wire::request(conn, &[b"ROLE"]).map_err(|e| match e.is_io_error() || e.is_timeout() {
-        true => Found::CutOff(format!("cut off before it answered ROLE ({e})")),
-        false => Found::Broken(e.to_string()),
-    })?;
+    let reply =
+        wire::request(conn, &[b"ROLE"]).map_err(|e| match e.is_io_error() || e.is_timeout() {
+            true => Found::CutOff(format!("cut off before it answered ROLE ({e})")),
+            false => Found::Broken(e.to_string()),
+        })?;
     match reply {
         Value::Array(items) => match items.first() {
             Some(Value::BulkString(r)) if r == b"master" => Ok(()),

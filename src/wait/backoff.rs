@@ -59,7 +59,9 @@ mod tests {
     fn delays_stay_within_bounds_and_vary() {
         let mut b = Backoff::new(Duration::from_millis(2), Duration::from_millis(50));
         let delays: Vec<Duration> = (0..200).map(|_| b.next_delay()).collect();
-        assert!(delays.iter().all(|d| *d >= Duration::from_millis(2) && *d <= Duration::from_millis(50)));
+        assert!(delays
+            .iter()
+            .all(|d| *d >= Duration::from_millis(2) && *d <= Duration::from_millis(50)));
         let distinct: std::collections::HashSet<_> = delays.iter().collect();
         assert!(distinct.len() > 20, "no jitter: {distinct:?}");
         // It does grow: the later pauses are longer than the base on average.

@@ -43,7 +43,9 @@ pub fn entry(lease_ms: &str, mark: Mark, channel: &str, keys: &[u8], token: &[u8
         Mark::Writer(fenced) => write!(e, "{lease_ms}:{}", if fenced { '1' } else { '0' }),
         Mark::Reader => write!(e, "{lease_ms}:r"),
         Mark::Permits(n) => write!(e, "{lease_ms}:{n}"),
-        Mark::Group(fenced) => write!(e, "{lease_ms}:m{}{}", if fenced { '1' } else { '0' }, keys.len()),
+        Mark::Group(fenced) => {
+            write!(e, "{lease_ms}:m{}{}", if fenced { '1' } else { '0' }, keys.len())
+        }
     };
     let _ = write!(e, ":{}:{channel}", channel.len());
     let mut e = e.into_bytes();
@@ -73,7 +75,10 @@ pub(crate) fn head(ep: &Endpoint, deadline: Instant) -> Vec<u8> {
     let now = Boot::now();
     let ms = deadline.saturating_duration_since(Instant::now()).as_millis();
     match ep.server_clock_floor(now) {
-        Some(floor) => format!("+{ms}~{}:", floor.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX / 2))).into_bytes(),
+        Some(floor) => {
+            format!("+{ms}~{}:", floor.saturating_add(i64::try_from(ms).unwrap_or(i64::MAX / 2)))
+                .into_bytes()
+        }
         None => format!("+{ms}:").into_bytes(),
     }
 }
@@ -108,7 +113,8 @@ pub fn message(msg: &[u8], token: &[u8]) -> Option<Message> {
                 Some(i) => (&head[..i], Some(i64::try_from(number(&head[i + 1..])?).ok()?)),
                 None => (head, None),
             };
-            let fence = if fence.is_empty() { None } else { Some(i64::try_from(number(fence)?).ok()?) };
+            let fence =
+                if fence.is_empty() { None } else { Some(i64::try_from(number(fence)?).ok()?) };
             Some(Message::Grant(fence, at))
         }
         b'n' => Some(Message::Notice(Duration::from_millis(number(head)?))),
@@ -125,7 +131,10 @@ mod tests {
         let t = b"0123abcd";
         assert_eq!(message(b"g:0123abcd", t), Some(Message::Grant(None, None)));
         assert_eq!(message(b"g42:0123abcd", t), Some(Message::Grant(Some(42), None)));
-        assert_eq!(message(b"g@1700000000123:0123abcd", t), Some(Message::Grant(None, Some(1_700_000_000_123))));
+        assert_eq!(
+            message(b"g@1700000000123:0123abcd", t),
+            Some(Message::Grant(None, Some(1_700_000_000_123)))
+        );
         assert_eq!(message(b"g42@17:0123abcd", t), Some(Message::Grant(Some(42), Some(17))));
         assert_eq!(message(b"n5:0123abcd", t), Some(Message::Notice(Duration::from_millis(5))));
         for other in [
@@ -160,6 +169,9 @@ mod tests {
         let mut keys = Vec::new();
         group_key(&mut keys, false, [b"a", b"a:q", b"a:f", b"a:r"]);
         assert_eq!(keys, b"w1:a3:a:q3:a:f3:a:r");
-        assert_eq!(entry("7", Mark::Group(false), "c", &keys, b"t"), b"7:m019:1:cw1:a3:a:q3:a:f3:a:rt");
+        assert_eq!(
+            entry("7", Mark::Group(false), "c", &keys, b"t"),
+            b"7:m019:1:cw1:a3:a:q3:a:f3:a:rt"
+        );
     }
 }

@@ -24,12 +24,12 @@
 use crate::clock::{drift, Boot};
 use crate::error::LockError;
 use crate::error::Result;
+use crate::net::resp;
+use crate::net::wake;
+use crate::stats::{self, Counter};
 use crate::topology::route::Route;
 use crate::wait::backoff::Backoff;
 use crate::wait::entry::{self, Message};
-use crate::net::wake;
-use crate::stats::{self, Counter};
-use crate::net::resp;
 use redis::Value;
 use std::time::{Duration, Instant};
 
@@ -75,7 +75,12 @@ pub(crate) struct Exchange {
 /// after that: the bound never says more, whatever the server's clock did between the
 /// exchange and the grant (stepped forward, it would have the grant's time promise the
 /// step on top of the lease).
-pub(crate) fn grant_bound(seen: Exchange, granted: i64, lease: Option<Duration>, heard: Boot) -> Until {
+pub(crate) fn grant_bound(
+    seen: Exchange,
+    granted: i64,
+    lease: Option<Duration>,
+    heard: Boot,
+) -> Until {
     let lease = lease?;
     let gap = u64::try_from(granted.saturating_sub(seen.server_ms)).unwrap_or(0);
     let margin = drift(lease) + Duration::from_millis(gap / 100) + Duration::from_millis(1);
@@ -230,7 +235,12 @@ pub(crate) enum Waited {
 ///
 /// `may_hold`: the first try may find the hold this waiter's already (an earlier try
 /// took it too late to be used: stale).
-pub(crate) fn wait(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bool) -> (Waited, bool) {
+pub(crate) fn wait(
+    w: &impl Waiter,
+    deadline: Instant,
+    may_hold: bool,
+    tried: bool,
+) -> (Waited, bool) {
     let started = Instant::now();
     let mut busy = tried;
     if tried {
@@ -269,7 +279,13 @@ fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool)
 
 /// The wait on a route that keeps a queue: an entry naming the channel of `lease`,
 /// then grants, notices and timers until the hold is had or the deadline passes.
-fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant, mut may_hold: bool, busy: &mut bool) -> Waited {
+fn queue_and_listen(
+    w: &impl Waiter,
+    lease: &mut wake::Lease,
+    deadline: Instant,
+    mut may_hold: bool,
+    busy: &mut bool,
+) -> Waited {
     let route = w.route();
     // Listening before the first try of the wait, that try queues at once.
     lease.ensure();
@@ -399,7 +415,9 @@ fn queue_and_listen(w: &impl Waiter, lease: &mut wake::Lease, deadline: Instant,
                         lease.endpoint().note_server_clock(Boot::now(), granted);
                     }
                     let until = match (seen, at) {
-                        (Some(seen), Some(granted)) => grant_bound(seen, granted, w.lease(), Boot::now()),
+                        (Some(seen), Some(granted)) => {
+                            grant_bound(seen, granted, w.lease(), Boot::now())
+                        }
                         // A grant that does not say when (an older releaser), or a
                         // wait that saw no clock: the next try confirms it.
                         _ if w.lease().is_none() => None,
@@ -473,7 +491,9 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
                 w.abandon();
             }
             Ok(Try::Busy { .. }) => {}
-            Ok(Try::Unsure) if Instant::now() >= deadline => return Waited::Failed(unsure(w.route().node().addr())),
+            Ok(Try::Unsure) if Instant::now() >= deadline => {
+                return Waited::Failed(unsure(w.route().node().addr()))
+            }
             Ok(Try::Unsure) => {}
             Err(e) if Instant::now() >= deadline => return Waited::Failed(e),
             Err(_) => {}
@@ -505,8 +525,12 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
         };
         match sub.next_grant(*until - now) {
             Ok(Some(msg)) => match entry::message(&msg, token) {
-                Some(Message::Grant(fence, at)) => return Heard::Granted(fence.map(Numbers::One), at),
-                Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
+                Some(Message::Grant(fence, at)) => {
+                    return Heard::Granted(fence.map(Numbers::One), at)
+                }
+                Some(Message::Notice(ms)) => {
+                    *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK)
+                }
                 // A message left over from an earlier wait that ended another way.
                 None => {}
             },
@@ -553,15 +577,24 @@ mod tests {
     #[test]
     fn acquire_replies_carry_the_stamping_clock() {
         let entry = Value::BulkString(b"10000:500:0:3:abcTOKEN".to_vec());
-        let queued = Value::Array(vec![Value::Int(2), Value::Int(40), entry.clone(), Value::Int(9_000)]);
-        assert_eq!(reply_parts(&queued), Some((2, 40, Some(b"10000:500:0:3:abcTOKEN".to_vec()), Some(9_000))));
+        let queued =
+            Value::Array(vec![Value::Int(2), Value::Int(40), entry.clone(), Value::Int(9_000)]);
+        assert_eq!(
+            reply_parts(&queued),
+            Some((2, 40, Some(b"10000:500:0:3:abcTOKEN".to_vec()), Some(9_000)))
+        );
         // Sent as queued: no clock.
         let kept = Value::Array(vec![Value::Int(2), Value::Int(40), entry]);
         assert_eq!(reply_parts(&kept).map(|p| p.3), Some(None));
         // A clock on anything but a queued reply is not one.
         let taken = Value::Array(vec![Value::Int(1), Value::Int(7)]);
         assert_eq!(reply_parts(&taken), Some((1, 7, None, None)));
-        let bad = Value::Array(vec![Value::Int(2), Value::Int(40), Value::Nil, Value::BulkString(b"x".to_vec())]);
+        let bad = Value::Array(vec![
+            Value::Int(2),
+            Value::Int(40),
+            Value::Nil,
+            Value::BulkString(b"x".to_vec()),
+        ]);
         assert_eq!(reply_parts(&bad), None);
     }
 }

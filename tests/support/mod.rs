@@ -21,7 +21,10 @@ pub fn bin(program: &str) -> String {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("free port")
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
 }
 
 /// A redis-server that lives as long as this value.
@@ -42,17 +45,29 @@ impl RedisServer {
 
     /// A server with extra `redis-server` arguments.
     pub fn start_with(port: u16, extra: &[&str]) -> Self {
-        let dir = std::env::temp_dir().join(format!("redis-lock-cargo-{port}-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("redis-lock-cargo-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let child = Command::new(bin("server"))
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .args(extra)
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("{} must be installed (make test installs it): {e}", bin("server")));
+            .unwrap_or_else(|e| {
+                panic!("{} must be installed (make test installs it): {e}", bin("server"))
+            });
         let server = RedisServer { port, dir, child: Some(child) };
         let deadline = Instant::now() + Duration::from_secs(5);
         while server.cmd(&["PING"]).is_err() {
@@ -126,7 +141,17 @@ impl RedisCluster {
             // The bus port is chosen too: port + 10000 overflows for a free port above 55535.
             .map(|_| {
                 let bus = free_port().to_string();
-                RedisServer::start_with(free_port(), &["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port", &bus])
+                RedisServer::start_with(
+                    free_port(),
+                    &[
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-port",
+                        &bus,
+                    ],
+                )
             })
             .collect();
         let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
@@ -142,7 +167,10 @@ impl RedisCluster {
         let deadline = Instant::now() + Duration::from_secs(20);
         for n in &nodes {
             loop {
-                let info = n.cmd(&["CLUSTER", "INFO"]).ok().and_then(|v| redis::from_redis_value::<String>(v).ok());
+                let info = n
+                    .cmd(&["CLUSTER", "INFO"])
+                    .ok()
+                    .and_then(|v| redis::from_redis_value::<String>(v).ok());
                 if info.is_some_and(|i| i.contains("cluster_state:ok")) {
                     break;
                 }
@@ -155,7 +183,10 @@ impl RedisCluster {
 
     /// The node that serves `key`'s slot.
     pub fn owner(&self, key: &str) -> &RedisServer {
-        self.nodes.iter().find(|n| matches!(n.cmd(&["EXISTS", key]), Ok(redis::Value::Int(_)))).expect("an owner")
+        self.nodes
+            .iter()
+            .find(|n| matches!(n.cmd(&["EXISTS", key]), Ok(redis::Value::Int(_))))
+            .expect("an owner")
     }
 
     pub fn id(node: &RedisServer) -> String {
@@ -181,7 +212,8 @@ impl Relay {
         thread::spawn(move || {
             for client in listener.incoming().flatten() {
                 let Ok(server) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                let (c2, s2) = (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
+                let (c2, s2) =
+                    (client.try_clone().expect("clone"), server.try_clone().expect("clone"));
                 let drops = drops.clone();
                 thread::spawn(move || pipe(client, server, None));
                 thread::spawn(move || pipe(s2, c2, Some(drops)));
@@ -277,7 +309,9 @@ fn answer_as_sentinel(mut client: TcpStream, names: &std::sync::Mutex<Option<u16
         }
         let reply = match (&first[..], *names.lock().unwrap()) {
             (b"PING", _) => "+PONG\r\n".to_string(),
-            (b"SENTINEL", Some(port)) => format!("*2\r\n$9\r\n127.0.0.1\r\n${}\r\n{port}\r\n", port.to_string().len()),
+            (b"SENTINEL", Some(port)) => {
+                format!("*2\r\n$9\r\n127.0.0.1\r\n${}\r\n{port}\r\n", port.to_string().len())
+            }
             (b"SENTINEL", None) => "$-1\r\n".to_string(),
             _ => "+OK\r\n".to_string(),
         };

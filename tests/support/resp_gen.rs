@@ -65,7 +65,11 @@ fn text(rng: &mut StdRng, max: usize) -> Vec<u8> {
 
 /// Any bytes (CR and LF included), of up to `max`; now and then far more.
 fn blob(rng: &mut StdRng, max: usize) -> Vec<u8> {
-    let n = if rng.random_ratio(1, 40) { rng.random_range(0..20_000) } else { rng.random_range(0..=max) };
+    let n = if rng.random_ratio(1, 40) {
+        rng.random_range(0..20_000)
+    } else {
+        rng.random_range(0..=max)
+    };
     blob_of(rng, n)
 }
 
@@ -100,7 +104,16 @@ pub fn value(rng: &mut StdRng, depth: usize, resp3: bool, out: &mut Vec<u8>) -> 
                 true
             }
             1 => {
-                let codes: &[&[u8]] = &[b"ERR", b"NOSCRIPT", b"MOVED 3999 127.0.0.1:6381", b"ASK 1 127.0.0.1:1", b"READONLY", b"BUSY", b"WRONGTYPE", b"NOPERM"];
+                let codes: &[&[u8]] = &[
+                    b"ERR",
+                    b"NOSCRIPT",
+                    b"MOVED 3999 127.0.0.1:6381",
+                    b"ASK 1 127.0.0.1:1",
+                    b"READONLY",
+                    b"BUSY",
+                    b"WRONGTYPE",
+                    b"NOPERM",
+                ];
                 out.push(b'-');
                 out.extend_from_slice(codes[rng.random_range(0..codes.len())]);
                 out.push(b' ');
@@ -109,7 +122,8 @@ pub fn value(rng: &mut StdRng, depth: usize, resp3: bool, out: &mut Vec<u8>) -> 
                 true
             }
             2 => {
-                let n: i64 = if rng.random_bool(0.5) { rng.random_range(-5..100) } else { rng.random() };
+                let n: i64 =
+                    if rng.random_bool(0.5) { rng.random_range(-5..100) } else { rng.random() };
                 header(out, b':', n);
                 true
             }
@@ -125,7 +139,11 @@ pub fn value(rng: &mut StdRng, depth: usize, resp3: bool, out: &mut Vec<u8>) -> 
                 true
             }
             6..=8 => {
-                let n = if depth == 0 && rng.random_ratio(1, 50) { rng.random_range(0..3000) } else { rng.random_range(0..5) };
+                let n = if depth == 0 && rng.random_ratio(1, 50) {
+                    rng.random_range(0..3000)
+                } else {
+                    rng.random_range(0..5)
+                };
                 header(out, b'*', n);
                 let mut plain = true;
                 for _ in 0..n {
@@ -154,12 +172,15 @@ pub fn value(rng: &mut StdRng, depth: usize, resp3: bool, out: &mut Vec<u8>) -> 
                 false
             }
             11 => {
-                let digits: String = (0..rng.random_range(1..40)).map(|_| char::from(rng.random_range(b'0'..=b'9'))).collect();
+                let digits: String = (0..rng.random_range(1..40))
+                    .map(|_| char::from(rng.random_range(b'0'..=b'9')))
+                    .collect();
                 header(out, b'(', digits);
                 false
             }
             12 => {
-                let (kind, head): (u8, &[u8]) = if rng.random_bool(0.5) { (b'=', b"txt:") } else { (b'!', b"ERR ") };
+                let (kind, head): (u8, &[u8]) =
+                    if rng.random_bool(0.5) { (b'=', b"txt:") } else { (b'!', b"ERR ") };
                 let body = [head, &text(rng, 30)[..]].concat();
                 header(out, kind, body.len());
                 out.extend_from_slice(&body);
@@ -211,8 +232,13 @@ fn numbers(bytes: &[u8]) -> Vec<(usize, usize)> {
 
 /// A nesting `levels` deep of one-element aggregates of one kind, then maybe a value.
 fn deep(rng: &mut StdRng, out: &mut Vec<u8>) {
-    let levels = if rng.random_bool(0.2) { rng.random_range(50..100_000) } else { rng.random_range(50..200) };
-    let opener: &[u8] = [&b"*1\r\n"[..], b">1\r\n", b"~1\r\n", b"|0\r\n", b"%1\r\n:1\r\n"][rng.random_range(0..5)];
+    let levels = if rng.random_bool(0.2) {
+        rng.random_range(50..100_000)
+    } else {
+        rng.random_range(50..200)
+    };
+    let opener: &[u8] =
+        [&b"*1\r\n"[..], b">1\r\n", b"~1\r\n", b"|0\r\n", b"%1\r\n:1\r\n"][rng.random_range(0..5)];
     for _ in 0..levels {
         out.extend_from_slice(opener);
     }
@@ -277,14 +303,17 @@ pub fn case(rng: &mut StdRng) -> Case {
         }
         12 => {
             // A header's type byte replaced.
-            let spots: Vec<usize> = (0..c.bytes.len()).filter(|&i| i == 0 || c.bytes[i - 1] == b'\n').collect();
+            let spots: Vec<usize> =
+                (0..c.bytes.len()).filter(|&i| i == 0 || c.bytes[i - 1] == b'\n').collect();
             let at = spots[rng.random_range(0..spots.len())];
             c.bytes[at] = TYPES[rng.random_range(0..TYPES.len())];
             (c.how, c.valid) = ("type replaced", false);
         }
         13 => {
             // CRLF broken: a CR or LF dropped or doubled, or a bare LF.
-            let spots: Vec<usize> = (0..c.bytes.len()).filter(|&i| c.bytes[i] == b'\r' || c.bytes[i] == b'\n').collect();
+            let spots: Vec<usize> = (0..c.bytes.len())
+                .filter(|&i| c.bytes[i] == b'\r' || c.bytes[i] == b'\n')
+                .collect();
             if let Some(&at) = spots.get(rng.random_range(0..spots.len().max(1))) {
                 match rng.random_range(0..3) {
                     0 => {
@@ -300,7 +329,11 @@ pub fn case(rng: &mut StdRng) -> Case {
             // A line that never ends.
             c.bytes.clear();
             c.bytes.push(TYPES[rng.random_range(0..TYPES.len())]);
-            let n = if rng.random_bool(0.3) { rng.random_range(60_000..200_000) } else { rng.random_range(0..5000) };
+            let n = if rng.random_bool(0.3) {
+                rng.random_range(60_000..200_000)
+            } else {
+                rng.random_range(0..5000)
+            };
             let start = c.bytes.len();
             c.bytes.resize(start + n, b'1');
             for _ in 0..n / 10 {
@@ -313,7 +346,8 @@ pub fn case(rng: &mut StdRng) -> Case {
             // A huge declared aggregate followed by what fits its start.
             c.bytes.clear();
             let kind = b"*%~>|"[rng.random_range(0..5)];
-            let n = [2_147_483_647u64, 1 << 20, (1 << 20) + 1, 100_000_000, u64::MAX / 4][rng.random_range(0..5)];
+            let n = [2_147_483_647u64, 1 << 20, (1 << 20) + 1, 100_000_000, u64::MAX / 4]
+                [rng.random_range(0..5)];
             header(&mut c.bytes, kind, n);
             for _ in 0..rng.random_range(0..2000) {
                 c.bytes.extend_from_slice(b":1\r\n");
@@ -324,7 +358,8 @@ pub fn case(rng: &mut StdRng) -> Case {
             // A huge declared bulk, with a little of it.
             c.bytes.clear();
             let kind = b"$=!"[rng.random_range(0..3)];
-            let n = [104_857_600u64, 536_870_912, 536_870_913, 9_999_999_999][rng.random_range(0..4)];
+            let n =
+                [104_857_600u64, 536_870_912, 536_870_913, 9_999_999_999][rng.random_range(0..4)];
             header(&mut c.bytes, kind, n);
             c.bytes.extend(blob(rng, 3000));
             (c.how, c.valid) = ("huge bulk", false);

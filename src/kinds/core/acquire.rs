@@ -10,16 +10,16 @@
 //! reply came after that (a paused process) is stale, no acquisition.
 
 use crate::clock::Boot;
-use crate::hold::table::Part;
 use crate::error::{LockError, Result};
+use crate::hold::table::Part;
 use crate::hold::table::{Hold, Owner, Renewal};
 use crate::kinds::core::durable::Undurable;
 use crate::kinds::core::wait::PartWait;
 use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
 use crate::token::Token;
-use crate::wait::waiting::{self, Fences, Numbers, Try, Until, Waited};
 use crate::topology::route::Extended;
+use crate::wait::waiting::{self, Fences, Numbers, Try, Until, Waited};
 use std::time::{Duration, Instant};
 
 /// What a round took of one part: its fencing tokens, and when its lease ends at the
@@ -30,7 +30,13 @@ impl<K: Kind> Holder<K> {
     /// The one way in for every acquisition, which started at `start`: `token`
     /// (`chosen`: the caller's, which another holder may use too) with one try on each
     /// part, or (`wait`) until the deadline. `Ok(None)` when busy then.
-    pub fn obtain(&mut self, start: Instant, token: Token, chosen: bool, wait: bool) -> Result<Option<Token>> {
+    pub fn obtain(
+        &mut self,
+        start: Instant,
+        token: Token,
+        chosen: bool,
+        wait: bool,
+    ) -> Result<Option<Token>> {
         let mut undone = None;
         match self.rounds(start, token, chosen, wait, &mut undone) {
             // A wait that ends after a durable grant was undone says so, not "busy".
@@ -40,7 +46,14 @@ impl<K: Kind> Holder<K> {
     }
 
     /// `obtain`'s rounds; `undone` keeps why the last durable grant was undone.
-    fn rounds(&mut self, start: Instant, token: Token, chosen: bool, wait: bool, undone: &mut Option<LockError>) -> Result<Option<Token>> {
+    fn rounds(
+        &mut self,
+        start: Instant,
+        token: Token,
+        chosen: bool,
+        wait: bool,
+        undone: &mut Option<LockError>,
+    ) -> Result<Option<Token>> {
         let deadline = self.c.terms.deadline(start);
         self.c.caller_token = chosen;
         if self.c.owner_info {
@@ -58,7 +71,8 @@ impl<K: Kind> Holder<K> {
                 }
                 let part = &self.parts[i];
                 // Contended lately: the wait's first try, which queues, is the first try.
-                if wait && !part.route().lease_only() && self.kind.straight_to_wait(&self.c, start) {
+                if wait && !part.route().lease_only() && self.kind.straight_to_wait(&self.c, start)
+                {
                     busy = Some((i, false, false));
                     break;
                 }
@@ -92,7 +106,9 @@ impl<K: Kind> Holder<K> {
                     }
                     // Not found busy: the wait's first try is the next. A try sent before a
                     // failover cut it off may have taken it: the wait settles that.
-                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => busy = Some((i, false, e.sent())),
+                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => {
+                        busy = Some((i, false, e.sent()))
+                    }
                     Err(e) => {
                         self.give_back(&token, &mut got);
                         return Err(self.maybe_taken(token, e));
@@ -137,7 +153,9 @@ impl<K: Kind> Holder<K> {
                         .iter_mut()
                         .map(|t| t.take().and_then(|(f, _)| f))
                         .collect::<Option<Vec<Numbers>>>()
-                        .map(|f| Numbers::of(f.iter().flat_map(|n| n.as_slice()).copied().collect()));
+                        .map(|f| {
+                            Numbers::of(f.iter().flat_map(|n| n.as_slice()).copied().collect())
+                        });
                     return Ok(Some(self.took(token, fences, until)));
                 }
                 // Taken too late to be used (a paused process): given back, and tried again.
@@ -157,12 +175,18 @@ impl<K: Kind> Holder<K> {
             // reconnect: a failover, a node back from its files) may come from a node
             // that no longer masters the key, so the hold is checked where it lives now.
             let before = (!route.lease_only()).then(|| route.serial());
-            let (outcome, was_busy) = waiting::wait(&PartWait { holder: self, part: i, token: &token }, deadline, may_hold, tried);
+            let (outcome, was_busy) = waiting::wait(
+                &PartWait { holder: self, part: i, token: &token },
+                deadline,
+                may_hold,
+                tried,
+            );
             waited = true;
             self.kind.contended(was_busy, Instant::now());
             match outcome {
                 Waited::Got(fences, until) => {
-                    let moved = before.is_some_and(|b| b.is_none() || b != self.parts[i].route().serial());
+                    let moved =
+                        before.is_some_and(|b| b.is_none() || b != self.parts[i].route().serial());
                     // Durable grants check every hold anyway (`confirm`).
                     if (moved || may_hold) && self.c.terms.durable.is_none() {
                         match self.still_held(i, &token) {
@@ -180,7 +204,9 @@ impl<K: Kind> Holder<K> {
                     got[i] = Some((fences, until));
                 }
                 Waited::TimedOut => return Ok(None),
-                Waited::Failed(e) => return Err(self.maybe_taken(token, e.after_waiting(start.elapsed()))),
+                Waited::Failed(e) => {
+                    return Err(self.maybe_taken(token, e.after_waiting(start.elapsed())))
+                }
             }
         }
     }
@@ -191,7 +217,9 @@ impl<K: Kind> Holder<K> {
         let held = self.kind.held_as(&self.parts[i]);
         let lease = self.c.terms.lease.unwrap_or(Duration::ZERO);
         let mut outcome = Ok(Extended::No);
-        held.renew(token, self.c.terms.ttl_arg.as_bytes(), &mut |call| outcome = held.route().renew(call, lease));
+        held.renew(token, self.c.terms.ttl_arg.as_bytes(), &mut |call| {
+            outcome = held.route().renew(call, lease)
+        });
         Ok(matches!(outcome?, Extended::Yes))
     }
 
@@ -229,7 +257,12 @@ impl<K: Kind> Holder<K> {
 
     /// Makes `token` this object's hold on every part, in the table too; a hold the
     /// object had before is over (its keys were free for this one to be taken).
-    fn record(&mut self, token: &Token, until: Until, renew: impl Fn(&crate::terms::Terms) -> Option<Box<Renewal>>) {
+    fn record(
+        &mut self,
+        token: &Token,
+        until: Until,
+        renew: impl Fn(&crate::terms::Terms) -> Option<Box<Renewal>>,
+    ) {
         let owner = Owner::current();
         for (claim, part) in self.claims.iter_mut().zip(&self.parts) {
             claim.record(Hold {
@@ -251,7 +284,12 @@ impl<K: Kind> Holder<K> {
     /// there is nothing to clear (and no reason to connect again when the object goes
     /// away).
     pub(super) fn maybe_taken(&mut self, token: Token, e: LockError) -> LockError {
-        if self.claims[0].token.is_none() && !matches!(e, LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }) {
+        if self.claims[0].token.is_none()
+            && !matches!(
+                e,
+                LockError::Connection { sent: false, .. } | LockError::Passing { sent: false, .. }
+            )
+        {
             // Not known to be held: it promises nothing (a bound already past), and a
             // fencing token, if asked for, is taken then, checked.
             self.record(&token, Some(Boot::now()), |_| None);

@@ -3,8 +3,8 @@
 
 use crate::config::Settings;
 use crate::error::LockError;
-use crate::topology::rules;
 use crate::terms::Terms;
+use crate::topology::rules;
 use crate::wait::waiting::Fences;
 
 /// One value per part: inline for an object of one part (a `Lock`, a `Semaphore`, a
@@ -108,4 +108,3 @@ impl Common {
         LockError::timeout(self.what, &self.name, self.terms.wait)
     }
 }
-

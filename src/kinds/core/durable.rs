@@ -27,7 +27,13 @@ impl<K: Kind> Holder<K> {
     /// (`Kind::held_as`), or after an extension as its renewal did (`Kind::renewed_as`:
     /// a reader's token is checked as a read share), to the lease `ms` ("0": none).
     /// `Ok(None)` when every part was acknowledged as `d` asks.
-    pub(super) fn confirm(&self, token: &[u8], ms: &[u8], d: &Durable, extending: bool) -> Result<Option<Undurable>> {
+    pub(super) fn confirm(
+        &self,
+        token: &[u8],
+        ms: &[u8],
+        d: &Durable,
+        extending: bool,
+    ) -> Result<Option<Undurable>> {
         for part in &self.parts {
             let held = if extending { self.kind.renewed_as(part) } else { self.kind.held_as(part) };
             let mut outcome = Ok(Confirmed::Yes);
@@ -38,7 +44,11 @@ impl<K: Kind> Holder<K> {
                 Confirmed::Short(cause) => {
                     crate::stats::note(crate::stats::Counter::Undurable);
                     let addr = held.route().node().addr().to_string();
-                    return Ok(Some(Undurable::Short(LockError::NotDurable { addr, what: self.c.what, cause })));
+                    return Ok(Some(Undurable::Short(LockError::NotDurable {
+                        addr,
+                        what: self.c.what,
+                        cause,
+                    })));
                 }
             }
         }

@@ -56,7 +56,13 @@ pub(crate) trait Kind: Sized {
 
     /// Leaves the queue at the deadline (`entry` as queued, or as sent):
     /// `Some(fencing tokens)` when the part was handed to `token` meanwhile.
-    fn cancel(&self, c: &Common, part: &Self::Part, token: &[u8], entry: &[u8]) -> Result<Option<Fences>>;
+    fn cancel(
+        &self,
+        c: &Common,
+        part: &Self::Part,
+        token: &[u8],
+        entry: &[u8],
+    ) -> Result<Option<Fences>>;
 
     /// Releases `token`'s hold on `part` (`own`: this object's) and answers how many
     /// of the part's keys it held.
@@ -64,12 +70,26 @@ pub(crate) trait Kind: Sized {
 
     /// Sends the release of this object's hold `token` on `part` without waiting for
     /// the answer, which is checked against `watch` when it is read.
-    fn fire_release(&mut self, c: &Common, part: &Self::Part, token: &[u8], watch: Watch) -> Result<()>;
+    fn fire_release(
+        &mut self,
+        c: &Common,
+        part: &Self::Part,
+        token: &[u8],
+        watch: Watch,
+    ) -> Result<()>;
 
     /// Renews `token`'s hold on `part` to `ms` (as the scripts take it; `lease` as a
     /// duration, for a quorum's validity); `own`: this object's hold (default: the
     /// part's own renewal, `Part::renew`).
-    fn renew(&self, _c: &Common, part: &Self::Part, token: &[u8], ms: &[u8], lease: Duration, _own: bool) -> Result<Extended> {
+    fn renew(
+        &self,
+        _c: &Common,
+        part: &Self::Part,
+        token: &[u8],
+        ms: &[u8],
+        lease: Duration,
+        _own: bool,
+    ) -> Result<Extended> {
         let mut outcome = Ok(Extended::No);
         part.renew(token, ms, &mut |call| outcome = part.route().renew(call, lease));
         outcome
@@ -109,7 +129,14 @@ pub(crate) trait Kind: Sized {
 
     /// An acquisition of `token` on `parts` is about to be recorded (after its last
     /// try, found fresh at `now`), its fencing tokens, if any, in `c.fences`.
-    fn taking(&mut self, _c: &mut Common, _parts: &[Arc<Self::Part>], _token: &[u8], _now: Instant) {}
+    fn taking(
+        &mut self,
+        _c: &mut Common,
+        _parts: &[Arc<Self::Part>],
+        _token: &[u8],
+        _now: Instant,
+    ) {
+    }
 
     /// A hold of `token` may have been taken by a try whose reply was lost: it is
     /// recorded, unrenewed, so that a release clears it.

@@ -161,7 +161,12 @@ impl<K: Kind> Holder<K> {
         if !lost || self.kind.releases_lost() {
             for part in &self.parts {
                 // The release answers how many of the part's keys it held.
-                let watch = Watch { what: self.c.what, name: self.c.name.clone(), at_least: self.kind.keys_in(part) as i64, by };
+                let watch = Watch {
+                    what: self.c.what,
+                    name: self.c.name.clone(),
+                    at_least: self.kind.keys_in(part) as i64,
+                    by,
+                };
                 if let Err(e) = self.kind.fire_release(&self.c, part, token, watch) {
                     for (claim, hold) in self.claims.iter_mut().zip(holds.iter_mut()) {
                         claim.put_back(hold.take());
@@ -249,8 +254,13 @@ impl<K: Kind> Holder<K> {
         // token found holding its one key no more holds it for them either.
         let mine: Vec<_> = self.claims.iter().filter_map(|c| c.own_for(&token)).collect();
         let gone = self.keys() == 1 && matches!(extended, Ok(Some(false)));
-        let parts: Vec<&dyn Part> =
-            self.parts.iter().zip(&reached).filter(|(_, r)| **r || gone).map(|(p, _)| &**p as &dyn Part).collect();
+        let parts: Vec<&dyn Part> = self
+            .parts
+            .iter()
+            .zip(&reached)
+            .filter(|(_, r)| **r || gone)
+            .map(|(p, _)| &**p as &dyn Part)
+            .collect();
         table::follow(&parts, &token, &mine, lease, sent, gone);
         match extended {
             Ok(Some(done)) => {
@@ -283,7 +293,14 @@ impl<K: Kind> Holder<K> {
         let mut done = true;
         for (part, reached) in self.parts.iter().zip(reached.iter_mut()) {
             *reached = true;
-            match self.kind.renew(&self.c, part, token, ms_arg.as_bytes(), Duration::from_millis(ms), own)? {
+            match self.kind.renew(
+                &self.c,
+                part,
+                token,
+                ms_arg.as_bytes(),
+                Duration::from_millis(ms),
+                own,
+            )? {
                 Extended::Yes => {}
                 Extended::Lost => {
                     done = false;

@@ -1,8 +1,8 @@
 //! One wait of an object for one of its parts, as `waiting` sees it: the kind's
 //! scripts, run on that part.
 
-use crate::hold::table::Part;
 use crate::error::Result;
+use crate::hold::table::Part;
 use crate::kinds::core::{Attempt, Holder, Kind};
 use crate::topology::route::Route;
 use crate::wait::backoff::Backoff;
@@ -32,7 +32,11 @@ impl<K: Kind> Waiter for PartWait<'_, K> {
 
     fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
         let h = self.holder;
-        h.kind.attempt(&h.c, &h.parts[self.part], &Attempt { token: self.token, sent: entry, again, deadline: Some(deadline) })
+        h.kind.attempt(
+            &h.c,
+            &h.parts[self.part],
+            &Attempt { token: self.token, sent: entry, again, deadline: Some(deadline) },
+        )
     }
 
     fn cancel(&self, entry: &[u8]) -> Result<Option<Fences>> {

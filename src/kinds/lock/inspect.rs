@@ -57,19 +57,42 @@ pub fn inspect_key(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspe
     if route.lease_only() {
         return inspect_quorum(route, keys, token);
     }
-    let call = Inspect { lock: &keys.lock, queue: &keys.queue, fence: &keys.fence, readers: &keys.readers, owner: &keys.owner, token };
+    let call = Inspect {
+        lock: &keys.lock,
+        queue: &keys.queue,
+        fence: &keys.fence,
+        readers: &keys.readers,
+        owner: &keys.owner,
+        token,
+    };
     let reply = route.ask(&Call::Script(&call))?;
     parse(&reply).ok_or_else(|| route.unexpected("lock/inspect", &reply))
 }
 
 fn inspect_quorum(route: &Route, keys: &LockKeys, token: &[u8]) -> Result<Inspection> {
     let Some(pttl) = route.pttl(&keys.lock)? else {
-        return Ok(Inspection { state: State::Free, ttl: None, readers: 0, waiters: 0, fence: None, mine: false, owners: Vec::new() });
+        return Ok(Inspection {
+            state: State::Free,
+            ttl: None,
+            readers: 0,
+            waiters: 0,
+            fence: None,
+            mine: false,
+            owners: Vec::new(),
+        });
     };
     let holder = route.ask(&Call::Command(&[b"GET", &keys.lock]))?;
     let mine = !token.is_empty() && matches!(&holder, Value::BulkString(h) if h == token);
     let ttl = pttl.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0);
-    Ok(Inspection { state: State::Write, ttl: Some(ttl), readers: 0, waiters: 0, fence: None, mine, owners: vec![None] })
+    Ok(Inspection {
+        state: State::Write,
+        ttl: Some(ttl),
+        readers: 0,
+        waiters: 0,
+        fence: None,
+        mine,
+        owners: vec![None],
+    })
 }
 
 /// `INSPECT`'s reply, or `None` for any other shape.

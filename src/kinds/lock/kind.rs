@@ -7,8 +7,8 @@
 use crate::error::Result;
 use crate::hold::table::Part;
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
-use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
 use crate::kinds::lock::part::{Alone, LockPart};
+use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
 use crate::kinds::retake;
 use crate::net::call::Call;
 use crate::net::fast::{Fast, TAKEN_ALONE};
@@ -114,7 +114,11 @@ impl LockKind {
         self.fence = fence;
         self.alone.store(false, Ordering::Relaxed);
         if mode == Mode::Read && self.read.is_none() {
-            self.read = Some(Arc::new(LockPart { keys: part.keys.clone(), route: part.route.clone(), read: true }));
+            self.read = Some(Arc::new(LockPart {
+                keys: part.keys.clone(),
+                route: part.route.clone(),
+                read: true,
+            }));
         }
     }
 
@@ -127,8 +131,20 @@ impl LockKind {
     }
 
     /// One run of the acquire script (a writer's or a reader's).
-    fn acquire(&self, c: &Common, part: &LockPart, a: &Attempt<'_>, run: &mut dyn FnMut(&Call<'_>) -> redis::RedisResult<Value>, again: bool) -> redis::RedisResult<Try> {
-        let life = a.deadline.map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK).unwrap_or(QUEUE_SLACK).as_millis().to_string();
+    fn acquire(
+        &self,
+        c: &Common,
+        part: &LockPart,
+        a: &Attempt<'_>,
+        run: &mut dyn FnMut(&Call<'_>) -> redis::RedisResult<Value>,
+        again: bool,
+    ) -> redis::RedisResult<Try> {
+        let life = a
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
+            .unwrap_or(QUEUE_SLACK)
+            .as_millis()
+            .to_string();
         let k = &part.keys;
         let (token, lease) = (a.token, c.terms.ttl_arg.as_bytes());
         let reply = match self.mode {
@@ -163,7 +179,9 @@ impl LockKind {
             }))?,
         };
         match waiting::reply_parts(&reply) {
-            Some((1, number, _, _)) => Ok(Try::Acquired(self.fence.then_some(Numbers::One(number)))),
+            Some((1, number, _, _)) => {
+                Ok(Try::Acquired(self.fence.then_some(Numbers::One(number))))
+            }
             Some((4, _, _, _)) => Ok(Try::Unsure),
             Some((_, pttl, queued, clock)) => Ok(Try::busy(pttl, queued, clock)),
             None => Err(unexpected("lock/acquire", &reply)),
@@ -178,12 +196,18 @@ impl Kind for LockKind {
         // A hold that comes by the wait may have waiters behind it: the scripts release it.
         self.alone.store(false, Ordering::Relaxed);
         // A retry after a lost reply must find what the first run did.
-        part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| self.acquire(c, part, a, run, a.again || settling))
+        part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| {
+            self.acquire(c, part, a, run, a.again || settling)
+        })
     }
 
     fn first_try(&self, c: &Common, part: &LockPart, token: &[u8]) -> Result<Try> {
         if self.mode != Mode::Write || c.terms.fair {
-            return self.attempt(c, part, &Attempt { token, sent: b"", again: false, deadline: None });
+            return self.attempt(
+                c,
+                part,
+                &Attempt { token, sent: b"", again: false, deadline: None },
+            );
         }
         let k = &part.keys;
         let lease = c.terms.ttl_arg.as_bytes();
@@ -192,7 +216,17 @@ impl Kind for LockKind {
             return part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| {
                 // Only what is needed: each key and argument costs its encoding.
                 let owner = c.owner_info.then_some(&k.owner[..]);
-                let take = Take { lock: &k.lock, fence: &k.fence, owner, token, lease, again: settling, chosen: c.caller_token, fenced: self.fence, info: owner.map(|_| &c.record[..]) };
+                let take = Take {
+                    lock: &k.lock,
+                    fence: &k.fence,
+                    owner,
+                    token,
+                    lease,
+                    again: settling,
+                    chosen: c.caller_token,
+                    fenced: self.fence,
+                    info: owner.map(|_| &c.record[..]),
+                };
                 let reply = run(&Call::Script(&take))?;
                 match resp::int(&reply) {
                     Some(0) => Ok(Try::busy_unqueued()),
@@ -206,30 +240,42 @@ impl Kind for LockKind {
         let undo = part.release(token, false);
         let taken = |took| if took { Try::Acquired(None) } else { Try::busy_unqueued() };
         let attempt = Attempt { token, sent: b"", again: true, deadline: None };
-        part.route.take(&k.lock, token, c.terms.lease, &Call::Script(&undo), |run, settling| {
-            if settling {
-                // The SET's reply was lost: the script finds out whether it landed. It
-                // must not issue a number: finding the key held already, it would read
-                // the counter, whose value is the previous holder's (`fence` is off here).
-                return self.acquire(c, part, &attempt, run, true);
-            }
-            let ms = c.terms.lease.map(|_| lease);
-            // Where the server has its own compare-and-delete, the same write asks
-            // whether anyone is queued (`net::fast`).
-            let reply = run(&Call::Fast(&Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?;
-            self.alone.store(false, Ordering::Relaxed);
-            match reply {
-                Value::Okay => Ok(Try::Acquired(None)),
-                Value::SimpleString(s) if s == TAKEN_ALONE => {
-                    self.alone.store(true, Ordering::Relaxed);
-                    Ok(Try::Acquired(None))
+        part.route.take(
+            &k.lock,
+            token,
+            c.terms.lease,
+            &Call::Script(&undo),
+            |run, settling| {
+                if settling {
+                    // The SET's reply was lost: the script finds out whether it landed. It
+                    // must not issue a number: finding the key held already, it would read
+                    // the counter, whose value is the previous holder's (`fence` is off here).
+                    return self.acquire(c, part, &attempt, run, true);
                 }
-                // The holder's lease is not known; the waiting loop asks the script.
-                Value::Nil => Ok(Try::busy_unqueued()),
-                // A broken or hostile server: an error, never `false`.
-                other => Err(RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("to SET NX: {other:?}")))),
-            }
-        }, taken)
+                let ms = c.terms.lease.map(|_| lease);
+                // Where the server has its own compare-and-delete, the same write asks
+                // whether anyone is queued (`net::fast`).
+                let reply =
+                    run(&Call::Fast(&Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?;
+                self.alone.store(false, Ordering::Relaxed);
+                match reply {
+                    Value::Okay => Ok(Try::Acquired(None)),
+                    Value::SimpleString(s) if s == TAKEN_ALONE => {
+                        self.alone.store(true, Ordering::Relaxed);
+                        Ok(Try::Acquired(None))
+                    }
+                    // The holder's lease is not known; the waiting loop asks the script.
+                    Value::Nil => Ok(Try::busy_unqueued()),
+                    // A broken or hostile server: an error, never `false`.
+                    other => Err(RedisError::from((
+                        ErrorKind::UnexpectedReturnType,
+                        "unexpected reply",
+                        format!("to SET NX: {other:?}"),
+                    ))),
+                }
+            },
+            taken,
+        )
     }
 
     /// The first try again: the cheapest, and the one a quorum runs on every node.
@@ -245,16 +291,36 @@ impl Kind for LockKind {
     /// A write lock handed over carries its fencing token (the counter's value, when
     /// one was asked for); a read share none. For an upgrade, finding its own read
     /// share is no grant.
-    fn cancel(&self, c: &Common, part: &LockPart, token: &[u8], entry: &[u8]) -> Result<Option<Fences>> {
+    fn cancel(
+        &self,
+        c: &Common,
+        part: &LockPart,
+        token: &[u8],
+        entry: &[u8],
+    ) -> Result<Option<Fences>> {
         let k = &part.keys;
-        let cancel = Cancel { lock: &k.lock, queue: &k.queue, fence: &k.fence, readers: &k.readers, owner: &k.owner, token, entry, lease: c.terms.ttl_arg.as_bytes(), chosen: c.caller_token };
+        let cancel = Cancel {
+            lock: &k.lock,
+            queue: &k.queue,
+            fence: &k.fence,
+            readers: &k.readers,
+            owner: &k.owner,
+            token,
+            entry,
+            lease: c.terms.ttl_arg.as_bytes(),
+            chosen: c.caller_token,
+        };
         let reply = part.route.ask(&Call::Script(&cancel))?;
         let pair = match &reply {
-            Value::Array(items) if items.len() == 2 => resp::int(&items[0]).zip(resp::int(&items[1])),
+            Value::Array(items) if items.len() == 2 => {
+                resp::int(&items[0]).zip(resp::int(&items[1]))
+            }
             _ => None,
         };
         Ok(match pair.ok_or_else(|| part.route.unexpected("lock/cancel", &reply))? {
-            (1, number) if self.mode != Mode::Read => Some(self.fence.then_some(Numbers::One(number))),
+            (1, number) if self.mode != Mode::Read => {
+                Some(self.fence.then_some(Numbers::One(number)))
+            }
             (2, _) if self.mode == Mode::Read => Some(None),
             _ => None,
         })
@@ -273,7 +339,13 @@ impl Kind for LockKind {
             // Taken alone: the server's compare-and-delete (which hands the lock to a
             // waiter that queued since), or the script where the server has none.
             let (release, kick) = (part.release(token, self.short), part.kick());
-            let reply = part.route.ask(&Call::Fast(&Fast::Release { key: &part.keys.lock, token, queue: &part.keys.queue, script: &release, kick: &kick }))?;
+            let reply = part.route.ask(&Call::Fast(&Fast::Release {
+                key: &part.keys.lock,
+                token,
+                queue: &part.keys.queue,
+                script: &release,
+                kick: &kick,
+            }))?;
             released(part, token, &reply)?
         } else {
             release_script(part, token, self.short && own)?
@@ -284,7 +356,13 @@ impl Kind for LockKind {
         Ok(u64::from(released != Released::No))
     }
 
-    fn fire_release(&mut self, _c: &Common, part: &LockPart, token: &[u8], watch: Watch) -> Result<()> {
+    fn fire_release(
+        &mut self,
+        _c: &Common,
+        part: &LockPart,
+        token: &[u8],
+        watch: Watch,
+    ) -> Result<()> {
         // Unawaited, the script: it hands over in the same step whoever queued.
         self.alone.store(false, Ordering::Relaxed);
         if self.held == Held::Read {
@@ -309,20 +387,32 @@ impl Kind for LockKind {
 
     /// A writer's renewal, or (`Lost`, not this object's write hold) a reader's: the
     /// token may be a reader's (a lease-only route has none).
-    fn renew(&self, _c: &Common, part: &LockPart, token: &[u8], ms: &[u8], lease: Duration, own: bool) -> Result<Extended> {
+    fn renew(
+        &self,
+        _c: &Common,
+        part: &LockPart,
+        token: &[u8],
+        ms: &[u8],
+        lease: Duration,
+        own: bool,
+    ) -> Result<Extended> {
         let reading = own && self.held == Held::Read;
         self.renewed_read.store(false, Ordering::Relaxed);
         let extended = if reading {
             Extended::Lost
         } else if own && self.alone.load(Ordering::Relaxed) {
             let renew = part.renew(token, ms, true);
-            part.route.renew(&Call::Fast(&Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }), lease)?
+            part.route.renew(
+                &Call::Fast(&Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }),
+                lease,
+            )?
         } else {
             part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)?
         };
         match extended {
             Extended::Lost if (reading || !own) && !part.route.lease_only() => {
-                let renewed = part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease)?;
+                let renewed =
+                    part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease)?;
                 self.renewed_read.store(renewed == Extended::Yes, Ordering::Relaxed);
                 Ok(renewed)
             }
@@ -336,7 +426,11 @@ impl Kind for LockKind {
         }
         match &self.read {
             Some(read) => read.clone(),
-            None => Arc::new(LockPart { keys: part.keys.clone(), route: part.route.clone(), read: true }),
+            None => Arc::new(LockPart {
+                keys: part.keys.clone(),
+                route: part.route.clone(),
+                read: true,
+            }),
         }
     }
 
@@ -354,7 +448,10 @@ impl Kind for LockKind {
             // `WAIT` covers this connection's own writes, and a lock handed over was
             // written by the releaser: a token-checked renewal goes first.
             let part = &parts[0];
-            part.route.wait_replicas(self.wait_replicas, &Call::Script(&part.renew(token, c.terms.ttl_arg.as_bytes(), false)));
+            part.route.wait_replicas(
+                self.wait_replicas,
+                &Call::Script(&part.renew(token, c.terms.ttl_arg.as_bytes(), false)),
+            );
         }
         self.acquired_at = Some(now);
         // A read share has no fencing token.
@@ -398,6 +495,9 @@ fn read_release(part: &LockPart, token: &[u8]) -> Result<Released> {
 
 /// A reply of a shape the script never gives: the server is not what it seems.
 fn unexpected(script: &str, reply: &Value) -> RedisError {
-    RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", format!("{script} script: {reply:?}")))
+    RedisError::from((
+        ErrorKind::UnexpectedReturnType,
+        "unexpected reply",
+        format!("{script} script: {reply:?}"),
+    ))
 }
-

@@ -72,12 +72,17 @@ impl Lock {
     /// Validates everything up front, so that a bad argument never reaches Redis.
     pub fn new(name: &[u8], time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
         if name.is_empty() {
-            return Err(LockError::InvalidValue("Lock::__construct(): Argument #1 ($key) must not be empty".to_string()));
+            return Err(LockError::InvalidValue(
+                "Lock::__construct(): Argument #1 ($key) must not be empty".to_string(),
+            ));
         }
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lock_out_ms(lock_out)?;
         settings.check()?;
-        rules::check(settings, &[Need::Expiry("Lock::__construct(): Argument #3 ($lockOut)", ttl_ms), Need::Fair])?;
+        rules::check(
+            settings,
+            &[Need::Expiry("Lock::__construct(): Argument #3 ($lockOut)", ttl_ms), Need::Fair],
+        )?;
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
@@ -121,14 +126,20 @@ impl Lock {
         if self.h.c.fences.is_some() || !self.h.c.ever_held {
             return Ok(self.h.c.fences.as_ref().and_then(|f| f.as_slice().first().copied()));
         }
-        let lost = || LockError::Unfenced { key: String::from_utf8_lossy(self.name()).into_owned() };
+        let lost =
+            || LockError::Unfenced { key: String::from_utf8_lossy(self.name()).into_owned() };
         let Some(token) = self.h.token().map(<[u8]>::to_vec) else { return Err(lost()) };
         if self.h.claims[0].own().is_some_and(|id| table::status(id) == Status::Lost) {
             return Err(lost());
         }
         let k = &self.part().keys;
-        let reply = self.part().route.ask(&Call::Script(&Fence { lock: &k.lock, fence: &k.fence, token: &token }))?;
-        let number = resp::int(&reply).ok_or_else(|| self.part().route.unexpected("lock/fence", &reply))?;
+        let reply = self.part().route.ask(&Call::Script(&Fence {
+            lock: &k.lock,
+            fence: &k.fence,
+            token: &token,
+        }))?;
+        let number =
+            resp::int(&reply).ok_or_else(|| self.part().route.unexpected("lock/fence", &reply))?;
         if number <= 0 {
             return Err(lost());
         }
@@ -172,7 +183,13 @@ impl Lock {
 
     /// Every acquisition: what this object holds decides the mode (a downgrade, an
     /// upgrade), then the core's way in. `method` names the PHP method in errors.
-    fn obtain(&mut self, chosen: Option<Token>, want: Held, wait: bool, method: &str) -> Result<Option<Token>> {
+    fn obtain(
+        &mut self,
+        chosen: Option<Token>,
+        want: Held,
+        wait: bool,
+        method: &str,
+    ) -> Result<Option<Token>> {
         let start = Instant::now();
         let id = self.part().keys.id;
         self.h.kind.quick = retake::came_back(id, start);
@@ -220,9 +237,16 @@ impl Lock {
         let Some(token) = self.h.token().map(<[u8]>::to_vec) else { return Ok(None) };
         let k = &self.part().keys;
         let sent = Boot::now();
-        let call = Downgrade { lock: &k.lock, queue: &k.queue, readers: &k.readers, token: &token, lease: self.h.c.terms.ttl_arg.as_bytes() };
+        let call = Downgrade {
+            lock: &k.lock,
+            queue: &k.queue,
+            readers: &k.readers,
+            token: &token,
+            lease: self.h.c.terms.ttl_arg.as_bytes(),
+        };
         let reply = self.part().route.ask(&Call::Script(&call))?;
-        let done = resp::int(&reply).ok_or_else(|| self.part().route.unexpected("lock/downgrade", &reply))?;
+        let done = resp::int(&reply)
+            .ok_or_else(|| self.part().route.unexpected("lock/downgrade", &reply))?;
         if done != 1 {
             // The write lock was lost meanwhile: nothing to downgrade.
             self.h.claims[0].clear();
@@ -230,7 +254,11 @@ impl Lock {
         }
         let part = self.h.parts[0].clone();
         self.h.kind.begin(Mode::Read, false, &part);
-        Ok(Some(self.h.took(token, None, crate::wait::waiting::lease_bound(sent, self.h.c.terms.lease))))
+        Ok(Some(self.h.took(
+            token,
+            None,
+            crate::wait::waiting::lease_bound(sent, self.h.c.terms.lease),
+        )))
     }
 
     /// Deletes the key if it holds `token` (default: this object's token), or hands it
@@ -239,7 +267,8 @@ impl Lock {
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
         // Only this object knows how long it held the lock; a token from elsewhere hands over.
-        self.h.kind.short = retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
+        self.h.kind.short =
+            retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
         let released = self.h.release(token);
         self.after_release();
         released
@@ -251,7 +280,8 @@ impl Lock {
         let Some(done) = self.h.kind.last.take() else { return };
         let now = Instant::now();
         retake::note_released(self.part().keys.id, now);
-        self.h.kind.left_free = (done == kind::Released::LeftFree).then(|| (now, crate::fork_wiped::pid()));
+        self.h.kind.left_free =
+            (done == kind::Released::LeftFree).then(|| (now, crate::fork_wiped::pid()));
     }
 
     /// Frees the key whoever holds it, handing it to the first waiter as a release
@@ -291,7 +321,11 @@ impl Lock {
             Value::BulkString(h) if h == token => Ok(true),
             // Read mode: is the token a live reader?
             Value::BulkString(h) if h.is_empty() => {
-                let reply = route.ask(&Call::Script(&Holds { lock: &k.lock, readers: &k.readers, token: &token }))?;
+                let reply = route.ask(&Call::Script(&Holds {
+                    lock: &k.lock,
+                    readers: &k.readers,
+                    token: &token,
+                }))?;
                 Ok(resp::int(&reply) == Some(2))
             }
             _ => Ok(false),
@@ -301,7 +335,11 @@ impl Lock {
     /// The key's remaining lease in seconds: `None` when it is free, infinite when it
     /// has no expiry (set by something else than this extension).
     pub fn ttl(&self) -> Result<Option<f64>> {
-        Ok(self.part().route.pttl(&self.part().keys.lock)?.map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)))
+        Ok(self
+            .part()
+            .route
+            .pttl(&self.part().keys.lock)?
+            .map(|ms| ms.map_or(f64::INFINITY, |ms| ms as f64 / 1000.0)))
     }
 
     /// Acquires like `acquire()`, but a lock that cannot be had within the wait is a
@@ -319,7 +357,8 @@ impl Lock {
     /// a short hold only freed the lock is not known then, and the object's end hands
     /// it to the waiters if it did (`kick` does nothing otherwise).
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        self.h.kind.short = retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
+        self.h.kind.short =
+            retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
         let finished = self.h.finish(token);
         self.after_release();
         finished
@@ -328,7 +367,8 @@ impl Lock {
     /// Releases `token` after work that did not return normally (`synchronized()`),
     /// errors ignored (the lease ends the hold then).
     pub fn release_unseen(&mut self, token: &[u8]) {
-        self.h.kind.short = retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
+        self.h.kind.short =
+            retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
         self.h.release_unseen(token);
         self.after_release();
     }
@@ -342,7 +382,8 @@ impl Lock {
 
     /// Whether anyone holds the lock.
     pub fn is_locked(&self) -> Result<bool> {
-        Ok(self.part().route.ask(&Call::Command(&[b"EXISTS", &self.part().keys.lock]))? == Value::Int(1))
+        Ok(self.part().route.ask(&Call::Command(&[b"EXISTS", &self.part().keys.lock]))?
+            == Value::Int(1))
     }
 }
 

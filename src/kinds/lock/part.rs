@@ -26,13 +26,30 @@ impl LockPart {
     /// an empty token forces the lock free).
     pub fn release<'a>(&'a self, token: &'a [u8], short: bool) -> Release<'a> {
         let k = &self.keys;
-        Release { lock: &k.lock, queue: &k.queue, patience: &k.patience, fence: &k.fence, readers: &k.readers, owner: &k.owner, token, wait: PATIENCE_MS, short }
+        Release {
+            lock: &k.lock,
+            queue: &k.queue,
+            patience: &k.patience,
+            fence: &k.fence,
+            readers: &k.readers,
+            owner: &k.owner,
+            token,
+            wait: PATIENCE_MS,
+            short,
+        }
     }
 
     /// The release of a reader's share.
     pub fn read_release<'a>(&'a self, token: &'a [u8]) -> ReadRelease<'a> {
         let k = &self.keys;
-        ReadRelease { lock: &k.lock, queue: &k.queue, fence: &k.fence, readers: &k.readers, owner: &k.owner, token }
+        ReadRelease {
+            lock: &k.lock,
+            queue: &k.queue,
+            fence: &k.fence,
+            readers: &k.readers,
+            owner: &k.owner,
+            token,
+        }
     }
 
     /// A writer's renewal (`owner`: its record kept as long).
@@ -72,7 +89,12 @@ impl Part for Alone {
 
     fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
         let renew = self.0.renew(token, lease_ms, true);
-        with(&Call::Fast(&Fast::Renew { key: &self.0.keys.lock, token, ms: lease_ms, script: &renew }));
+        with(&Call::Fast(&Fast::Renew {
+            key: &self.0.keys.lock,
+            token,
+            ms: lease_ms,
+            script: &renew,
+        }));
     }
 
     fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {

@@ -56,7 +56,12 @@ impl Part for Group {
     }
 
     fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        with(&Call::Script(&Renew { keys: &self.keys, token, lease: lease_ms, modes: self.modes.as_bytes() }));
+        with(&Call::Script(&Renew {
+            keys: &self.keys,
+            token,
+            lease: lease_ms,
+            modes: self.modes.as_bytes(),
+        }));
     }
 
     fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
@@ -77,9 +82,12 @@ impl GroupsKind {
     /// asked for; anything else as a `Lock`'s reply.
     fn read(&self, group: &Group, reply: &Value) -> Result<Try> {
         if let Value::Array(items) = reply {
-            if resp::int(items.first().unwrap_or(&Value::Nil)) == Some(1) && items.len() == group.keys.len() + 1 {
+            if resp::int(items.first().unwrap_or(&Value::Nil)) == Some(1)
+                && items.len() == group.keys.len() + 1
+            {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
-                let numbers = numbers.ok_or_else(|| group.route.unexpected("multi/acquire", reply))?;
+                let numbers =
+                    numbers.ok_or_else(|| group.route.unexpected("multi/acquire", reply))?;
                 return Ok(Try::Acquired(self.fence.then(|| Numbers::of(numbers))));
             }
         }
@@ -95,7 +103,12 @@ impl Kind for GroupsKind {
     type Part = Group;
 
     fn attempt(&self, c: &Common, group: &Group, a: &Attempt<'_>) -> Result<Try> {
-        let life = a.deadline.map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK).unwrap_or(QUEUE_SLACK).as_millis().to_string();
+        let life = a
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
+            .unwrap_or(QUEUE_SLACK)
+            .as_millis()
+            .to_string();
         let reply = group.route.call(Retry::ToSettle, |run, settling| {
             run(&Call::Script(&Acquire {
                 keys: &group.keys,
@@ -128,10 +141,21 @@ impl Kind for GroupsKind {
     fn poll(&self, c: &Common, group: &Group, token: &[u8], deadline: Instant) -> Result<Try> {
         let undo = group.release(token);
         let take = Take { keys: &group.keys, token, lease: c.terms.ttl_arg.as_bytes() };
-        match group.route.take_on_quorum(&Call::Script(&take), &Value::Int(1), &group.keys[0].lock, token, c.terms.lease, &Call::Script(&undo))? {
+        match group.route.take_on_quorum(
+            &Call::Script(&take),
+            &Value::Int(1),
+            &group.keys[0].lock,
+            token,
+            c.terms.lease,
+            &Call::Script(&undo),
+        )? {
             Some(true) => Ok(Try::Acquired(None)),
             Some(false) => Ok(Try::busy_unqueued()),
-            None => self.attempt(c, group, &Attempt { token, sent: b"", again: true, deadline: Some(deadline) }),
+            None => self.attempt(
+                c,
+                group,
+                &Attempt { token, sent: b"", again: true, deadline: Some(deadline) },
+            ),
         }
     }
 
@@ -139,11 +163,26 @@ impl Kind for GroupsKind {
         entry::entry(&c.terms.ttl_arg, Mark::Group(self.fence), channel, &group.list, token)
     }
 
-    fn cancel(&self, c: &Common, group: &Group, token: &[u8], entry: &[u8]) -> Result<Option<Fences>> {
-        let cancel = Cancel { keys: &group.keys, token, entry, lease: c.terms.ttl_arg.as_bytes(), modes: group.modes.as_bytes(), chosen: c.caller_token };
+    fn cancel(
+        &self,
+        c: &Common,
+        group: &Group,
+        token: &[u8],
+        entry: &[u8],
+    ) -> Result<Option<Fences>> {
+        let cancel = Cancel {
+            keys: &group.keys,
+            token,
+            entry,
+            lease: c.terms.ttl_arg.as_bytes(),
+            modes: group.modes.as_bytes(),
+            chosen: c.caller_token,
+        };
         let reply = group.route.ask(&Call::Script(&cancel))?;
         match &reply {
-            Value::Array(items) if items.len() == group.keys.len() + 1 && resp::int(&items[0]) == Some(1) => {
+            Value::Array(items)
+                if items.len() == group.keys.len() + 1 && resp::int(&items[0]) == Some(1) =>
+            {
                 let numbers = items[1..].iter().map(resp::int).collect::<Option<Vec<i64>>>();
                 Ok(Some(numbers.filter(|_| self.fence).map(Numbers::of)))
             }
@@ -154,11 +193,18 @@ impl Kind for GroupsKind {
 
     fn release(&mut self, _c: &Common, group: &Group, token: &[u8], _own: bool) -> Result<u64> {
         let reply = group.route.ask(&Call::Script(&group.release(token)))?;
-        let held = resp::int(&reply).ok_or_else(|| group.route.unexpected("multi/release", &reply))?;
+        let held =
+            resp::int(&reply).ok_or_else(|| group.route.unexpected("multi/release", &reply))?;
         Ok(u64::try_from(held).unwrap_or(0))
     }
 
-    fn fire_release(&mut self, _c: &Common, group: &Group, token: &[u8], watch: Watch) -> Result<()> {
+    fn fire_release(
+        &mut self,
+        _c: &Common,
+        group: &Group,
+        token: &[u8],
+        watch: Watch,
+    ) -> Result<()> {
         group.route.fire(&Call::Script(&group.release(token)), Some(watch))
     }
 
@@ -173,7 +219,10 @@ impl Kind for GroupsKind {
     /// Fencing tokens stand only when every key taken alone has a number.
     fn taking(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8], _now: Instant) {
         let reads = &self.reads;
-        c.fences = c.fences.take().filter(|f| f.as_slice().len() == reads.len() && f.as_slice().iter().zip(reads).all(|(&n, &r)| r || n > 0));
+        c.fences = c.fences.take().filter(|f| {
+            f.as_slice().len() == reads.len()
+                && f.as_slice().iter().zip(reads).all(|(&n, &r)| r || n > 0)
+        });
         c.ever_held = true;
     }
 

@@ -72,17 +72,31 @@ impl MultiLock {
     /// Validates everything up front, so that a bad argument never reaches Redis.
     /// `names` are the keys as given (without the prefix); `read` those of them taken
     /// as read shares.
-    pub fn new(names: Vec<Vec<u8>>, read: Vec<Vec<u8>>, time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
+    pub fn new(
+        names: Vec<Vec<u8>>,
+        read: Vec<Vec<u8>>,
+        time_out: f64,
+        lock_out: f64,
+        settings: &Settings,
+    ) -> Result<Self> {
         if names.is_empty() {
-            return Err(LockError::InvalidValue("MultiLock::__construct(): Argument #1 ($keys) must not be empty".to_string()));
+            return Err(LockError::InvalidValue(
+                "MultiLock::__construct(): Argument #1 ($keys) must not be empty".to_string(),
+            ));
         }
         if names.iter().any(Vec::is_empty) {
-            return Err(LockError::InvalidValue("MultiLock::__construct(): Argument #1 ($keys) must not contain an empty key".to_string()));
+            return Err(LockError::InvalidValue(
+                "MultiLock::__construct(): Argument #1 ($keys) must not contain an empty key"
+                    .to_string(),
+            ));
         }
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lock_out_ms(lock_out)?;
         settings.check()?;
-        rules::check(settings, &[Need::Expiry("MultiLock::__construct(): Argument #3 ($lockOut)", ttl_ms), Need::Fair])?;
+        rules::check(
+            settings,
+            &[Need::Expiry("MultiLock::__construct(): Argument #3 ($lockOut)", ttl_ms), Need::Fair],
+        )?;
         if let Some(stray) = read.iter().find(|r| !names.contains(r)) {
             return Err(LockError::InvalidValue(format!(
                 "MultiLock::__construct(): option \"read\" must name keys of Argument #1 ($keys); {:?} is not one",
@@ -110,18 +124,36 @@ impl MultiLock {
         for (i, (slot, key, name)) in order.iter().enumerate() {
             let lock_keys = Arc::new(LockKeys::new(key.clone()));
             if i == 0 || order[i - 1].0 != *slot {
-                groups.push(Group { route: Route::for_key(settings, key)?, keys: Vec::new(), modes: String::new(), list: Vec::new() });
+                groups.push(Group {
+                    route: Route::for_key(settings, key)?,
+                    keys: Vec::new(),
+                    modes: String::new(),
+                    list: Vec::new(),
+                });
             }
             let Some(group) = groups.last_mut() else { continue };
             let is_read = read.contains(name);
             reads.push(is_read);
             group.modes.push(if is_read { 'r' } else { 'w' });
-            entry::group_key(&mut group.list, is_read, [&lock_keys.lock, &lock_keys.queue, &lock_keys.fence, &lock_keys.readers]);
+            entry::group_key(
+                &mut group.list,
+                is_read,
+                [&lock_keys.lock, &lock_keys.queue, &lock_keys.fence, &lock_keys.readers],
+            );
             group.keys.push(lock_keys);
         }
         let names: Vec<Vec<u8>> = order.into_iter().map(|(_, _, n)| n).collect();
-        let shown = names.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect::<Vec<_>>().join(", ");
-        let c = Common::new("MultiLock", shown.into_bytes(), Terms::new(settings, wait, ttl_ms), settings);
+        let shown = names
+            .iter()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let c = Common::new(
+            "MultiLock",
+            shown.into_bytes(),
+            Terms::new(settings, wait, ttl_ms),
+            settings,
+        );
         let parts = groups.into_iter().map(Arc::new).collect();
         Ok(MultiLock { h: Holder::new(c, parts, GroupsKind { fence: false, reads }), names })
     }
@@ -181,7 +213,11 @@ impl MultiLock {
     /// if `token` (default: this object's) still holds them all (per group: a group
     /// whose keys it no longer holds is left as it is).
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
-        let ms = terms::extension_ms("MultiLock::extendLock(): Argument #2 ($lockOut)", lock_out, self.h.c.terms.lease)?;
+        let ms = terms::extension_ms(
+            "MultiLock::extendLock(): Argument #2 ($lockOut)",
+            lock_out,
+            self.h.c.terms.lease,
+        )?;
         self.h.extend(token, ms)
     }
 
@@ -195,7 +231,12 @@ impl MultiLock {
             if route.lease_only() {
                 // The nodes' leases differ, and a quorum's answer is the one a majority
                 // gave: whether the token holds every key, alone; each lease by `Route::pttl`.
-                let reply = route.ask(&Call::Script(&State { keys: &group.keys, token, modes, alone: true }))?;
+                let reply = route.ask(&Call::Script(&State {
+                    keys: &group.keys,
+                    token,
+                    modes,
+                    alone: true,
+                }))?;
                 mine &= matches!(&reply, Value::Array(items) if items.len() == 1 && resp::int(&items[0]) == Some(1));
                 for k in &group.keys {
                     pttls.push(match route.pttl(&k.lock)? {
@@ -206,9 +247,16 @@ impl MultiLock {
                 }
                 continue;
             }
-            let reply = route.ask(&Call::Script(&State { keys: &group.keys, token, modes, alone: false }))?;
+            let reply = route.ask(&Call::Script(&State {
+                keys: &group.keys,
+                token,
+                modes,
+                alone: false,
+            }))?;
             let parts = match &reply {
-                Value::Array(items) if items.len() == group.keys.len() + 1 => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+                Value::Array(items) if items.len() == group.keys.len() + 1 => {
+                    items.iter().map(resp::int).collect::<Option<Vec<i64>>>()
+                }
                 _ => None,
             };
             let parts = parts.ok_or_else(|| route.unexpected("multi/state", &reply))?;
@@ -245,7 +293,13 @@ impl MultiLock {
         if pttls.iter().any(|&ms| ms == -2) {
             return Ok(None);
         }
-        Ok(Some(pttls.iter().filter(|&&ms| ms >= 0).min().map_or(f64::INFINITY, |&ms| ms as f64 / 1000.0)))
+        Ok(Some(
+            pttls
+                .iter()
+                .filter(|&&ms| ms >= 0)
+                .min()
+                .map_or(f64::INFINITY, |&ms| ms as f64 / 1000.0),
+        ))
     }
 
     /// The fencing tokens of this object's last acquisition, one per key in the
@@ -260,7 +314,8 @@ impl MultiLock {
         if self.h.c.fences.is_some() || !self.h.c.ever_held {
             return Ok(self.h.c.fences.as_ref().map(|f| f.as_slice().to_vec()));
         }
-        let lost = || LockError::Unfenced { key: String::from_utf8_lossy(&self.h.c.name).into_owned() };
+        let lost =
+            || LockError::Unfenced { key: String::from_utf8_lossy(&self.h.c.name).into_owned() };
         let Some(token) = self.token().map(<[u8]>::to_vec) else { return Err(lost()) };
         if self.h.lost(&token) {
             return Err(lost());
@@ -268,7 +323,13 @@ impl MultiLock {
         let mut all = Vec::with_capacity(self.names.len());
         for group in &self.h.parts {
             // Read shares have no number: 0 in their place.
-            let writers: Vec<Arc<LockKeys>> = group.keys.iter().enumerate().filter(|&(i, _)| !group.is_read(i)).map(|(_, k)| k.clone()).collect();
+            let writers: Vec<Arc<LockKeys>> = group
+                .keys
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| !group.is_read(i))
+                .map(|(_, k)| k.clone())
+                .collect();
             if writers.is_empty() {
                 all.extend(std::iter::repeat_n(0, group.keys.len()));
                 continue;
@@ -276,11 +337,20 @@ impl MultiLock {
             let reply = group.route.ask(&Call::Script(&Fence { keys: &writers, token: &token }))?;
             let numbers = match &reply {
                 Value::Array(items) if items.is_empty() => return Err(lost()),
-                Value::Array(items) if items.len() == writers.len() => items.iter().map(resp::int).collect::<Option<Vec<i64>>>(),
+                Value::Array(items) if items.len() == writers.len() => {
+                    items.iter().map(resp::int).collect::<Option<Vec<i64>>>()
+                }
                 _ => None,
             };
-            let mut numbers = numbers.ok_or_else(|| group.route.unexpected("multi/fence", &reply))?.into_iter();
-            all.extend((0..group.keys.len()).map(|i| if group.is_read(i) { 0 } else { numbers.next().unwrap_or(0) }));
+            let mut numbers =
+                numbers.ok_or_else(|| group.route.unexpected("multi/fence", &reply))?.into_iter();
+            all.extend((0..group.keys.len()).map(|i| {
+                if group.is_read(i) {
+                    0
+                } else {
+                    numbers.next().unwrap_or(0)
+                }
+            }));
         }
         self.h.c.fences = Some(Numbers::of(all.clone()));
         Ok(Some(all))

@@ -73,7 +73,14 @@ pub(crate) struct Permits {
 impl Permits {
     fn release<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
         let k = &self.keys;
-        Release { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, token, wait: PATIENCE_MS }
+        Release {
+            sem: &k.lock,
+            queue: &k.queue,
+            patience: &k.patience,
+            holders: &k.readers,
+            token,
+            wait: PATIENCE_MS,
+        }
     }
 }
 
@@ -88,7 +95,14 @@ impl Part for Permits {
 
     fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
         let k = &self.keys;
-        with(&Call::Script(&Renew { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, token, lease: lease_ms }));
+        with(&Call::Script(&Renew {
+            sem: &k.lock,
+            queue: &k.queue,
+            patience: &k.patience,
+            holders: &k.readers,
+            token,
+            lease: lease_ms,
+        }));
     }
 
     fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
@@ -113,9 +127,17 @@ pub struct Semaphore {
 
 impl Semaphore {
     /// Validates everything up front, so that a bad argument never reaches Redis.
-    pub fn new(name: &[u8], permits: i64, time_out: f64, lock_out: f64, settings: &Settings) -> Result<Self> {
+    pub fn new(
+        name: &[u8],
+        permits: i64,
+        time_out: f64,
+        lock_out: f64,
+        settings: &Settings,
+    ) -> Result<Self> {
         if name.is_empty() {
-            return Err(LockError::InvalidValue("Semaphore::__construct(): Argument #1 ($key) must not be empty".to_string()));
+            return Err(LockError::InvalidValue(
+                "Semaphore::__construct(): Argument #1 ($key) must not be empty".to_string(),
+            ));
         }
         let permits = u32::try_from(permits).ok().filter(|p| (1..=1_000_000).contains(p)).ok_or_else(|| {
             LockError::InvalidValue(format!(
@@ -130,11 +152,13 @@ impl Semaphore {
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
         let route = Route::for_key(settings, &key)?;
-        let mut c = Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
+        let mut c =
+            Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
         // Permits have no fencing tokens.
         c.fencing = false;
         let keys = LockKeys::new(key);
-        let kind = PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
+        let kind =
+            PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
         Ok(Semaphore { h: Object::one(c, Arc::new(Permits { keys, route }), kind) })
     }
 
@@ -179,7 +203,11 @@ impl Semaphore {
     /// Sets the lease of the hold of `token` (default: this object's) to `lock_out`
     /// seconds (default: the object's `$lockOut`; `INF`: none) if it is still live.
     pub fn extend(&mut self, token: Option<&[u8]>, lock_out: Option<f64>) -> Result<bool> {
-        let ms = terms::extension_ms("Semaphore::extend(): Argument #2 ($lockOut)", lock_out, self.h.c.terms.lease)?;
+        let ms = terms::extension_ms(
+            "Semaphore::extend(): Argument #2 ($lockOut)",
+            lock_out,
+            self.h.c.terms.lease,
+        )?;
         self.h.extend(token, ms)
     }
 
@@ -204,7 +232,11 @@ impl Semaphore {
     /// permits mismatch: it reports the number the holders agreed on.
     pub fn inspect(&self) -> Result<Inspection> {
         let (route, k) = (&self.part().route, &self.part().keys);
-        let reply = route.ask(&Call::Script(&Inspect { sem: &k.lock, queue: &k.queue, holders: &k.readers }))?;
+        let reply = route.ask(&Call::Script(&Inspect {
+            sem: &k.lock,
+            queue: &k.queue,
+            holders: &k.readers,
+        }))?;
         self.parse_inspection(&reply).ok_or_else(|| route.unexpected("semaphore/inspect", &reply))
     }
 
@@ -232,13 +264,25 @@ impl Semaphore {
             -1 => i64::from(self.h.kind.permits),
             n => n,
         };
-        Some(Inspection { permits, available: permits - resp::int(used)?, holders, waiters: u64::try_from(resp::int(waiters)?).ok()? })
+        Some(Inspection {
+            permits,
+            available: permits - resp::int(used)?,
+            holders,
+            waiters: u64::try_from(resp::int(waiters)?).ok()?,
+        })
     }
 
     /// `(free permits, whether token holds some)`.
     fn state(&self, token: &[u8]) -> Result<(i64, bool)> {
         let (route, k) = (&self.part().route, &self.part().keys);
-        let state = State { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, permits: self.h.kind.permits_arg.as_bytes(), token };
+        let state = State {
+            sem: &k.lock,
+            queue: &k.queue,
+            patience: &k.patience,
+            holders: &k.readers,
+            permits: self.h.kind.permits_arg.as_bytes(),
+            token,
+        };
         let reply = route.ask(&Call::Script(&state))?;
         match pair(&reply) {
             Some((-1, stored)) => Err(self.h.kind.mismatch(&self.h.c, stored)),
@@ -288,7 +332,11 @@ fn pair(reply: &Value) -> Option<(i64, i64)> {
 
 impl PermitsKind {
     fn mismatch(&self, c: &Common, stored: i64) -> LockError {
-        LockError::PermitsMismatch { key: String::from_utf8_lossy(&c.name).into_owned(), stored, given: self.permits }
+        LockError::PermitsMismatch {
+            key: String::from_utf8_lossy(&c.name).into_owned(),
+            stored,
+            given: self.permits,
+        }
     }
 }
 
@@ -297,7 +345,12 @@ impl Kind for PermitsKind {
     const RELEASE: &'static str = "release()";
 
     fn attempt(&self, c: &Common, part: &Permits, a: &Attempt<'_>) -> Result<Try> {
-        let life = a.deadline.map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK).unwrap_or(QUEUE_SLACK).as_millis().to_string();
+        let life = a
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
+            .unwrap_or(QUEUE_SLACK)
+            .as_millis()
+            .to_string();
         let weight = self.weight.to_string();
         let k = &part.keys;
         let reply = part.route.call(Retry::ToSettle, |run, settling| {
@@ -330,9 +383,23 @@ impl Kind for PermitsKind {
         entry::entry(&c.terms.ttl_arg, Mark::Permits(self.weight), channel, b"", token)
     }
 
-    fn cancel(&self, c: &Common, part: &Permits, token: &[u8], entry: &[u8]) -> Result<Option<Fences>> {
+    fn cancel(
+        &self,
+        c: &Common,
+        part: &Permits,
+        token: &[u8],
+        entry: &[u8],
+    ) -> Result<Option<Fences>> {
         let k = &part.keys;
-        let cancel = Cancel { sem: &k.lock, queue: &k.queue, patience: &k.patience, holders: &k.readers, token, entry, lease: c.terms.ttl_arg.as_bytes() };
+        let cancel = Cancel {
+            sem: &k.lock,
+            queue: &k.queue,
+            patience: &k.patience,
+            holders: &k.readers,
+            token,
+            entry,
+            lease: c.terms.ttl_arg.as_bytes(),
+        };
         let reply = part.route.ask(&Call::Script(&cancel))?;
         match resp::int(&reply) {
             Some(got) => Ok((got == 1).then_some(None)),
@@ -345,7 +412,13 @@ impl Kind for PermitsKind {
         Ok(u64::from(resp::int(&reply) == Some(1)))
     }
 
-    fn fire_release(&mut self, _c: &Common, part: &Permits, token: &[u8], watch: Watch) -> Result<()> {
+    fn fire_release(
+        &mut self,
+        _c: &Common,
+        part: &Permits,
+        token: &[u8],
+        watch: Watch,
+    ) -> Result<()> {
         part.route.fire(&Call::Script(&part.release(token)), Some(watch))
     }
 

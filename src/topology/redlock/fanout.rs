@@ -3,13 +3,15 @@
 
 use crate::net::call::Call;
 use crate::net::wire::Connection;
-use crate::topology::redlock::nodes::{cause_of, check_in, check_out, failure, forsake, learn, loaded, skip_error, Expect, Node, MAX_OWED};
+use crate::topology::redlock::nodes::{
+    cause_of, check_in, check_out, failure, forsake, learn, loaded, skip_error, Expect, Node,
+    MAX_OWED,
+};
 use crate::topology::redlock::tally::{Ask, NodeError, Reply};
 use crate::topology::redlock::{Links, Quorum};
 use redis::{ErrorKind, ServerErrorKind, Value};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-
 
 /// Waits until one of `fds` is readable, at most `wait` (zero: only looks). An entry
 /// readable already (`pollfd`: TLS bytes decrypted and not read) stays readable and
@@ -95,13 +97,20 @@ fn catch_up(nodes: &mut [Node], now: Instant) {
 /// replies it owes in order (`owed`): a late script's NOSCRIPT sends it again by its
 /// text, and `Ours` is the reply awaited, returned (after the same for `call`'s
 /// script). `heard`: some reply came; `flushed` is set on a NOSCRIPT.
-fn drain(conn: &mut Connection, owed: &mut VecDeque<Expect>, mut read: bool, call: Option<&Call<'_>>, flushed: &mut bool) -> redis::RedisResult<(Option<Value>, bool)> {
+fn drain(
+    conn: &mut Connection,
+    owed: &mut VecDeque<Expect>,
+    mut read: bool,
+    call: Option<&Call<'_>>,
+    flushed: &mut bool,
+) -> redis::RedisResult<(Option<Value>, bool)> {
     let mut heard = false;
     loop {
         let Some(reply) = conn.try_reply(read)? else { return Ok((None, heard)) };
         read = false;
         heard = true;
-        let missing = matches!(&reply, Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript));
+        let missing =
+            matches!(&reply, Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript));
         *flushed |= missing;
         match owed.pop_front() {
             Some(Expect::Ours) => {
@@ -117,7 +126,13 @@ fn drain(conn: &mut Connection, owed: &mut VecDeque<Expect>, mut read: bool, cal
                 owed.push_back(Expect::Drop);
             }
             Some(_) => {}
-            None => return Err(redis::RedisError::from((ErrorKind::Parse, "protocol error", "a reply nobody asked for".to_string()))),
+            None => {
+                return Err(redis::RedisError::from((
+                    ErrorKind::Parse,
+                    "protocol error",
+                    "a reply nobody asked for".to_string(),
+                )))
+            }
         }
     }
 }
@@ -132,13 +147,18 @@ fn owe(owed: &mut VecDeque<Expect>, call: &Call<'_>) {
     }
 }
 
-
 impl Quorum {
     /// Sends `call` to every node that is not skipped and returns each node's reply,
     /// in the nodes' order, once `decided` says the replies so far settle the outcome
     /// whatever the others would say (`None`: not in yet), or every node answered or
     /// ran out of time. A node not in then is an error (`sent`), its reply owed.
-    pub(super) fn all(&self, links: &mut impl Links, call: &Call<'_>, ask: Ask<'_>, decided: impl Fn(&[Option<Reply>]) -> bool) -> Vec<Reply> {
+    pub(super) fn all(
+        &self,
+        links: &mut impl Links,
+        call: &Call<'_>,
+        ask: Ask<'_>,
+        decided: impl Fn(&[Option<Reply>]) -> bool,
+    ) -> Vec<Reply> {
         let start = Instant::now();
         let n = self.nodes.len();
         let mut nodes = check_out(&self.nodes);
@@ -159,11 +179,17 @@ impl Quorum {
             let rt = ep.read_timeout();
             match &node.down {
                 None => {
-                    if node.owed.len() >= MAX_OWED || node.silent_since.is_some_and(|t| start.saturating_duration_since(t) >= rt) {
+                    if node.owed.len() >= MAX_OWED
+                        || node
+                            .silent_since
+                            .is_some_and(|t| start.saturating_duration_since(t) >= rt)
+                    {
                         node.timed_out(start);
                     }
                 }
-                Some(d) if d.probe.is_some_and(|p| start.saturating_duration_since(p) >= rt) => node.timed_out(start),
+                Some(d) if d.probe.is_some_and(|p| start.saturating_duration_since(p) >= rt) => {
+                    node.timed_out(start)
+                }
                 Some(_) => {}
             }
         }
@@ -173,7 +199,8 @@ impl Quorum {
         // read_timeout, as it did before the skipping, and fails only if they are
         // still silent). Not for a release or an undo: what it leaves ends with the
         // lease, and it must not hold up the error of the attempt it undoes.
-        let waits = |node: &Node| node.down.as_ref().is_some_and(|d| d.probe.is_some() || start < d.until);
+        let waits =
+            |node: &Node| node.down.as_ref().is_some_and(|d| d.probe.is_some() || start < d.until);
         if !ask.cleanup && nodes.iter().filter(|node| !waits(node)).count() < self.majority() {
             for node in nodes.iter_mut() {
                 if let Some(d) = node.down.as_mut().filter(|d| d.probe.is_none()) {
@@ -189,7 +216,9 @@ impl Quorum {
             }
             skipped[i] = true;
             let mut error = skip_error(ep, d, start);
-            if let (true, Some(conn), Call::Script(a)) = (ask.cleanup && node.settles(call), node.parked.as_mut(), call) {
+            if let (true, Some(conn), Call::Script(a)) =
+                (ask.cleanup && node.settles(call), node.parked.as_mut(), call)
+            {
                 // A SET of this key and token may still land there: its release or undo
                 // follows it on its connection, unawaited (by its text: no NOSCRIPT).
                 match conn.send_packed_command(&a.script().packed_eval(*a)) {
@@ -225,20 +254,31 @@ impl Quorum {
                     // A connect that failed only after most of its whole time timed out
                     // (a stalled server accepts, then never answers the PING); one
                     // left little time by others' is not the node's fault.
-                    timed_out[i] = asked.elapsed() >= ep.connect_timeout().min(ep.read_timeout()).mul_f64(0.9);
-                    slots[i] = Some(Err(NodeError { text: format!("{}: {}", ep.addr(), cause_of(&e)), sent: false, late: false }));
+                    timed_out[i] =
+                        asked.elapsed() >= ep.connect_timeout().min(ep.read_timeout()).mul_f64(0.9);
+                    slots[i] = Some(Err(NodeError {
+                        text: format!("{}: {}", ep.addr(), cause_of(&e)),
+                        sent: false,
+                        late: false,
+                    }));
                     continue;
                 }
             };
             let bytes: &[u8] = match (call.args(), sha) {
-                (Some(a), Some(sha)) if !loaded(ep, sha) => by_text.get_or_insert_with(|| a.script().packed_eval(a)),
+                (Some(a), Some(sha)) if !loaded(ep, sha) => {
+                    by_text.get_or_insert_with(|| a.script().packed_eval(a))
+                }
                 _ => &packed,
             };
             match conn.send_packed_command(bytes) {
                 Ok(()) => {
                     // A probe gets a whole read_timeout; any other command to a node
                     // that owes replies, what is left of the node's.
-                    quiet[i] = if probing[i] { asked } else { node.silent_since.map_or(asked, |t| t.min(asked)) };
+                    quiet[i] = if probing[i] {
+                        asked
+                    } else {
+                        node.silent_since.map_or(asked, |t| t.min(asked))
+                    };
                     owed[i].push_back(Expect::Ours);
                     conns[i] = Some(conn);
                 }
@@ -274,7 +314,11 @@ impl Quorum {
             let Some(next) = next else { break };
             if let Err(e) = poll(&mut fds, next.saturating_duration_since(Instant::now())) {
                 for &i in &at {
-                    slots[i] = Some(Err(NodeError { text: format!("{}: poll failed: {e}", self.nodes[i].addr()), sent: true, late: false }));
+                    slots[i] = Some(Err(NodeError {
+                        text: format!("{}: poll failed: {e}", self.nodes[i].addr()),
+                        sent: true,
+                        late: false,
+                    }));
                     if let Some(conn) = conns[i].take() {
                         forsake(conn);
                     }
@@ -283,14 +327,27 @@ impl Quorum {
             }
             for (fd, &i) in fds.iter().zip(&at) {
                 if fd.revents != 0 {
-                    self.read_some(i, call, &mut slots, &mut conns, &mut owed, &mut quiet, &mut timed_out, &mut flushed[i]);
+                    self.read_some(
+                        i,
+                        call,
+                        &mut slots,
+                        &mut conns,
+                        &mut owed,
+                        &mut quiet,
+                        &mut timed_out,
+                        &mut flushed[i],
+                    );
                 }
             }
             let now = Instant::now();
             for &i in &at {
                 let ep = &self.nodes[i];
                 if slots[i].is_none() && conns[i].is_some() && now >= quiet[i] + ep.read_timeout() {
-                    let text = format!("{}: timed out (read_timeout {} s)", ep.addr(), ep.read_timeout().as_secs_f64());
+                    let text = format!(
+                        "{}: timed out (read_timeout {} s)",
+                        ep.addr(),
+                        ep.read_timeout().as_secs_f64()
+                    );
                     slots[i] = Some(Err(NodeError { text, sent: true, late: false }));
                     timed_out[i] = true;
                 }
@@ -312,7 +369,16 @@ impl Quorum {
         if !fds.is_empty() && poll(&mut fds, Duration::ZERO).is_ok() {
             for (fd, &i) in fds.iter().zip(&at) {
                 if fd.revents != 0 {
-                    self.read_some(i, call, &mut slots, &mut conns, &mut owed, &mut quiet, &mut timed_out, &mut flushed[i]);
+                    self.read_some(
+                        i,
+                        call,
+                        &mut slots,
+                        &mut conns,
+                        &mut owed,
+                        &mut quiet,
+                        &mut timed_out,
+                        &mut flushed[i],
+                    );
                 }
             }
         }
@@ -356,7 +422,13 @@ impl Quorum {
                             d.probe = Some(start);
                         }
                     }
-                    slot.unwrap_or_else(|| Err(NodeError { text: format!("{}: no answer yet", ep.addr()), sent: true, late: true }))
+                    slot.unwrap_or_else(|| {
+                        Err(NodeError {
+                            text: format!("{}: no answer yet", ep.addr()),
+                            sent: true,
+                            late: true,
+                        })
+                    })
                 }
                 (Some(reply), None) => {
                     if !skipped[i] {
@@ -370,7 +442,11 @@ impl Quorum {
                     reply
                 }
                 // Unreachable: every node has a reply or a connection by now.
-                (None, None) => Err(NodeError { text: format!("{}: not asked", ep.addr()), sent: false, late: false }),
+                (None, None) => Err(NodeError {
+                    text: format!("{}: not asked", ep.addr()),
+                    sent: false,
+                    late: false,
+                }),
             };
             out.push(reply);
         }
@@ -410,7 +486,14 @@ impl Quorum {
 
     /// Files node `i`'s `reply` (`drain` sent a script the server lacked again by its
     /// text already); a connection that failed is dropped.
-    fn take_reply(&self, i: usize, reply: redis::RedisResult<Value>, slots: &mut [Option<Reply>], conns: &mut [Option<Connection>], timed_out: &mut [bool]) {
+    fn take_reply(
+        &self,
+        i: usize,
+        reply: redis::RedisResult<Value>,
+        slots: &mut [Option<Reply>],
+        conns: &mut [Option<Connection>],
+        timed_out: &mut [bool],
+    ) {
         let ep = &self.nodes[i];
         match reply.and_then(Value::extract_error) {
             Ok(v) => slots[i] = Some(Ok(v)),
@@ -426,7 +509,6 @@ impl Quorum {
             }
         }
     }
-
 }
 
 #[cfg(test)]
@@ -466,5 +548,4 @@ mod tests {
             unsafe { libc::close(*fd) };
         }
     }
-
 }

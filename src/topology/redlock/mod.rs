@@ -118,15 +118,36 @@ impl Quorum {
     /// later (it waited in a partition), and enough of them would hold a majority
     /// for a whole lease: the error says what was sent then, so that the caller
     /// keeps the token and its `releaseLock()` clears what landed.
-    pub fn try_acquire(&self, key: &[u8], token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
+    pub fn try_acquire(
+        &self,
+        key: &[u8],
+        token: &[u8],
+        lease: Duration,
+        undo: &Call<'_>,
+    ) -> Result<Option<Duration>> {
         let ms = lease.as_millis().to_string();
-        self.try_take(&Call::Command(&[b"SET", key, token, b"NX", b"PX", ms.as_bytes()]), &Value::Okay, key, token, lease, undo)
+        self.try_take(
+            &Call::Command(&[b"SET", key, token, b"NX", b"PX", ms.as_bytes()]),
+            &Value::Okay,
+            key,
+            token,
+            lease,
+            undo,
+        )
     }
 
     /// `try_acquire` for any taking `call` that answers `took` on a node where it took
     /// what it takes (a MultiLock's keys: `key` is the first, by which a late reply's
     /// cleanup is found, as for a `SET` of it).
-    pub fn try_take(&self, call: &Call<'_>, took: &Value, key: &[u8], token: &[u8], lease: Duration, undo: &Call<'_>) -> Result<Option<Duration>> {
+    pub fn try_take(
+        &self,
+        call: &Call<'_>,
+        took: &Value,
+        key: &[u8],
+        token: &[u8],
+        lease: Duration,
+        undo: &Call<'_>,
+    ) -> Result<Option<Duration>> {
         let start = Instant::now();
         let (n, majority) = (self.nodes.len(), self.majority());
         let ask = Ask { cleanup: false, sets: Some((key, token)) };
@@ -134,7 +155,9 @@ impl Quorum {
         let replies = self.all(&mut Pooled, call, ask, |s| {
             let took = count(s, yes);
             let t = tally(s);
-            took >= majority || (took + t.pending < majority && (t.answered >= majority || t.failed > n - majority))
+            took >= majority
+                || (took + t.pending < majority
+                    && (t.answered >= majority || t.failed > n - majority))
         });
         let took = replies.iter().filter(|r| r.as_ref().is_ok_and(|v| v == yes)).count();
         let elapsed = start.elapsed();
@@ -175,7 +198,9 @@ impl Quorum {
         let replies = self.all(&mut Pooled, call, Ask { cleanup: true, sets: None }, |s| {
             let t = tally(s);
             let most = s.iter().flatten().flatten().map(|v| count(s, v)).max().unwrap_or(0);
-            most >= majority || (most + t.pending < majority && (t.answered >= majority || t.failed > n - majority))
+            most >= majority
+                || (most + t.pending < majority
+                    && (t.answered >= majority || t.failed > n - majority))
         });
         for r in replies.iter().flatten() {
             if replies.iter().filter(|o| o.as_ref().is_ok_and(|v| v == r)).count() >= majority {
@@ -189,7 +214,12 @@ impl Quorum {
     /// Runs the renewal `call` (a token-checked script setting `lease`, answering 1
     /// when renewed and 0 when the token no longer holds the key) on every node.
     /// `Yes` when a majority took it within the validity it gives.
-    pub(crate) fn extend(&self, links: &mut impl Links, call: &Call<'_>, lease: Duration) -> Result<Extended> {
+    pub(crate) fn extend(
+        &self,
+        links: &mut impl Links,
+        call: &Call<'_>,
+        lease: Duration,
+    ) -> Result<Extended> {
         let start = Instant::now();
         let (n, majority) = (self.nodes.len(), self.majority());
         let replies = self.all(links, call, Ask::default(), |s| {
@@ -268,7 +298,6 @@ impl Quorum {
     }
 }
 
-
 /// What a renewal of a Redlock lease found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Extended {
@@ -279,8 +308,6 @@ pub enum Extended {
     /// Not confirmed in time; it may still be held.
     No,
 }
-
-
 
 #[cfg(test)]
 mod tests {

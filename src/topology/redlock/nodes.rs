@@ -145,7 +145,15 @@ pub(super) fn host_acknowledges(conn: &mut Connection) -> bool {
     // SAFETY: tcp_info is plain data, zeroed is valid; getsockopt writes at most `len` bytes.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
-    let r = unsafe { libc::getsockopt(conn.fd(), libc::IPPROTO_TCP, libc::TCP_INFO, (&mut info as *mut libc::tcp_info).cast(), &mut len) };
+    let r = unsafe {
+        libc::getsockopt(
+            conn.fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
     // Refused: not TCP, a Unix socket.
     r != 0 || info.tcpi_unacked == 0
 }
@@ -185,7 +193,12 @@ pub(super) const MAX_LOADED: usize = 256;
 /// text (`EVAL`), so that a reply left owed is never a NOSCRIPT that came too late
 /// for the script to be sent again before the call returned.
 pub(super) fn loaded(ep: &Endpoint, sha: &str) -> bool {
-    LOADED.try_with(|l| l.try_borrow().is_ok_and(|l| l.iter().any(|(id, s)| s == sha && (Arc::ptr_eq(id, ep.id()) || id == ep.id()))))
+    LOADED
+        .try_with(|l| {
+            l.try_borrow().is_ok_and(|l| {
+                l.iter().any(|(id, s)| s == sha && (Arc::ptr_eq(id, ep.id()) || id == ep.id()))
+            })
+        })
         .unwrap_or(false)
 }
 
@@ -229,7 +242,8 @@ pub(super) fn check_out(eps: &[Arc<Endpoint>]) -> Vec<Node> {
         let found = eps
             .iter()
             .map(|ep| {
-                let at = reg.list.iter().position(|(id, _)| Arc::ptr_eq(id, ep.id()) || id == ep.id());
+                let at =
+                    reg.list.iter().position(|(id, _)| Arc::ptr_eq(id, ep.id()) || id == ep.id());
                 at.map(|at| reg.list.swap_remove(at).1).unwrap_or_default()
             })
             .collect();
@@ -240,7 +254,8 @@ pub(super) fn check_out(eps: &[Arc<Endpoint>]) -> Vec<Node> {
 
 /// Puts back what `check_out` took, keeping only nodes with something to remember.
 pub(super) fn check_in(eps: &[Arc<Endpoint>], nodes: Vec<Node>) {
-    let mut nodes: Vec<(Arc<str>, Node)> = eps.iter().map(|ep| ep.id().clone()).zip(nodes).filter(|(_, n)| !n.blank()).collect();
+    let mut nodes: Vec<(Arc<str>, Node)> =
+        eps.iter().map(|ep| ep.id().clone()).zip(nodes).filter(|(_, n)| !n.blank()).collect();
     if nodes.is_empty() {
         return;
     }
@@ -275,13 +290,19 @@ pub(super) fn skip_error(ep: &Endpoint, d: &Down, now: Instant) -> NodeError {
 
 /// A failure once the command was on its way to `ep`.
 pub(super) fn failure(ep: &Endpoint, e: &redis::RedisError) -> NodeError {
-    NodeError { text: format!("{}: {}", ep.addr(), pool::describe_failure(ep, e)), sent: true, late: false }
+    NodeError {
+        text: format!("{}: {}", ep.addr(), pool::describe_failure(ep, e)),
+        sent: true,
+        late: false,
+    }
 }
 
 /// What a connection's failure says, without the address an error of it names.
 pub(super) fn cause_of(e: &LockError) -> String {
     match e {
-        LockError::Connection { cause, .. } | LockError::Passing { cause, .. } | LockError::Server { cause, .. } => cause.clone(),
+        LockError::Connection { cause, .. }
+        | LockError::Passing { cause, .. }
+        | LockError::Server { cause, .. } => cause.clone(),
         other => other.to_string(),
     }
 }
