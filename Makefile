@@ -38,7 +38,7 @@ build: deps
 ## stub check.
 test: build
 	@rm -f "$(REDIS_LOCK_UNTESTED)"
-	@$(MAKE) --no-print-directory check-layers check-links
+	@$(MAKE) --no-print-directory lint check-layers check-links
 	@for s in $(SERVERS); do \
 	    echo "== the suite on $$s"; \
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
@@ -69,6 +69,14 @@ test-builds: build
 	@$(MAKE) --no-print-directory test-zts-apache
 	@tools/test/test-image.sh --own-prefix
 	@tools/test/test-image.sh --own-prefix --zts
+
+## The Rust habits: rustfmt's layout (rustfmt.toml) on the module and the threaded
+## harness, and clippy with every warning an error, tests included.
+.PHONY: lint
+lint: deps
+	$(CARGO) fmt --check
+	$(CARGO) fmt --check --manifest-path harness/Cargo.toml
+	$(CARGO) clippy --release --all-targets --quiet -- -D warnings
 
 ## The core's floors (php > kinds > hold > wait > topology > net > ground): every
 ## import points down, and no circle between files (tools/check/check-layers.php).

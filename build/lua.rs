@@ -445,7 +445,10 @@ pub fn rust(scripts: &[Script]) -> String {
             keys.push_str(&format!(" + usize::from(self.{}.is_some())", k.name));
         }
         if let Some((names, _)) = &h.each {
-            keys = format!("self.keys.len() * {}", names.len());
+            keys = match names.len() {
+                1 => "self.keys.len()".to_string(),
+                n => format!("self.keys.len() * {n}"),
+            };
         }
         let required_args = h.args.iter().filter(|a| !a.optional).count();
         let mut args = format!("{required_args}");

@@ -34,12 +34,12 @@ impl Boot {
     }
 
     /// This instant plus `d` (saturating: a bound that far away never comes).
-    pub fn add(self, d: Duration) -> Boot {
+    pub fn plus(self, d: Duration) -> Boot {
         Boot(self.0.saturating_add(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))
     }
 
     /// This instant less `d`, or the clock's start.
-    pub fn sub(self, d: Duration) -> Boot {
+    pub fn minus(self, d: Duration) -> Boot {
         Boot(self.0.saturating_sub(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)))
     }
 
@@ -58,7 +58,7 @@ impl Boot {
 /// on this host's clock: Redis starts it later than `sent`, and the drift is taken off.
 /// A lease shorter than the drift is over at once.
 pub fn lease_end(sent: Boot, lease: Duration) -> Boot {
-    sent.add(lease.saturating_sub(drift(lease)))
+    sent.plus(lease.saturating_sub(drift(lease)))
 }
 
 /// Extra safety taken off a lease for the clock drift between this host and the
@@ -107,11 +107,11 @@ mod tests {
                 "a lease bound is on the boot clock, not the monotonic one"
             );
         }
-        let later = ours.add(Duration::from_millis(5));
+        let later = ours.plus(Duration::from_millis(5));
         assert_eq!(later.since(ours), Duration::from_millis(5));
         assert_eq!(ours.since(later), Duration::ZERO);
-        assert_eq!(later.sub(Duration::from_millis(5)), ours);
-        assert_eq!(Boot(3).sub(Duration::from_secs(1)), Boot(0));
+        assert_eq!(later.minus(Duration::from_millis(5)), ours);
+        assert_eq!(Boot(3).minus(Duration::from_secs(1)), Boot(0));
         assert_eq!(drift(Duration::from_secs(10)), Duration::from_millis(102));
     }
 }

@@ -443,7 +443,7 @@ fn cap_seconds(label: &str, value: &OptValue, source: Source) -> Result<Option<D
     if secs == 0.0 {
         return Ok(None);
     }
-    if !secs.is_finite() || secs < 0.0 || secs > MAX_SECONDS {
+    if !secs.is_finite() || !(0.0..=MAX_SECONDS).contains(&secs) {
         return Err(LockError::InvalidValue(format!(
             "{label} must be a finite number of seconds, 0 (no limit) or greater, {secs} given"
         )));

@@ -114,7 +114,7 @@ pub fn extension_ms(label: &str, lock_out: Option<f64>, lease: Option<Duration>)
 
 /// Validates `$timeOut` (seconds to keep retrying; 0 means one try).
 pub fn time_out(time_out: f64) -> Result<Duration> {
-    if !time_out.is_finite() || time_out < 0.0 || time_out > MAX_SECONDS {
+    if !time_out.is_finite() || !(0.0..=MAX_SECONDS).contains(&time_out) {
         return Err(LockError::InvalidValue(format!(
             "Lock::__construct(): Argument #2 ($timeOut) must be a finite number of seconds, 0 or greater, {time_out} given"
         )));

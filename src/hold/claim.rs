@@ -55,7 +55,7 @@ impl Claim {
     pub fn surely_held(&self, token: &[u8], margin: Duration) -> bool {
         let Some(id) = self.own_for(token) else { return false };
         match crate::hold::table::held_until(id) {
-            Some(until) => until.is_none_or(|until| until > Boot::now().add(margin)),
+            Some(until) => until.is_none_or(|until| until > Boot::now().plus(margin)),
             None => false,
         }
     }

@@ -162,14 +162,13 @@ pub(super) fn number(line: &[u8]) -> RedisResult<i64> {
     }
 }
 
+/// A length-prefixed string's bytes (`None`: a null) and where it ends.
+type Blob<'a> = (Option<&'a [u8]>, usize);
+
 /// A length-prefixed string whose header line `line` ends at `after`: its bytes
 /// (`None`: a null) and where it ends.
 #[inline(always)]
-fn blob<'a>(
-    data: &'a [u8],
-    line: &[u8],
-    after: usize,
-) -> RedisResult<Option<(Option<&'a [u8]>, usize)>> {
+fn blob<'a>(data: &'a [u8], line: &[u8], after: usize) -> RedisResult<Option<Blob<'a>>> {
     match number(line)? {
         -1 => Ok(Some((None, after))),
         // Redis's own bound (proto-max-bulk-len) caps what a reply may make us hold.

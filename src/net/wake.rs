@@ -144,7 +144,9 @@ pub fn close_all() {
     }
 }
 
-/// Where a waiter listens for its grant.
+/// Where a waiter listens for its grant. Not boxed: one lives per waiting
+/// connection, moved between the pool and a wait, never in bulk.
+#[allow(clippy::large_enum_variant)]
 pub enum Subscriber {
     /// On the endpoint's command connection (RESP3), subscribed to `channel`.
     Inline { ep: Arc<Endpoint>, channel: String, sharded: bool },
@@ -344,7 +346,8 @@ impl Drop for Lease {
             Some(Subscriber::Inline { .. }) => {}
             Some(mut sub) => {
                 // A subscriber that cannot confirm it stopped listening is not kept.
-                if sub.stop_listening().is_ok() {
+                let stopped = sub.stop_listening().is_ok();
+                if stopped {
                     put_subscriber(&self.ep, sub);
                 }
             }

@@ -93,7 +93,7 @@ impl Sentinels {
             };
             let info = dsn::info_at(master, &named.0, named.1);
             let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply, true)
-                .map_err(|e| Found::Unreachable(e, info.clone()));
+                .map_err(|e| Found::Unreachable(e, Box::new(info.clone())));
             match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => {
                     self.reached.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -185,7 +185,7 @@ fn display((host, port): &(String, u16)) -> String {
 /// What reaching the master a sentinel named found, when it was no usable master.
 enum Found {
     /// It could not be reached (or set up: TLS, credentials).
-    Unreachable(RedisError, ConnectionInfo),
+    Unreachable(RedisError, Box<ConnectionInfo>),
     /// It answered `ROLE` with this role: a replica (demoted, or not promoted yet).
     Role(String),
     /// Cut off before it answered `ROLE`: gone, as far as can be told.

@@ -86,8 +86,9 @@ pub(crate) fn grant_bound(
     let margin = drift(lease) + Duration::from_millis(gap / 100) + Duration::from_millis(1);
     let ends_ms = i128::from(granted) + lease.as_millis() as i128 - i128::from(seen.server_ms);
     let ms = |n: i128| Duration::from_millis(u64::try_from(n).unwrap_or(u64::MAX));
-    let ends = if ends_ms >= 0 { seen.sent.add(ms(ends_ms)) } else { seen.sent.sub(ms(-ends_ms)) };
-    Some(ends.sub(margin).min(crate::clock::lease_end(heard, lease)))
+    let ends =
+        if ends_ms >= 0 { seen.sent.plus(ms(ends_ms)) } else { seen.sent.minus(ms(-ends_ms)) };
+    Some(ends.minus(margin).min(crate::clock::lease_end(heard, lease)))
 }
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
@@ -166,10 +167,13 @@ pub(crate) fn unsure(addr: &str) -> LockError {
     }
 }
 
+/// An acquire script's reply, its parts: status, n, the entry as queued, the clock.
+pub(crate) type ReplyParts = (i64, i64, Option<Vec<u8>>, Option<i64>);
+
 /// An acquire script's reply: `{status, n}`, or `{2, n, entry as queued, clock}`
 /// (the clock absent for an entry sent as queued); `{3, n}`: the entry sent as queued
 /// has left the queue (busy, and queued no more).
-pub(crate) fn reply_parts(reply: &Value) -> Option<(i64, i64, Option<Vec<u8>>, Option<i64>)> {
+pub(crate) fn reply_parts(reply: &Value) -> Option<ReplyParts> {
     let Value::Array(items) = reply else { return None };
     if items.len() > 4 {
         return None;
@@ -552,7 +556,7 @@ mod tests {
         // sent). Granted at 9_200: the lease ends 700 ms after `now` at the earliest,
         // less the drift (7 ms for the lease, 2 for the 200 ms between, 1 for rounding).
         let seen = Exchange { sent: now, server_ms: 9_000 };
-        let heard = now.add(Duration::from_millis(210));
+        let heard = now.plus(Duration::from_millis(210));
         let until = grant_bound(seen, 9_200, lease, heard).unwrap();
         assert_eq!(until.since(now), Duration::from_millis(700 - 7 - 2 - 1));
         // The server's clock stepped 2 s forward between the exchange and the grant:
@@ -569,7 +573,7 @@ mod tests {
         assert_eq!(grant_bound(seen, 1, None, now), None);
         assert!(!is_stale(None));
         // A try: from when it was sent.
-        let sent = now.sub(Duration::from_millis(600));
+        let sent = now.minus(Duration::from_millis(600));
         assert!(is_stale(lease_bound(sent, lease)), "sent 600 ms ago with a 500 ms lease");
         assert!(!is_stale(lease_bound(now, lease)));
     }

@@ -226,9 +226,9 @@ impl<K: Kind> Holder<K> {
     /// Releases the parts of `got` (those taken in this round), before a wait starts.
     /// Errors are left to the lease.
     fn give_back(&mut self, token: &[u8], got: &mut [Option<Taken>]) {
-        for i in 0..got.len() {
-            if got[i].take().is_some() {
-                let part = self.parts[i].clone();
+        for (slot, part) in got.iter_mut().zip(self.parts.iter()) {
+            if slot.take().is_some() {
+                let part = part.clone();
                 let _ = self.kind.release(&self.c, &part, token, false);
             }
         }

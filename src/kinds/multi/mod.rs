@@ -290,7 +290,7 @@ impl MultiLock {
     /// free, infinite when none has an expiry.
     pub fn ttl(&self) -> Result<Option<f64>> {
         let (_, pttls) = self.state(b"")?;
-        if pttls.iter().any(|&ms| ms == -2) {
+        if pttls.contains(&-2) {
             return Ok(None);
         }
         Ok(Some(
