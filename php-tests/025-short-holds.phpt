@@ -85,16 +85,18 @@ function loop_step(Lock $l, $side, string $key, string $waiter, int $pauseUs, bo
     cycle($l);
     if ($pauseUs) { usleep($pauseUs); }
     // One write, two replies: the waiter's entry, and its patience as the acquire
-    // script sets it.
+    // script sets it. Before the take, the replies are read after the release: a
+    // round trip between the loop's release and its take would make it no tight
+    // loop on a busy machine (the write arrives first, or the try is a miss).
     $queue = function () use ($side, $key, $waiter) {
         fwrite($side, "*3\r\n\$5\r\nRPUSH\r\n\$" . strlen("{{$key}}:queue") . "\r\n{{$key}}:queue\r\n\$" . strlen($waiter) . "\r\n$waiter\r\n"
             . "*5\r\n\$3\r\nSET\r\n\$" . strlen("{{$key}}:patience") . "\r\n{{$key}}:patience\r\n\$1\r\n1\r\n\$2\r\nPX\r\n\$5\r\n60000\r\n");
-        rl_read($side); rl_read($side);
     };
     if (!$during) { $queue(); }
     $t = $l->addLock() or die("loop: not acquired\n");
-    if ($during) { $queue(); }
+    if ($during) { $queue(); rl_read($side); rl_read($side); }
     $l->releaseLock($t);
+    if (!$during) { rl_read($side); rl_read($side); }
 }
 /**
  * The next message on the waiter's channel, or 'none' within 0.3 s. A grant's

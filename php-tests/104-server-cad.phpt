@@ -81,8 +81,13 @@ try {
     $pid = pcntl_fork();
     if ($pid === 0) {
         $start = microtime(true);
-        $got = (new Lock($key, 10, 10, $o))->addLock();
+        $w = new Lock($key, 10, 10, $o);
+        $got = $w->addLock();
         file_put_contents($sync, json_encode([$got !== false, microtime(true)]));
+        // Held until the parent has counted the release's commands: this process's
+        // own release, at its exit, is not one of them.
+        $until = microtime(true) + 10;
+        while (!file_exists("$sync.done") && microtime(true) < $until) { usleep(10000); }
         exit(0);
     }
     $until = microtime(true) + 5;
@@ -93,10 +98,14 @@ try {
     $s0 = redis_lock_stats();
     $released = microtime(true);
     $ok = $l->releaseLock();
+    $until = microtime(true) + 10;
+    while (filesize($sync) === 0 && microtime(true) < $until) { usleep(5000); clearstatcache(); }
     $after = calls($dsn);
+    touch("$sync.done");
     pcntl_waitpid($pid, $status);
     [$got, $at] = json_decode((string) file_get_contents($sync), true) ?? [false, 0];
     @unlink($sync);
+    @unlink("$sync.done");
     $s1 = redis_lock_stats();
     $d = ['released' => $ok, 'got' => $got, 'after_ms' => (int) (($at - $released) * 1000), 'cmd' => $cad ? delta($before, $after, $cad) : 0,
           'evalsha' => delta($before, $after, 'evalsha'), 'eval' => delta($before, $after, 'eval'), 'kicks' => $s1['cad_kicks'] - $s0['cad_kicks']];

@@ -162,6 +162,19 @@ fn done(
 /// `Some(whether the queue was there)` when it deleted the key, `None` when it did
 /// not (or was refused: as `done`).
 fn deleted(conn: &mut Connection, command: &[&[u8]], queue: &[u8]) -> RedisResult<Option<bool>> {
+    let (del, exists) = with_exists(conn, command, queue)?;
+    let (del, exists) = (del.extract_error(), exists.extract_error());
+    match del {
+        // A queue that could not be asked about (an ACL that refuses EXISTS on it)
+        // counts as there: a kick that finds nobody does nothing.
+        Ok(Value::Int(1)) => Ok(Some(!matches!(exists, Ok(Value::Int(0))))),
+        Ok(_) => Ok(None),
+        Err(e) => refused(conn, e).map(|()| None),
+    }
+}
+
+/// Sends `command` and `EXISTS queue` in one write: their two replies.
+fn with_exists(conn: &mut Connection, command: &[&[u8]], queue: &[u8]) -> RedisResult<(Value, Value)> {
     let replies = wire::with_buffer(|buf| {
         buf.clear();
         resp::push_command(buf, command.len());
@@ -172,15 +185,7 @@ fn deleted(conn: &mut Connection, command: &[&[u8]], queue: &[u8]) -> RedisResul
         wire::pipeline(conn, buf, 2)
     })?;
     let mut replies = replies.into_iter();
-    let del = replies.next().unwrap_or(Value::Nil).extract_error();
-    let exists = replies.next().unwrap_or(Value::Nil).extract_error();
-    match del {
-        // A queue that could not be asked about (an ACL that refuses EXISTS on it)
-        // counts as there: a kick that finds nobody does nothing.
-        Ok(Value::Int(1)) => Ok(Some(!matches!(exists, Ok(Value::Int(0))))),
-        Ok(_) => Ok(None),
-        Err(e) => refused(conn, e).map(|()| None),
-    }
+    Ok((replies.next().unwrap_or(Value::Nil), replies.next().unwrap_or(Value::Nil)))
 }
 
 /// An error reply to one of the server's own commands: one that the script would
@@ -206,19 +211,9 @@ fn take(
     if cad == Cad::None {
         return wire::request(conn, &Fast::plain(key, token, ms));
     }
-    let replies = wire::with_buffer(|buf| {
-        buf.clear();
-        let set = Fast::plain(key, token, ms);
-        resp::push_command(buf, set.len());
-        set.iter().for_each(|p| resp::push_bulk(buf, p));
-        resp::push_command(buf, 2);
-        resp::push_bulk(buf, b"EXISTS");
-        resp::push_bulk(buf, queue);
-        wire::pipeline(conn, buf, 2)
-    })?;
-    let mut replies = replies.into_iter();
-    let set = replies.next().unwrap_or(Value::Nil).extract_error()?;
-    if set == Value::Okay && matches!(replies.next(), Some(Value::Int(0))) {
+    let (set, exists) = with_exists(conn, &Fast::plain(key, token, ms), queue)?;
+    let set = set.extract_error()?;
+    if set == Value::Okay && exists == Value::Int(0) {
         return Ok(Value::SimpleString(TAKEN_ALONE.to_string()));
     }
     // Busy, or taken with someone queued (or the question unanswered): the release

@@ -54,11 +54,11 @@ pub(super) fn token_zval(token: Option<Token>) -> Zval {
 }
 
 /// A token the caller chose, checked (1 to 256 bytes); `label` names the argument.
-pub(super) fn chosen(label: &str, token: Option<BinarySlice<u8>>) -> PhpResult<Option<Token>> {
+pub(super) fn chosen<'a>(label: &str, token: Option<BinarySlice<'a, u8>>) -> PhpResult<Option<&'a [u8]>> {
     match token {
         Some(t) => {
             token::check_chosen(label, &t)?;
-            Ok(Some(t.to_vec()))
+            Ok(Some(t.into()))
         }
         None => Ok(None),
     }

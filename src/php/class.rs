@@ -82,7 +82,7 @@ impl Lock {
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
     pub fn add_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("Lock::addLock(): Argument #1 ($token)", token)?;
-        Ok(token_zval(self.core()?.acquire(token)?))
+        Ok(token_zval(self.core()?.acquire(token.map(<[u8]>::to_vec))?))
     }
 
     /// Takes the lock with exactly one try; $token as for addLock().
@@ -92,7 +92,7 @@ impl Lock {
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
     pub fn try_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("Lock::tryLock(): Argument #1 ($token)", token)?;
-        Ok(token_zval(self.core()?.try_acquire(token)?))
+        Ok(token_zval(self.core()?.try_acquire(token.map(<[u8]>::to_vec))?))
     }
 
     /// Takes a read (shared) lock, waiting up to $timeOut seconds: many readers hold
@@ -139,7 +139,7 @@ impl Lock {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("Lock::releaseLock(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.release(token.as_deref())?)
+        Ok(self.core()?.release(token)?)
     }
 
     /// The article's name for releaseLock(); the same atomic release.
@@ -147,7 +147,7 @@ impl Lock {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock1(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("Lock::releaseLock1(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.release(token.as_deref())?)
+        Ok(self.core()?.release(token)?)
     }
 
     /// The article's name for releaseLock(); the same atomic release.
@@ -155,7 +155,7 @@ impl Lock {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock2(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("Lock::releaseLock2(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.release(token.as_deref())?)
+        Ok(self.core()?.release(token)?)
     }
 
     /// Whether the key is held by anyone.
@@ -183,7 +183,7 @@ impl Lock {
         lockOut: Option<f64>,
     ) -> PhpResult<bool> {
         let token = chosen("Lock::extendLock(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.extend(token.as_deref(), lockOut)?)
+        Ok(self.core()?.extend(token, lockOut)?)
     }
 
     /// Whether the key holds $token (default: this object's token) right now. False at
@@ -192,7 +192,7 @@ impl Lock {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("Lock::isOwned(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.is_owned(token.as_deref())?)
+        Ok(self.core()?.is_owned(token)?)
     }
 
     /// How long this object's hold surely lasts, in seconds, as this process counts it

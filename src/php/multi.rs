@@ -142,7 +142,7 @@ impl MultiLock {
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
     pub fn add_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("MultiLock::addLock(): Argument #1 ($token)", token)?;
-        Ok(token_zval(self.core()?.acquire(token)?))
+        Ok(token_zval(self.core()?.acquire(token.map(<[u8]>::to_vec))?))
     }
 
     /// Takes every key with exactly one try, or none.
@@ -152,7 +152,7 @@ impl MultiLock {
     /// @throws LockConnectionException when Redis cannot be reached or answers too late
     pub fn try_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("MultiLock::tryLock(): Argument #1 ($token)", token)?;
-        Ok(token_zval(self.core()?.try_acquire(token)?))
+        Ok(token_zval(self.core()?.try_acquire(token.map(<[u8]>::to_vec))?))
     }
 
     /// Releases every key $token (default: this object's token) holds, in one step,
@@ -163,7 +163,7 @@ impl MultiLock {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("MultiLock::releaseLock(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.release(token.as_deref())?)
+        Ok(self.core()?.release(token)?)
     }
 
     /// Sets every key's lease to $lockOut seconds (default: the object's $lockOut) if
@@ -178,7 +178,7 @@ impl MultiLock {
         lockOut: Option<f64>,
     ) -> PhpResult<bool> {
         let token = chosen("MultiLock::extendLock(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.extend(token.as_deref(), lockOut)?)
+        Ok(self.core()?.extend(token, lockOut)?)
     }
 
     /// Whether $token (default: this object's token) holds every key right now.
@@ -186,7 +186,7 @@ impl MultiLock {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("MultiLock::isOwned(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.is_owned(token.as_deref())?)
+        Ok(self.core()?.is_owned(token)?)
     }
 
     /// How long this object's hold of every key surely lasts, in seconds, as this

@@ -100,7 +100,7 @@ impl Semaphore {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn release(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("Semaphore::release(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.release(token.as_deref())?)
+        Ok(self.core()?.release(token)?)
     }
 
     /// Sets the lease of the hold of $token (default: this object's) to $lockOut
@@ -111,7 +111,7 @@ impl Semaphore {
     ///         is empty or longer than 256 bytes
     pub fn extend(&self, token: Option<BinarySlice<u8>>, lockOut: Option<f64>) -> PhpResult<bool> {
         let token = chosen("Semaphore::extend(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.extend(token.as_deref(), lockOut)?)
+        Ok(self.core()?.extend(token, lockOut)?)
     }
 
     /// Whether $token (default: this object's) holds permits right now.
@@ -119,7 +119,7 @@ impl Semaphore {
     /// @throws ValueError for a $token that is empty or longer than 256 bytes
     pub fn is_owned(&self, token: Option<BinarySlice<u8>>) -> PhpResult<bool> {
         let token = chosen("Semaphore::isOwned(): Argument #1 ($token)", token)?;
-        Ok(self.core()?.is_owned(token.as_deref())?)
+        Ok(self.core()?.is_owned(token)?)
     }
 
     /// How long this object's permits surely last, in seconds, as this process counts

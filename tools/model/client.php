@@ -8,27 +8,12 @@
 // An object is made the first time its NAME is used, from SPEC:
 //   ["Lock", key, timeOut, lockOut, options] | ["MultiLock", keys, timeOut, lockOut, options]
 //   | ["Semaphore", key, permits, timeOut, lockOut, options]
-// and kept until the process ends. Strings travel as {"s": hex} (tokens are binary),
-// floats as {"f": number or "INF"}, arrays as {"a": {...}}.
+// and kept until the process ends. Values travel as codec.php says.
 declare(strict_types=1);
 
 // Warnings (a release found lost) go to stderr: stdout carries only the answers.
 ini_set('display_errors', 'stderr');
-
-function enc(mixed $v): mixed {
-    if (is_string($v)) { return ['s' => bin2hex($v)]; }
-    if (is_float($v)) { return ['f' => is_finite($v) ? $v : (is_nan($v) ? 'NAN' : ($v > 0 ? 'INF' : '-INF'))]; }
-    if (is_array($v)) { return ['a' => array_map('enc', $v)]; }
-    return $v;
-}
-
-function dec(mixed $v): mixed {
-    if (!is_array($v)) { return $v; }
-    if (isset($v['s'])) { return hex2bin($v['s']); }
-    if (array_key_exists('f', $v)) { return is_string($v['f']) ? ['INF' => INF, '-INF' => -INF, 'NAN' => NAN][$v['f']] : (float) $v['f']; }
-    if (isset($v['a'])) { return array_map('dec', $v['a']); }
-    return array_map('dec', $v);
-}
+require_once __DIR__ . '/codec.php';
 
 $objects = [];
 

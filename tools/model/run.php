@@ -21,6 +21,7 @@ require_once __DIR__ . '/../../php-tests/_helper.inc';
 require_once __DIR__ . '/model.php';
 require_once __DIR__ . '/checks.php';
 require_once __DIR__ . '/gen.php';
+require_once __DIR__ . '/codec.php';
 
 $opt = getopt('', ['budget:', 'seed:', 'variant:', 'ops:', 'keep-going', 'no-shrink', 'skip:', 'verbose', 'legacy-token-args', 'help']);
 if (isset($opt['help'])) {
@@ -38,19 +39,6 @@ $tmp = sys_get_temp_dir() . '/rl-model-' . getmypid();
 @mkdir($tmp);
 
 function now(): float { return hrtime(true) / 1e9; }
-function enc(mixed $v): mixed {
-    if (is_string($v)) { return ['s' => bin2hex($v)]; }
-    if (is_float($v)) { return ['f' => is_finite($v) ? $v : 'INF']; }
-    if (is_array($v)) { return ['a' => array_map('enc', $v)]; }
-    return $v;
-}
-function dec(mixed $v): mixed {
-    if (!is_array($v)) { return $v; }
-    if (isset($v['s'])) { return hex2bin($v['s']); }
-    if (array_key_exists('f', $v)) { return is_string($v['f']) ? ['INF' => INF, '-INF' => -INF, 'NAN' => NAN][$v['f']] : (float) $v['f']; }
-    if (isset($v['a'])) { return array_map('dec', $v['a']); }
-    return array_map('dec', $v);
-}
 /** An answer as the model reads it: ['r' => value] or ['x' => class, 'msg' => ...]. */
 function answer(?array $a): array {
     if ($a === null) { return ['x' => 'NoAnswer', 'msg' => 'no answer in time']; }
