@@ -174,7 +174,11 @@ fn deleted(conn: &mut Connection, command: &[&[u8]], queue: &[u8]) -> RedisResul
 }
 
 /// Sends `command` and `EXISTS queue` in one write: their two replies.
-fn with_exists(conn: &mut Connection, command: &[&[u8]], queue: &[u8]) -> RedisResult<(Value, Value)> {
+fn with_exists(
+    conn: &mut Connection,
+    command: &[&[u8]],
+    queue: &[u8],
+) -> RedisResult<(Value, Value)> {
     let replies = wire::with_buffer(|buf| {
         buf.clear();
         resp::push_command(buf, command.len());

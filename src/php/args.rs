@@ -54,7 +54,10 @@ pub(super) fn token_zval(token: Option<Token>) -> Zval {
 }
 
 /// A token the caller chose, checked (1 to 256 bytes); `label` names the argument.
-pub(super) fn chosen<'a>(label: &str, token: Option<BinarySlice<'a, u8>>) -> PhpResult<Option<&'a [u8]>> {
+pub(super) fn chosen<'a>(
+    label: &str,
+    token: Option<BinarySlice<'a, u8>>,
+) -> PhpResult<Option<&'a [u8]>> {
     match token {
         Some(t) => {
             token::check_chosen(label, &t)?;
