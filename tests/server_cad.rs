@@ -100,7 +100,7 @@ fn release_on(dsn: &str) -> (redis::RedisResult<Value>, Cad, Cad) {
     };
     let kick =
         Kick { lock: b"k", queue: b"{k}:queue", fence: b"{k}:fence", readers: b"{k}:readers" };
-    let reply = Call::Fast(&Fast::Release {
+    let reply = Call::Fast(Fast::Release {
         key: b"k",
         token,
         queue: b"{k}:queue",

@@ -83,7 +83,7 @@ impl Claim {
         if hold.renew.is_some() {
             // Built here, on the request's thread, not first by the watchdog: a fork
             // while the watchdog was building it would leave the child's copy stuck.
-            hold.part.renew(&hold.token, b"0", &mut |call| call.prepare());
+            hold.part.renew(&hold.token, b"0").call().prepare();
         }
         self.forget();
         self.token = Some(hold.token.clone());

@@ -19,7 +19,7 @@
 
 use crate::clock::Boot;
 use crate::fork_wiped;
-use crate::net::call::Call;
+use crate::net::call::Owned;
 use crate::terms::Terms;
 use crate::token::Token;
 use crate::topology::route::Route;
@@ -91,13 +91,12 @@ pub trait Part: Send + Sync + std::fmt::Debug {
     fn covers(&self, lock: &[u8]) -> bool {
         self.key() == lock
     }
-    /// Hands `with` its renewal of `token` to `lease_ms` ('0': no expiry): a
-    /// token-checked script that answers 1 when renewed, 0 when the token no longer
-    /// holds what it held.
-    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>));
-    /// Hands `with` its release of `token`, as sent when nobody waits for the answer
-    /// (request end, the object's end).
-    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>));
+    /// Its renewal of `token` to `lease_ms` ('0': no expiry): a token-checked write
+    /// that answers 1 when renewed, 0 when the token no longer holds what it held.
+    fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a>;
+    /// Its release of `token`, as sent when nobody waits for the answer (request end,
+    /// the object's end); `None` for a token that releases nothing.
+    fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>>;
 }
 
 /// One acquisition, from the moment it succeeded until it is released.

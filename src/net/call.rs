@@ -2,11 +2,11 @@
 //! run on the key's one server or write to every node of a quorum. The kinds build
 //! their calls (their scripts, their keys); the topology decides where they go.
 
-use crate::net::fast::Fast;
+use crate::net::fast::{self, Fast};
 use crate::net::resp;
 use crate::net::script::Args;
 use crate::net::wire::{self, Connection, Watch};
-use redis::{RedisResult, Value};
+use redis::{ErrorKind, RedisResult, Value};
 
 /// One command for one server or for every node of a quorum.
 #[derive(Clone, Copy)]
@@ -20,7 +20,7 @@ pub enum Call<'a> {
     /// connection, that command where it does what the script would, else the
     /// script; written for several at once, or unawaited, the script (a first try,
     /// its plain `SET NX`).
-    Fast(&'a Fast<'a>),
+    Fast(Fast<'a>),
 }
 
 impl Call<'_> {
@@ -120,4 +120,106 @@ impl Call<'_> {
             },
         }
     }
+}
+
+/// A call that owns its script's slots (their bytes stay borrowed from the hold): what
+/// a hold's part hands out for its renewal and its release, so that whoever sends it
+/// (the watchdog, a batch, request end) may keep several at once.
+pub struct Owned<'a> {
+    args: Box<dyn Args + 'a>,
+    /// A writer's renewal the server may do by its own `SET … IFEQ` (`Fast::Renew`):
+    /// its key, token and lease.
+    by_server: Option<(&'a [u8], &'a [u8], &'a [u8])>,
+}
+
+impl<'a> Owned<'a> {
+    /// A script call.
+    pub fn script(args: impl Args + 'a) -> Self {
+        Owned { args: Box::new(args), by_server: None }
+    }
+
+    /// A writer's renewal of `token` on `key` to `ms`: the server's own command where
+    /// it has one, else `script` (`Fast::Renew`).
+    pub fn renewal(key: &'a [u8], token: &'a [u8], ms: &'a [u8], script: impl Args + 'a) -> Self {
+        Owned { args: Box::new(script), by_server: Some((key, token, ms)) }
+    }
+
+    /// The call, as sent.
+    pub fn call(&self) -> Call<'_> {
+        match self.by_server {
+            Some((key, token, ms)) => {
+                Call::Fast(Fast::Renew { key, token, ms, script: &*self.args })
+            }
+            None => Call::Script(&*self.args),
+        }
+    }
+}
+
+/// One reply per call, an error reply as that call's `Err`.
+pub type Replies = Vec<RedisResult<Value>>;
+
+/// Sends `calls`, then `tail` (plain commands: a durable wait, which counts this
+/// connection's writes before it), in one write on `conn`, and reads every reply: the
+/// calls' (an error reply is that call's `Err`), then the tail's. A renewal the server
+/// may do by its own command goes as that command (`Call::push_for`); where it did not
+/// renew, its script follows, alone. A script the server lacks (NOSCRIPT) follows by its
+/// text (`Script::after`). Such a call comes after the tail, which then goes again, so
+/// that it counts every write. `Err`: the connection failed, or the server is a replica
+/// now (READONLY): the caller must find the master again.
+pub fn pipeline(
+    conn: &mut Connection,
+    calls: &[Call<'_>],
+    tail: &[Call<'_>],
+) -> RedisResult<(Replies, Replies)> {
+    let mut pipe = Vec::new();
+    let by_server: Vec<bool> = calls.iter().map(|c| c.push_for(conn, &mut pipe)).collect();
+    tail.iter().for_each(|c| c.push(&mut pipe));
+    let mut replies = wire::pipeline(conn, &pipe, calls.len() + tail.len())?;
+    let tail_replies = replies.split_off(calls.len());
+    let mut tail_replies: Vec<RedisResult<Value>> =
+        tail_replies.into_iter().map(Value::extract_error).collect();
+    let replies: Vec<RedisResult<Value>> = replies.into_iter().map(Value::extract_error).collect();
+    if let Some(Err(e)) =
+        replies.iter().find(|r| matches!(r, Err(e) if e.code() == Some("READONLY")))
+    {
+        return Err(e.clone());
+    }
+    let mut alone = false;
+    let mut out = Vec::with_capacity(calls.len());
+    for ((call, reply), by_server) in calls.iter().zip(replies).zip(by_server) {
+        let Some(args) = call.args() else {
+            out.push(reply);
+            continue;
+        };
+        let reply = if by_server {
+            match reply {
+                Ok(v) if Fast::renewed(&v) => Ok(Value::Int(1)),
+                // Not renewed by the server's command: the script decides, on its own.
+                other => {
+                    if let Err(e) = other {
+                        fast::refused(conn, e)?;
+                    }
+                    alone = true;
+                    args.script().run(conn, args)
+                }
+            }
+        } else {
+            let missing = args.script().lacked(&reply);
+            alone |= missing;
+            args.script().after(conn, args, reply)
+        };
+        match reply {
+            Err(e) if !matches!(e.kind(), ErrorKind::Server(_)) => return Err(e),
+            reply => out.push(reply),
+        }
+    }
+    if alone && !tail.is_empty() {
+        pipe.clear();
+        tail.iter().for_each(|c| c.push(&mut pipe));
+        tail_replies = wire::pipeline(conn, &pipe, tail.len())?
+            .into_iter()
+            .map(Value::extract_error)
+            .collect();
+    }
+    Ok((out, tail_replies))
 }

@@ -196,7 +196,7 @@ fn with_exists(
 /// not get (the command itself refused: unknown, refused by an ACL, a syntax it
 /// lacks) turns the connection's compare-and-delete off; any other (of the
 /// connection, a redirect, a passing state) is the caller's.
-fn refused(conn: &mut Connection, e: RedisError) -> RedisResult<()> {
+pub(crate) fn refused(conn: &mut Connection, e: RedisError) -> RedisResult<()> {
     if matches!(e.code(), Some("ERR" | "NOPERM" | "WRONGTYPE")) {
         conn.cad = Cad::None;
         return Ok(());

@@ -16,6 +16,12 @@ pub struct Script {
     sha: String,
 }
 
+/// Whether a reply read as it came (a quorum's fan-out) says the server lacks the
+/// script it answers (`Script::lacked`, for a reply already turned into a result).
+pub fn lacking(reply: &Value) -> bool {
+    matches!(reply, Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript))
+}
+
 /// One call of a script: the script and its slots, named (a struct that build.rs
 /// generates from the script's header), written on the wire in the header's order.
 pub trait Args {
@@ -54,17 +60,38 @@ impl Script {
     /// Runs the call `args` of this script and returns its reply as it came: one
     /// round trip when the server has the script cached, two when not.
     pub fn run(&self, conn: &mut Connection, args: &dyn Args) -> RedisResult<Value> {
-        wire::with_buffer(|buf| {
+        let reply = wire::with_buffer(|buf| {
             self.encode(buf, b"EVALSHA", self.sha.as_bytes(), args);
-            match wire::send(conn, buf) {
-                Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                    self.encode(buf, b"EVAL", self.source.as_bytes(), args);
-                    wire::send(conn, buf)
-                }
-                other => other,
-            }
-        })
-        .map_err(|e| self.explain(e))
+            wire::send(conn, buf)
+        });
+        self.after(conn, args, reply)
+    }
+
+    /// Whether `reply`, to a call of this script by SHA1, says the server lacks it
+    /// (after a restart or `SCRIPT FLUSH`).
+    pub fn lacked(&self, reply: &RedisResult<Value>) -> bool {
+        matches!(reply, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript))
+    }
+
+    /// The one answer to NOSCRIPT, for a call `args` of this script sent by SHA1 that
+    /// got `reply`: when the server lacks the script, the call again by its text
+    /// (`EVAL`), which caches it (no `SCRIPT LOAD`, which an ACL may forbid), so that
+    /// the next call is back on the short path; else `reply`. A quorum's fan-out, whose
+    /// replies come late, sends the text as this does (`packed_eval`).
+    pub fn after(
+        &self,
+        conn: &mut Connection,
+        args: &dyn Args,
+        reply: RedisResult<Value>,
+    ) -> RedisResult<Value> {
+        if self.lacked(&reply) {
+            return wire::with_buffer(|buf| {
+                self.encode(buf, b"EVAL", self.source.as_bytes(), args);
+                wire::send(conn, buf)
+            })
+            .map_err(|e| self.explain(e));
+        }
+        reply.map_err(|e| self.explain(e))
     }
 
     /// An error raised inside the script that names only its line (Redis 7.0's ACL

@@ -1,25 +1,35 @@
 //! The acknowledgement a durable grant waits for (`durable`, `durable_aof`): the
-//! command that asks for it, and what its reply says. `Route::confirm` sends it after
-//! one hold's check; the watchdog after a pipeline of renewals.
+//! command that asks for it, and what its reply says. `renew` sends it after a
+//! pipeline of renewals (one hold's check, or the watchdog's round).
 
 use crate::net::call::Call;
 use crate::net::resp;
 use crate::terms::Durable;
 use redis::Value;
 
-/// Hands `with` the command that waits for `d`'s acknowledgements of this
+/// Hands `with` the commands that wait for each of `all`'s acknowledgements of this
 /// connection's writes: `WAIT replicas ms`, or with `aof` `WAITAOF 1 replicas ms`.
-pub fn wait_call<T>(d: &Durable, with: impl FnOnce(&Call<'_>) -> T) -> T {
-    let ms = d.timeout.as_millis().max(1).to_string();
-    let count = d.replicas.to_string();
-    if d.aof {
-        with(&Call::Command(&[b"WAITAOF", b"1", count.as_bytes(), ms.as_bytes()]))
-    } else {
-        with(&Call::Command(&[b"WAIT", count.as_bytes(), ms.as_bytes()]))
-    }
+pub fn wait_calls<T>(all: &[Durable], with: impl FnOnce(&[Call<'_>]) -> T) -> T {
+    let args: Vec<(bool, String, String)> = all
+        .iter()
+        .map(|d| (d.aof, d.replicas.to_string(), d.timeout.as_millis().max(1).to_string()))
+        .collect();
+    let parts: Vec<Vec<&[u8]>> = args
+        .iter()
+        .map(|(aof, count, ms)| {
+            let (count, ms) = (count.as_bytes(), ms.as_bytes());
+            if *aof {
+                vec![&b"WAITAOF"[..], b"1", count, ms]
+            } else {
+                vec![&b"WAIT"[..], count, ms]
+            }
+        })
+        .collect();
+    let calls: Vec<Call<'_>> = parts.iter().map(|p| Call::Command(p)).collect();
+    with(&calls)
 }
 
-/// Whether `reply` (to `wait_call`) acknowledges what `d` asks: `Ok(())`, or what it
+/// Whether `reply` (to `wait_calls`) acknowledges what `d` asks: `Ok(())`, or what it
 /// did acknowledge, for a message; `None` for a reply of another shape.
 pub fn judge(reply: &Value, d: &Durable) -> Option<Result<(), String>> {
     let ms = d.timeout.as_millis().max(1);

@@ -20,24 +20,11 @@ use crate::net::resp;
 use crate::net::wire::{Connection, Watch};
 use crate::terms::Durable;
 use crate::topology::cluster::Placement;
-use crate::topology::durable;
-pub use crate::topology::redlock::Extended;
-use crate::topology::redlock::{Pooled, Quorum};
+use crate::topology::redlock::Quorum;
 use crate::topology::sentinel;
 use redis::{RedisResult, Value};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What `Route::confirm` found of a hold's durability.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirmed {
-    /// Acknowledged as asked.
-    Yes,
-    /// The token no longer holds it.
-    Lost,
-    /// Not acknowledged in time: what was.
-    Short(String),
-}
 
 /// The server, the cluster slot, or the quorum that holds one key.
 #[derive(Debug, Clone)]
@@ -86,7 +73,7 @@ impl Route {
     /// Runs `op` on the key's server (see `pool::run` for `retry` and the closure's
     /// second argument, true on a retry that must settle a lost reply). A quorum has
     /// no one server: it refuses, and the kinds never ask it (`lease_only`).
-    fn run<T>(
+    pub(crate) fn on_server<T>(
         &self,
         retry: Retry,
         op: impl FnMut(&mut Connection, bool) -> RedisResult<T>,
@@ -109,7 +96,7 @@ impl Route {
         retry: Retry,
         mut op: impl FnMut(&mut dyn FnMut(&Call<'_>) -> RedisResult<Value>, bool) -> RedisResult<T>,
     ) -> Result<T> {
-        self.run(retry, |conn, settling| op(&mut |call: &Call<'_>| call.run(conn), settling))
+        self.on_server(retry, |conn, settling| op(&mut |call: &Call<'_>| call.run(conn), settling))
     }
 
     /// Runs `call` where the key lives and returns its reply; on a quorum, the reply
@@ -117,7 +104,7 @@ impl Route {
     pub fn ask(&self, call: &Call<'_>) -> Result<Value> {
         match self {
             Route::Quorum(q) => q.agreed(call),
-            _ => self.run(Retry::IfStale, |conn, _| call.run(conn)),
+            _ => self.on_server(Retry::IfStale, |conn, _| call.run(conn)),
         }
     }
 
@@ -133,7 +120,7 @@ impl Route {
                     crate::stats::lost_late(w.what, &w.name);
                 }
             }),
-            _ => self.run(Retry::IfStale, |conn, _| call.fire(conn, watch.clone())),
+            _ => self.on_server(Retry::IfStale, |conn, _| call.fire(conn, watch.clone())),
         }
     }
 
@@ -179,26 +166,6 @@ impl Route {
         Ok(Some(q.try_take(call, took, key, token, lease, undo)?.is_some()))
     }
 
-    /// Runs the token-checked renewal `call` (answering 1 when renewed, 0 when the
-    /// token no longer holds the key) that sets `lease`. On a quorum, `Yes` needs a
-    /// majority within the validity the lease leaves.
-    pub fn renew(&self, call: &Call<'_>, lease: Duration) -> Result<Extended> {
-        match self {
-            Route::Quorum(q) => q.extend(&mut Pooled, call, lease),
-            _ => {
-                let reply = self.run(Retry::IfStale, |conn, _| call.run(conn))?;
-                match resp::int(&reply) {
-                    Some(1) => Ok(Extended::Yes),
-                    Some(_) => Ok(Extended::Lost),
-                    None => Err(LockError::Server {
-                        addr: self.node().addr().to_string(),
-                        cause: format!("unexpected reply to a renewal: {reply:?}"),
-                    }),
-                }
-            }
-        }
-    }
-
     /// How long the key still lives, in ms: `None` when it does not exist,
     /// `Some(None)` when it has no expiry. On a quorum, the lease of the node at the
     /// majority's edge.
@@ -223,51 +190,6 @@ impl Route {
         }
         let timeout = (self.node().read_timeout() / 2).max(Duration::from_millis(1));
         let _ = self.confirm(prime, &Durable { replicas, aof: false, timeout });
-    }
-
-    /// Makes a hold durable (`Durable`): `prime`, its token-checked renewal (a write of
-    /// this connection's own, which is all `WAIT` counts: a hold handed over was
-    /// written by the releaser's), then `WAIT` (`WAITAOF` with `aof`), in one round
-    /// trip on one connection. `Short` says what acknowledged it, for the message.
-    pub fn confirm(&self, prime: &Call<'_>, d: &Durable) -> Result<Confirmed> {
-        if self.lease_only() {
-            return Ok(Confirmed::Yes);
-        }
-        let (renewed, acked) = self.run(Retry::IfStale, |conn, _| {
-            let mut pipe = Vec::new();
-            prime.push(&mut pipe);
-            durable::wait_call(d, |wait| wait.push(&mut pipe));
-            let mut replies = crate::net::wire::pipeline(conn, &pipe, 2)?.into_iter();
-            let (renewed, acked) = (replies.next().unwrap_or(Value::Nil), replies.next().unwrap_or(Value::Nil));
-            if matches!(&renewed, Value::ServerError(e) if e.kind() == Some(redis::ServerErrorKind::NoScript)) {
-                // The server lost its scripts (a restart, `SCRIPT FLUSH`): by text, and
-                // the wait again after it.
-                // The script itself (a renewal the server may do by its own command
-                // too: the script is what the pipeline sends, so it is loaded).
-                let renewed = match prime.args() {
-                    Some(args) => args.script().run(conn, args)?,
-                    None => prime.run(conn)?,
-                };
-                return Ok((renewed, durable::wait_call(d, |wait| wait.run(conn))?));
-            }
-            Ok((renewed.extract_error()?, acked.extract_error()?))
-        })
-        .map_err(|e| match e {
-            LockError::Server { addr, cause } if d.aof && cause.contains("unknown command") && cause.contains("WAITAOF") => {
-                LockError::Server { addr, cause: format!("durable_aof needs WAITAOF, which Redis has from 7.2 (and Valkey from 8.0): {cause}") }
-            }
-            other => other,
-        })?;
-        match resp::int(&renewed) {
-            Some(1) => {}
-            Some(_) => return Ok(Confirmed::Lost),
-            None => return Err(self.unexpected("renewal", &renewed)),
-        }
-        match durable::judge(&acked, d) {
-            Some(Ok(())) => Ok(Confirmed::Yes),
-            Some(Err(short)) => Ok(Confirmed::Short(short)),
-            None => Err(self.unexpected("WAIT", &acked)),
-        }
     }
 
     /// A reply of a shape `script` never gives, as the error it is: the server broke

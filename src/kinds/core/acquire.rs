@@ -13,12 +13,11 @@ use crate::clock::Boot;
 use crate::error::{LockError, Result};
 use crate::hold::table::Part;
 use crate::hold::table::{Hold, Owner, Renewal};
-use crate::kinds::core::durable::Undurable;
 use crate::kinds::core::wait::PartWait;
 use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
 use crate::token::Token;
-use crate::topology::route::Extended;
+use crate::topology::landed::Landed;
 use crate::wait::waiting::{self, Fences, Numbers, Try, Until, Waited};
 use std::time::{Duration, Instant};
 
@@ -123,11 +122,11 @@ impl<K: Kind> Holder<K> {
                 let durable = self.c.terms.durable;
                 if let Some(d) = &durable {
                     match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d, false) {
-                        Ok(None) => {}
+                        Ok(Landed::Yes) => {}
                         // Undone, and the wait goes on while it lasts.
-                        Ok(Some(why)) => {
+                        why @ (Ok(_) | Err(LockError::NotDurable { .. })) => {
                             self.give_back(&token, &mut got);
-                            if let Undurable::Short(e) = why {
+                            if let Err(e) = why {
                                 *undone = Some(e);
                             }
                             if !wait || Instant::now() >= deadline {
@@ -216,11 +215,8 @@ impl<K: Kind> Holder<K> {
     fn still_held(&self, i: usize, token: &[u8]) -> Result<bool> {
         let held = self.kind.held_as(&self.parts[i]);
         let lease = self.c.terms.lease.unwrap_or(Duration::ZERO);
-        let mut outcome = Ok(Extended::No);
-        held.renew(token, self.c.terms.ttl_arg.as_bytes(), &mut |call| {
-            outcome = held.route().renew(call, lease)
-        });
-        Ok(matches!(outcome?, Extended::Yes))
+        let renew = held.renew(token, self.c.terms.ttl_arg.as_bytes());
+        Ok(held.route().renew(&renew.call(), lease)? == Landed::Yes)
     }
 
     /// Releases the parts of `got` (those taken in this round), before a wait starts.
@@ -238,9 +234,9 @@ impl<K: Kind> Holder<K> {
     /// still has it; errors are left to the lease.
     pub(super) fn abandon(&self, i: usize, token: &[u8]) {
         let part = &self.parts[i];
-        self.kind.held_as(part).release(token, &mut |call| {
-            let _ = part.route().fire(call, None);
-        });
+        if let Some(release) = self.kind.held_as(part).release(token) {
+            let _ = part.route().fire(&release.call(), None);
+        }
     }
 
     /// Records an acquisition whose lease ends at `until` at the earliest: in the

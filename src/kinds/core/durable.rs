@@ -11,48 +11,36 @@
 use crate::error::{LockError, Result};
 use crate::kinds::core::{Holder, Kind};
 use crate::terms::Durable;
-use crate::topology::route::Confirmed;
-
-/// Why a hold was not made durable.
-pub(super) enum Undurable {
-    /// The token no longer held it when checked (its lease ran out meanwhile, or the
-    /// server lost it): nothing to undo.
-    Lost,
-    /// Not acknowledged in time (`LockError::NotDurable`): to undo.
-    Short(LockError),
-}
+use crate::topology::landed::Landed;
 
 impl<K: Kind> Holder<K> {
     /// Checks `token`'s hold on every part, as the hold taken now renews it
     /// (`Kind::held_as`), or after an extension as its renewal did (`Kind::renewed_as`:
     /// a reader's token is checked as a read share), to the lease `ms` ("0": none).
-    /// `Ok(None)` when every part was acknowledged as `d` asks.
+    /// `Yes` when every part was acknowledged as `d` asks; `Lost` when the token no
+    /// longer held one (its lease ran out meanwhile, or the server lost it): nothing to
+    /// undo. Not acknowledged in time: `LockError::NotDurable`, and the caller undoes it.
     pub(super) fn confirm(
         &self,
         token: &[u8],
         ms: &[u8],
         d: &Durable,
         extending: bool,
-    ) -> Result<Option<Undurable>> {
+    ) -> Result<Landed> {
         for part in &self.parts {
             let held = if extending { self.kind.renewed_as(part) } else { self.kind.held_as(part) };
-            let mut outcome = Ok(Confirmed::Yes);
-            held.renew(token, ms, &mut |call| outcome = held.route().confirm(call, d));
-            match outcome? {
-                Confirmed::Yes => {}
-                Confirmed::Lost => return Ok(Some(Undurable::Lost)),
-                Confirmed::Short(cause) => {
+            let landed = held.route().confirm(&held.renew(token, ms).call(), d)?;
+            match landed {
+                Landed::Yes => {}
+                Landed::Lost => return Ok(Landed::Lost),
+                Landed::Unsure(cause) => {
                     crate::stats::note(crate::stats::Counter::Undurable);
                     let addr = held.route().node().addr().to_string();
-                    return Ok(Some(Undurable::Short(LockError::NotDurable {
-                        addr,
-                        what: self.c.what,
-                        cause,
-                    })));
+                    return Err(LockError::NotDurable { addr, what: self.c.what, cause });
                 }
             }
         }
         crate::stats::note(crate::stats::Counter::DurableAcks);
-        Ok(None)
+        Ok(Landed::Yes)
     }
 }

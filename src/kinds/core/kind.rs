@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::hold::table::Part;
 use crate::kinds::core::common::Common;
 use crate::net::wire::Watch;
-use crate::topology::route::Extended;
+use crate::topology::landed::Landed;
 use crate::wait::waiting::{Fences, Try};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -89,10 +89,8 @@ pub(crate) trait Kind: Sized {
         ms: &[u8],
         lease: Duration,
         _own: bool,
-    ) -> Result<Extended> {
-        let mut outcome = Ok(Extended::No);
-        part.renew(token, ms, &mut |call| outcome = part.route().renew(call, lease));
-        outcome
+    ) -> Result<Landed> {
+        part.route().renew(&part.renew(token, ms).call(), lease)
     }
 
     /// How many keys `part` holds.

@@ -29,7 +29,7 @@ use crate::hold::table::{self, Hold, Part};
 use crate::net::wire::Watch;
 use crate::terms;
 use crate::token::Token;
-use crate::topology::route::Extended;
+use crate::topology::landed::Landed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -301,21 +301,17 @@ impl<K: Kind> Holder<K> {
                 Duration::from_millis(ms),
                 own,
             )? {
-                Extended::Yes => {}
-                Extended::Lost => {
+                Landed::Yes => {}
+                Landed::Lost => {
                     done = false;
                     *reached = part.route().lease_only();
                 }
-                Extended::No => return Ok(None),
+                Landed::Unsure(_) => return Ok(None),
             }
         }
         // A durable hold's extension counts once acknowledged.
         if let (true, Some(d)) = (done, &self.c.terms.durable) {
-            match self.confirm(token, ms_arg.as_bytes(), d, true)? {
-                None => {}
-                Some(durable::Undurable::Lost) => done = false,
-                Some(durable::Undurable::Short(e)) => return Err(e),
-            }
+            done = self.confirm(token, ms_arg.as_bytes(), d, true)? == Landed::Yes;
         }
         Ok(Some(done))
     }
@@ -360,11 +356,11 @@ fn release_hold(hold: &Hold) {
     if hold.lost.is_some() {
         return;
     }
-    hold.part.release(&hold.token, &mut |call| {
-        if hold.part.route().fire(call, None).is_ok() {
+    if let Some(release) = hold.part.release(&hold.token) {
+        if hold.part.route().fire(&release.call(), None).is_ok() {
             crate::stats::note(crate::stats::Counter::Released);
         }
-    });
+    }
 }
 
 /// Releases every hold the calling thread's request still has (request end).

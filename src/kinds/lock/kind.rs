@@ -14,7 +14,7 @@ use crate::net::call::Call;
 use crate::net::fast::{Fast, TAKEN_ALONE};
 use crate::net::resp;
 use crate::net::wire::Watch;
-use crate::topology::route::Extended;
+use crate::topology::landed::Landed;
 use crate::wait::entry::{self, Mark};
 use crate::wait::waiting::{self, Fences, Numbers, Try};
 use redis::{ErrorKind, RedisError, Value};
@@ -256,7 +256,7 @@ impl Kind for LockKind {
                 // Where the server has its own compare-and-delete, the same write asks
                 // whether anyone is queued (`net::fast`).
                 let reply =
-                    run(&Call::Fast(&Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?;
+                    run(&Call::Fast(Fast::Take { key: &k.lock, token, ms, queue: &k.queue }))?;
                 self.alone.store(false, Ordering::Relaxed);
                 match reply {
                     Value::Okay => Ok(Try::Acquired(None)),
@@ -339,7 +339,7 @@ impl Kind for LockKind {
             // Taken alone: the server's compare-and-delete (which hands the lock to a
             // waiter that queued since), or the script where the server has none.
             let (release, kick) = (part.release(token, self.short), part.kick());
-            let reply = part.route.ask(&Call::Fast(&Fast::Release {
+            let reply = part.route.ask(&Call::Fast(Fast::Release {
                 key: &part.keys.lock,
                 token,
                 queue: &part.keys.queue,
@@ -395,25 +395,25 @@ impl Kind for LockKind {
         ms: &[u8],
         lease: Duration,
         own: bool,
-    ) -> Result<Extended> {
+    ) -> Result<Landed> {
         let reading = own && self.held == Held::Read;
         self.renewed_read.store(false, Ordering::Relaxed);
         let extended = if reading {
-            Extended::Lost
+            Landed::Lost
         } else if own && self.alone.load(Ordering::Relaxed) {
             let renew = part.renew(token, ms, true);
             part.route.renew(
-                &Call::Fast(&Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }),
+                &Call::Fast(Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }),
                 lease,
             )?
         } else {
             part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)?
         };
         match extended {
-            Extended::Lost if (reading || !own) && !part.route.lease_only() => {
+            Landed::Lost if (reading || !own) && !part.route.lease_only() => {
                 let renewed =
                     part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease)?;
-                self.renewed_read.store(renewed == Extended::Yes, Ordering::Relaxed);
+                self.renewed_read.store(renewed == Landed::Yes, Ordering::Relaxed);
                 Ok(renewed)
             }
             other => Ok(other),

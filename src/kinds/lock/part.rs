@@ -4,8 +4,7 @@
 use crate::hold::table::Part;
 use crate::keys::LockKeys;
 use crate::kinds::lock::scripts::{Kick, ReadRelease, ReadRenew, Release, Renew};
-use crate::net::call::Call;
-use crate::net::fast::Fast;
+use crate::net::call::Owned;
 use crate::topology::route::Route;
 use std::sync::Arc;
 
@@ -87,18 +86,12 @@ impl Part for Alone {
         &self.0.keys.lock
     }
 
-    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        let renew = self.0.renew(token, lease_ms, true);
-        with(&Call::Fast(&Fast::Renew {
-            key: &self.0.keys.lock,
-            token,
-            ms: lease_ms,
-            script: &renew,
-        }));
+    fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a> {
+        Owned::renewal(&self.0.keys.lock, token, lease_ms, self.0.renew(token, lease_ms, true))
     }
 
-    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        Part::release(&*self.0, token, with);
+    fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
+        Part::release(&*self.0, token)
     }
 }
 
@@ -111,23 +104,23 @@ impl Part for LockPart {
         &self.keys.lock
     }
 
-    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+    fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a> {
         if self.read {
-            with(&Call::Script(&self.read_renew(token, lease_ms)));
+            Owned::script(self.read_renew(token, lease_ms))
         } else {
-            with(&Call::Script(&self.renew(token, lease_ms, true)));
+            Owned::script(LockPart::renew(self, token, lease_ms, true))
         }
     }
 
-    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+    fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
         if token.is_empty() {
             // No token is empty: an empty one would force the lock free.
-            return;
+            return None;
         }
-        if self.read {
-            with(&Call::Script(&self.read_release(token)));
+        Some(if self.read {
+            Owned::script(self.read_release(token))
         } else {
-            with(&Call::Script(&self.release(token, false)));
-        }
+            Owned::script(LockPart::release(self, token, false))
+        })
     }
 }

@@ -6,7 +6,7 @@ use crate::hold::table::Part;
 use crate::keys::LockKeys;
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
 use crate::kinds::multi::scripts::{Acquire, Cancel, Release, Renew, Take};
-use crate::net::call::Call;
+use crate::net::call::{Call, Owned};
 use crate::net::pool::Retry;
 use crate::net::resp;
 use crate::net::wire::Watch;
@@ -55,17 +55,17 @@ impl Part for Group {
         self.keys.iter().any(|k| k.lock == lock)
     }
 
-    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        with(&Call::Script(&Renew {
+    fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a> {
+        Owned::script(Renew {
             keys: &self.keys,
             token,
             lease: lease_ms,
             modes: self.modes.as_bytes(),
-        }));
+        })
     }
 
-    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        with(&Call::Script(&Group::release(self, token)));
+    fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
+        Some(Owned::script(Group::release(self, token)))
     }
 }
 

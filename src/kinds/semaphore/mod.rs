@@ -23,7 +23,7 @@ use crate::hold::table::Part;
 use crate::keys::LockKeys;
 use crate::kinds::core::{Attempt, Common, Holder as Object, Kind, QUEUE_SLACK};
 use crate::kinds::retake;
-use crate::net::call::Call;
+use crate::net::call::{Call, Owned};
 use crate::net::pool::Retry;
 use crate::net::resp;
 use crate::net::wire::Watch;
@@ -93,20 +93,20 @@ impl Part for Permits {
         &self.keys.lock
     }
 
-    fn renew(&self, token: &[u8], lease_ms: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
+    fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a> {
         let k = &self.keys;
-        with(&Call::Script(&Renew {
+        Owned::script(Renew {
             sem: &k.lock,
             queue: &k.queue,
             patience: &k.patience,
             holders: &k.readers,
             token,
             lease: lease_ms,
-        }));
+        })
     }
 
-    fn release(&self, token: &[u8], with: &mut dyn FnMut(&Call<'_>)) {
-        with(&Call::Script(&self.release(token)));
+    fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
+        Some(Owned::script(Permits::release(self, token)))
     }
 }
 

@@ -2,6 +2,7 @@
 //! come (`poll(2)` on the sockets), and a return as soon as the outcome is decided.
 
 use crate::net::call::Call;
+use crate::net::script;
 use crate::net::wire::Connection;
 use crate::topology::redlock::nodes::{
     cause_of, check_in, check_out, failure, forsake, learn, loaded, skip_error, Expect, Node,
@@ -9,7 +10,7 @@ use crate::topology::redlock::nodes::{
 };
 use crate::topology::redlock::tally::{Ask, NodeError, Reply};
 use crate::topology::redlock::{Links, Quorum};
-use redis::{ErrorKind, ServerErrorKind, Value};
+use redis::{ErrorKind, Value};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -109,13 +110,12 @@ fn drain(
         let Some(reply) = conn.try_reply(read)? else { return Ok((None, heard)) };
         read = false;
         heard = true;
-        let missing =
-            matches!(&reply, Value::ServerError(e) if e.kind() == Some(ServerErrorKind::NoScript));
+        let missing = script::lacking(&reply);
         *flushed |= missing;
         match owed.pop_front() {
             Some(Expect::Ours) => {
-                if let (true, Some(Call::Script(a))) = (missing, call) {
-                    conn.send_packed_command(&a.script().packed_eval(*a))?;
+                if let (true, Some(a)) = (missing, call.and_then(Call::args)) {
+                    conn.send_packed_command(&a.script().packed_eval(a))?;
                     owed.push_back(Expect::Ours);
                     continue;
                 }

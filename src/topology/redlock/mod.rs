@@ -43,6 +43,7 @@ use crate::error::{LockError, Result};
 use crate::net::call::Call;
 use crate::net::pool::{self, Endpoint};
 use crate::net::wire::Connection;
+use crate::topology::landed::Landed;
 use redis::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -213,13 +214,14 @@ impl Quorum {
 
     /// Runs the renewal `call` (a token-checked script setting `lease`, answering 1
     /// when renewed and 0 when the token no longer holds the key) on every node.
-    /// `Yes` when a majority took it within the validity it gives.
+    /// `Yes` when a majority took it within the validity it gives, `Lost` when no
+    /// majority can hold the token any more.
     pub(crate) fn extend(
         &self,
         links: &mut impl Links,
         call: &Call<'_>,
         lease: Duration,
-    ) -> Result<Extended> {
+    ) -> Result<Landed> {
         let start = Instant::now();
         let (n, majority) = (self.nodes.len(), self.majority());
         let replies = self.all(links, call, Ask::default(), |s| {
@@ -236,14 +238,17 @@ impl Quorum {
         let refused = replies.iter().filter(|r| matches!(r, Ok(Value::Int(0)))).count();
         let in_time = lease > start.elapsed() + drift(lease);
         if renewed >= majority && in_time {
-            return Ok(Extended::Yes);
+            return Ok(Landed::Yes);
         }
         if refused > n - majority {
             // No majority can hold this token any more.
-            return Ok(Extended::Lost);
+            return Ok(Landed::Lost);
         }
         self.enough_answered(&replies)?;
-        Ok(Extended::No)
+        Ok(Landed::Unsure(format!(
+            "{renewed} of the {n} Redlock servers renewed it{}, a majority needs {majority}",
+            if in_time { "" } else { " (too late for the lease's validity)" }
+        )))
     }
 
     /// How long a majority still has the key, in ms: the lease of the node at the
@@ -296,17 +301,6 @@ impl Quorum {
             sent: late > 0 || failed.iter().any(|f| f.sent),
         })
     }
-}
-
-/// What a renewal of a Redlock lease found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Extended {
-    /// A majority has the new lease.
-    Yes,
-    /// Too many nodes no longer hold the token: the lock is lost.
-    Lost,
-    /// Not confirmed in time; it may still be held.
-    No,
 }
 
 #[cfg(test)]

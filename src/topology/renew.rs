@@ -1,0 +1,215 @@
+//! Token-checked renewals, sent: the one way every renewal, extension and durable
+//! check reaches a server, whoever asks (an object through `Route`, the watchdog for
+//! many holds at once) and whatever the topology. On one server the renewals of a
+//! connection go in one pipeline, a durable hold's acknowledgement (`WAIT`,
+//! `WAITAOF`) after them; a quorum's go to every node at once (`Quorum::extend`).
+//! What came back is a `Landed`.
+
+use crate::error::{LockError, Result};
+use crate::net::call::{self, Call};
+use crate::net::pool::{self, Endpoint, Retry};
+use crate::net::wire::Connection;
+use crate::stats::{self, Counter};
+use crate::terms::Durable;
+use crate::topology::durable;
+use crate::topology::landed::Landed;
+use crate::topology::redlock::{Links, Pooled};
+use crate::topology::route::Route;
+use redis::{ErrorKind, RedisError, RedisResult};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One token-checked renewal (a script answering 1 when renewed, 0 when the token
+/// no longer holds what it held) to send where `route` keeps it.
+pub struct Renewing<'a> {
+    pub route: &'a Route,
+    pub call: Call<'a>,
+    /// The lease it sets, for a quorum's validity.
+    pub lease: Duration,
+    /// A durable hold: it counts once acknowledged as this asks.
+    pub durable: Option<Durable>,
+}
+
+/// Sends `batch`, renewals of holds on one server, in one pipeline on `conn`, with one
+/// wait of each kind its durable holds ask for after them (`WAIT` for the replicas'
+/// copies, `WAITAOF` for the disks'): the strictest of that kind covers them all, as
+/// each counts this connection's writes before it. Each renewal is judged by its own
+/// reply and its own kind's wait. `Err`: the connection failed, or its server is a
+/// replica now (READONLY).
+pub(crate) fn on_conn(
+    conn: &mut Connection,
+    batch: &[&Renewing<'_>],
+) -> RedisResult<Vec<RedisResult<Landed>>> {
+    let asked = |aof: bool| {
+        durable::strictest(batch.iter().filter_map(|r| r.durable).filter(|d| d.aof == aof))
+    };
+    let waits: Vec<Durable> = [asked(false), asked(true)].into_iter().flatten().collect();
+    let calls: Vec<Call<'_>> = batch.iter().map(|r| r.call).collect();
+    let (replies, acks) = durable::wait_calls(&waits, |tail| call::pipeline(conn, &calls, tail))?;
+    let mut out = Vec::with_capacity(batch.len());
+    for (r, reply) in batch.iter().zip(replies) {
+        out.push(reply.and_then(|reply| {
+            let landed = Landed::of_reply(&reply)
+                .ok_or_else(|| unexpected(format!("renewal script: {reply:?}")))?;
+            let Some(d) = r.durable.filter(|_| landed == Landed::Yes) else { return Ok(landed) };
+            let ack = waits.iter().zip(&acks).find(|(w, _)| w.aof == d.aof).map(|(_, a)| a);
+            match ack {
+                Some(Ok(v)) => match durable::judge(v, &d) {
+                    Some(Ok(())) => Ok(Landed::Yes),
+                    Some(Err(short)) => Ok(Landed::Unsure(short)),
+                    None => Err(unexpected(format!("WAIT: {v:?}"))),
+                },
+                Some(Err(e)) => Err(e.clone()),
+                None => Err(unexpected("no WAIT".to_string())),
+            }
+        }));
+    }
+    Ok(out)
+}
+
+impl Route {
+    /// Runs the token-checked renewal `call` that sets `lease`, from a request's thread.
+    /// On a quorum, `Yes` needs a majority within the validity the lease leaves.
+    pub fn renew(&self, call: &Call<'_>, lease: Duration) -> Result<Landed> {
+        self.renew_as(&Renewing { route: self, call: *call, lease, durable: None })
+    }
+
+    /// Makes a hold durable (`Durable`): `prime`, its token-checked renewal (a write of
+    /// this connection's own, which is all `WAIT` counts: a hold handed over was
+    /// written by the releaser's), then `WAIT` (`WAITAOF` with `aof`), in one round
+    /// trip on one connection. `Unsure` says what acknowledged it, for the message. A
+    /// quorum keeps no replicas: nothing to wait for.
+    pub fn confirm(&self, prime: &Call<'_>, d: &Durable) -> Result<Landed> {
+        if self.lease_only() {
+            return Ok(Landed::Yes);
+        }
+        self.renew_as(&Renewing { route: self, call: *prime, lease: d.timeout, durable: Some(*d) })
+            .map_err(|e| match e {
+                LockError::Server { addr, cause }
+                    if d.aof && cause.contains("unknown command") && cause.contains("WAITAOF") =>
+                {
+                    LockError::Server {
+                        addr,
+                        cause: format!("durable_aof needs WAITAOF, which Redis has from 7.2 (and Valkey from 8.0): {cause}"),
+                    }
+                }
+                other => other,
+            })
+    }
+
+    fn renew_as(&self, r: &Renewing<'_>) -> Result<Landed> {
+        match self {
+            Route::Quorum(q) => q.extend(&mut Pooled, &r.call, r.lease),
+            _ => self.on_server(Retry::IfStale, |conn, _| {
+                on_conn(conn, &[r])?
+                    .pop()
+                    .unwrap_or_else(|| Err(unexpected("no reply".to_string())))
+            }),
+        }
+    }
+}
+
+/// A reply of a shape the call never gives: the server broke the protocol.
+fn unexpected(what: String) -> RedisError {
+    RedisError::from((ErrorKind::UnexpectedReturnType, "unexpected reply", what))
+}
+
+/// After a connection failure, an endpoint is left alone this long, so that one dead
+/// server does not cost every round a connect timeout.
+const DOWN_PAUSE: Duration = Duration::from_millis(100);
+
+/// A renewer with connections of its own, one per endpoint (the watchdog's: it must
+/// never use a request's, which may be in use, nor lock the registry, whose mutex a
+/// fork could catch held), and the endpoints that failed lately.
+#[derive(Default)]
+pub struct Renewer {
+    conns: HashMap<Arc<str>, Connection>,
+    down: HashMap<Arc<str>, Instant>,
+}
+
+impl Renewer {
+    /// Sends every renewal of `batch`: one pipeline per endpoint, endpoints that
+    /// answered last time first, so that a dead one delays the others as little as can
+    /// be; a quorum's to all its nodes. A renewal without an answer is `Unsure`.
+    pub fn renew_all(&mut self, batch: &[Renewing<'_>]) -> Vec<Landed> {
+        let mut out: Vec<Landed> = batch.iter().map(|_| Landed::Unsure(String::new())).collect();
+        let mut groups: Vec<(Arc<Endpoint>, Vec<usize>)> = Vec::new();
+        for (i, r) in batch.iter().enumerate() {
+            if let Route::Quorum(q) = r.route {
+                out[i] = match q.extend(self, &r.call, r.lease) {
+                    Ok(landed) => landed,
+                    Err(e) => Landed::Unsure(e.to_string()),
+                };
+                continue;
+            }
+            let ep = r.route.node();
+            match groups.iter_mut().find(|(g, _)| g.id() == ep.id()) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((ep, vec![i])),
+            }
+        }
+        groups.sort_by_key(|(ep, _)| self.down.contains_key(ep.id()));
+        for (ep, members) in groups {
+            let id = ep.id();
+            if self.down.get(id).is_some_and(|at| at.elapsed() < DOWN_PAUSE) {
+                continue;
+            }
+            let items: Vec<&Renewing<'_>> = members.iter().map(|&i| &batch[i]).collect();
+            let replies = match self.conns.remove(id) {
+                Some(conn) => Some(conn),
+                None => pool::connect(&ep).ok(),
+            }
+            .and_then(|mut conn| {
+                let replies = on_conn(&mut conn, &items).ok()?;
+                self.conns.insert(id.clone(), conn);
+                Some(replies)
+            });
+            match replies {
+                Some(replies) => {
+                    self.down.remove(id);
+                    for (i, reply) in members.into_iter().zip(replies) {
+                        if batch[i].durable.is_some() {
+                            match &reply {
+                                Ok(Landed::Yes) => stats::note(Counter::DurableAcks),
+                                Ok(Landed::Unsure(_)) => stats::note(Counter::Undurable),
+                                _ => {}
+                            }
+                        }
+                        out[i] = reply.unwrap_or_else(|e| Landed::Unsure(e.to_string()));
+                    }
+                }
+                // The connection is not trusted again; the next round reconnects.
+                None => {
+                    self.down.insert(id.clone(), Instant::now());
+                }
+            }
+        }
+        out
+    }
+
+    /// Closes the connections of the endpoints `used` says no renewal goes to now.
+    pub fn keep(&mut self, used: impl Fn(&Arc<str>) -> bool) {
+        self.conns.retain(|id, _| used(id));
+    }
+
+    /// Nothing left to renew: no connection is kept open for nothing, and no failure
+    /// remembered.
+    pub fn clear(&mut self) {
+        self.conns.clear();
+        self.down.clear();
+    }
+}
+
+impl Links for Renewer {
+    fn take(&mut self, ep: &Endpoint, _budget: Duration) -> Result<Connection> {
+        match self.conns.remove(ep.id()) {
+            Some(conn) => Ok(conn),
+            None => pool::connect(ep),
+        }
+    }
+    fn give(&mut self, ep: &Endpoint, conn: Connection) {
+        let _ = conn.set_read_timeout(Some(ep.read_timeout()));
+        self.conns.insert(ep.id().clone(), conn);
+    }
+}
