@@ -1,5 +1,5 @@
 --TEST--
-Durable holds under the watchdog: a hold renewed by the watchdog with a waiter queued behind it (on a server with its own compare-and-delete, a hold taken alone) is renewed and acknowledged every round, and its release is true, with nothing lost; a durable and a durable_aof hold renewed in one round are each judged by their own wait (WAIT, WAITAOF), neither lost
+Durable holds under the watchdog: a hold renewed by the watchdog with a waiter queued behind it (on a server with its own compare-and-delete, a hold taken alone) is renewed and acknowledged every round, and its release is true, with nothing lost; a durable and a durable_aof hold renewed in one round are each judged by their own wait (WAIT, WAITAOF), neither lost; a server that lost its scripts answers a renewal NOSCRIPT, which goes again by its text with the wait asked again after it, acknowledged
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
 --FILE--
@@ -38,6 +38,21 @@ try {
     printf("a waiter queued: still owned %s, released %s, lost %d, renewals acknowledged %s, the waiter got it %s\n",
         var_export($owned, true), var_export($released, true), $s1['lost'] - $s0['lost'],
         var_export($s1['durable_acks'] - $s0['durable_acks'] >= 1 + 4, true), var_export(pcntl_wexitstatus($st) === 0, true));
+
+    // The server loses its scripts (SCRIPT FLUSH) under a durable hold the watchdog
+    // renews by script (owner_info: never taken alone): each round's renewal answers
+    // NOSCRIPT, goes again by its text after the round's WAIT, and the WAIT is asked
+    // again after it, so the renewal is acknowledged, never counted short.
+    $k = new Lock(rl_key('durable-wd-flush'), 0, 1.5, ['owner_info' => true] + $o);
+    $k->addLock() or die("not acquired\n");
+    usleep(700000);
+    $s0 = redis_lock_stats();
+    rl_cmd($m['dsn'], 'SCRIPT', 'FLUSH');
+    usleep(1100000);
+    $s1 = redis_lock_stats();
+    printf("after SCRIPT FLUSH: owned %s, not acknowledged %d, acknowledged again %s, released %s\n",
+        var_export($k->isOwned(), true), $s1['not_durable'] - $s0['not_durable'],
+        var_export($s1['durable_acks'] - $s0['durable_acks'] >= 2, true), var_export($k->releaseLock(), true));
 
     // durable and durable_aof in one watchdog round (one process, one server). Their
     // renewals fall due a moment apart, so the process is stopped for 0.8 s (shorter
@@ -82,4 +97,5 @@ try {
 ?>
 --EXPECTREGEX--
 a waiter queued: still owned true, released true, lost 0, renewals acknowledged true, the waiter got it true
+after SCRIPT FLUSH: owned true, not acknowledged 0, acknowledged again true, released true
 durable and durable_aof together: (owned true, released true, lost 0, not acknowledged 0|untested here \(no WAITAOF\))
