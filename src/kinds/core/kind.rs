@@ -122,6 +122,10 @@ pub(crate) trait Kind: Sized {
         false
     }
 
+    /// The object goes away holding nothing: what the kind still owes the others (a
+    /// `Lock`'s lock left free for its own re-take goes to the waiters).
+    fn left(&self, _c: &Common, _parts: &[Arc<Self::Part>]) {}
+
     /// An acquisition found the hold busy (`true`) or free, at `at`.
     fn contended(&self, _busy: bool, _at: Instant) {}
 

@@ -317,13 +317,16 @@ impl<K: Kind> Holder<K> {
     }
 
     /// The object goes away: its hold, if any, is released unawaited (unless
-    /// `auto_release` is off, or the object is a forked child's copy). Returns whether
-    /// it held anything.
+    /// `auto_release` is off, or the object is a forked child's copy); holding nothing,
+    /// what its kind still owes is done (`Kind::left`). Returns whether it held anything.
     pub fn end(&mut self) -> bool {
         let auto = self.c.terms.auto_release;
         let ended: Vec<Hold> = self.claims.iter_mut().filter_map(|c| c.end(auto)).collect();
         for hold in &ended {
             release_hold(hold);
+        }
+        if ended.is_empty() {
+            self.kind.left(&self.c, &self.parts);
         }
         !ended.is_empty()
     }

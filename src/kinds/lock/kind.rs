@@ -69,16 +69,12 @@ pub(crate) struct LockKind {
     wait_replicas: u32,
     /// Whether this process came back for the lock within `QUICK_RETURN` of its last
     /// release (set by each acquisition): only then may a short hold be re-taken.
-    pub quick: bool,
+    quick: bool,
     /// When this object acquired its token.
-    pub acquired_at: Option<Instant>,
-    /// Whether the release in progress is of a short hold (see the module comment).
-    pub short: bool,
-    /// What the last release of this object's own hold did, until the object notes it.
-    pub last: Option<Released>,
+    acquired_at: Option<Instant>,
     /// When (and in which process) this object's last release freed the lock for a
-    /// re-take while waiters were queued; its end hands the lock to them.
-    pub left_free: Option<(Instant, u32)>,
+    /// re-take while waiters were queued; its end hands the lock to them (`left`).
+    left_free: Option<(Instant, u32)>,
     /// Whether the hold in progress was taken by a first try that found nobody queued,
     /// on a server with its own compare-and-delete (`net::cad`): its release and
     /// renewal are then the server's own commands first (`net::fast`). Set by that
@@ -100,18 +96,19 @@ impl LockKind {
             wait_replicas,
             quick: false,
             acquired_at: None,
-            short: false,
-            last: None,
             left_free: None,
             alone: AtomicBool::new(false),
             renewed_read: AtomicBool::new(false),
         }
     }
 
-    /// An acquisition in `mode` starts (`fence`: it issues a fencing token) on `part`.
-    pub fn begin(&mut self, mode: Mode, fence: bool, part: &LockPart) {
+    /// An acquisition in `mode` starts at `start` (`fence`: it issues a fencing token)
+    /// on `part`. Back for the lock, the object no longer leaves it free to re-take.
+    pub fn begin(&mut self, mode: Mode, fence: bool, part: &LockPart, start: Instant) {
         self.mode = mode;
         self.fence = fence;
+        self.quick = retake::came_back(self.id, start);
+        self.left_free = None;
         self.alone.store(false, Ordering::Relaxed);
         if mode == Mode::Read && self.read.is_none() {
             self.read = Some(Arc::new(LockPart {
@@ -120,6 +117,20 @@ impl LockKind {
                 read: true,
             }));
         }
+    }
+
+    /// Whether a release of this object's hold now is of a short hold, which may only
+    /// free the lock for a re-take (see the module comment).
+    fn short(&self, c: &Common) -> bool {
+        retake::short_hold(c.terms.fair, self.quick, self.acquired_at)
+    }
+
+    /// This object's own hold was released, as `done` says: noted for `retake`, and
+    /// for the object's end when it only freed the lock.
+    fn released_own(&mut self, done: Released) {
+        let now = Instant::now();
+        retake::note_released(self.id, now);
+        self.left_free = (done == Released::LeftFree).then(|| (now, crate::fork_wiped::pid()));
     }
 
     fn held_now(&self) -> Held {
@@ -326,11 +337,14 @@ impl Kind for LockKind {
         })
     }
 
-    fn release(&mut self, _c: &Common, part: &LockPart, token: &[u8], own: bool) -> Result<u64> {
+    fn release(&mut self, c: &Common, part: &LockPart, token: &[u8], own: bool) -> Result<u64> {
         // No token is empty: the empty one is the script's sign of a forced release.
         if token.is_empty() {
             return Ok(0);
         }
+        // Only this object knows how long it held the lock; a token from elsewhere
+        // hands over.
+        let short = own && self.short(c);
         // Whatever is released, this object's hold taken alone is over, or given back.
         let alone = self.alone.swap(false, Ordering::Relaxed);
         let released = if own && self.held == Held::Read {
@@ -338,7 +352,7 @@ impl Kind for LockKind {
         } else if own && alone {
             // Taken alone: the server's compare-and-delete (which hands the lock to a
             // waiter that queued since), or the script where the server has none.
-            let (release, kick) = (part.release(token, self.short), part.kick());
+            let (release, kick) = (part.release(token, short), part.kick());
             let reply = part.route.ask(&Call::Fast(Fast::Release {
                 key: &part.keys.lock,
                 token,
@@ -348,17 +362,17 @@ impl Kind for LockKind {
             }))?;
             released(part, token, &reply)?
         } else {
-            release_script(part, token, self.short && own)?
+            release_script(part, token, short)?
         };
         if own {
-            self.last = Some(released);
+            self.released_own(released);
         }
         Ok(u64::from(released != Released::No))
     }
 
     fn fire_release(
         &mut self,
-        _c: &Common,
+        c: &Common,
         part: &LockPart,
         token: &[u8],
         watch: Watch,
@@ -367,12 +381,13 @@ impl Kind for LockKind {
         self.alone.store(false, Ordering::Relaxed);
         if self.held == Held::Read {
             part.route.fire(&Call::Script(&part.read_release(token)), Some(watch))?;
-            self.last = Some(Released::Yes);
+            self.released_own(Released::Yes);
         } else {
-            part.route.fire(&Call::Script(&part.release(token, self.short)), Some(watch))?;
+            let short = self.short(c);
+            part.route.fire(&Call::Script(&part.release(token, short)), Some(watch))?;
             // Whether a short hold only freed the lock is not known: the object's end
             // hands it to the waiters if it did (`kick` does nothing otherwise).
-            self.last = Some(if self.short { Released::LeftFree } else { Released::Yes });
+            self.released_own(if short { Released::LeftFree } else { Released::Yes });
         }
         Ok(())
     }
@@ -436,6 +451,17 @@ impl Kind for LockKind {
 
     fn straight_to_wait(&self, _c: &Common, start: Instant) -> bool {
         self.mode != Mode::Upgrade && retake::contended_lately(self.id, start)
+    }
+
+    /// A lock this object left free for its own re-take goes to the waiters at its
+    /// end, unless a new object for the same lock was made since (`$lock = new
+    /// Lock(...)` in a loop): that one is about to take it again.
+    fn left(&self, _c: &Common, parts: &[Arc<LockPart>]) {
+        let Some((at, pid)) = self.left_free else { return };
+        let Some(part) = parts.first() else { return };
+        if pid == crate::fork_wiped::pid() && !retake::remade_since(self.id, at) {
+            let _ = part.route.fire(&Call::Script(&part.kick()), None);
+        }
     }
 
     fn contended(&self, busy: bool, at: Instant) {

@@ -191,10 +191,6 @@ impl Lock {
         method: &str,
     ) -> Result<Option<Token>> {
         let start = Instant::now();
-        let id = self.part().keys.id;
-        self.h.kind.quick = retake::came_back(id, start);
-        // Back for it: the lock it left free is its own business again.
-        self.h.kind.left_free = None;
         if want == Held::Read {
             rules::refuse(&self.part().route, Need::Readers(method))?;
         }
@@ -221,7 +217,7 @@ impl Lock {
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
         let h = &mut self.h;
-        h.kind.begin(mode, fence, &h.parts[0]);
+        h.kind.begin(mode, fence, &h.parts[0], start);
         self.h.obtain(start, token, chosen_token, wait)
     }
 
@@ -253,7 +249,7 @@ impl Lock {
             return Ok(None);
         }
         let part = self.h.parts[0].clone();
-        self.h.kind.begin(Mode::Read, false, &part);
+        self.h.kind.begin(Mode::Read, false, &part, Instant::now());
         Ok(Some(self.h.took(
             token,
             None,
@@ -266,22 +262,7 @@ impl Lock {
     ///
     /// A lock the watchdog found taken from this object returns false at once.
     pub fn release(&mut self, token: Option<&[u8]>) -> Result<bool> {
-        // Only this object knows how long it held the lock; a token from elsewhere hands over.
-        self.h.kind.short =
-            retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
-        let released = self.h.release(token);
-        self.after_release();
-        released
-    }
-
-    /// Notes what a release of this object's own hold did: when, for `retake`, and
-    /// whether it only freed the lock for a re-take while waiters are queued.
-    fn after_release(&mut self) {
-        let Some(done) = self.h.kind.last.take() else { return };
-        let now = Instant::now();
-        retake::note_released(self.part().keys.id, now);
-        self.h.kind.left_free =
-            (done == kind::Released::LeftFree).then(|| (now, crate::fork_wiped::pid()));
+        self.h.release(token)
     }
 
     /// Frees the key whoever holds it, handing it to the first waiter as a release
@@ -357,20 +338,13 @@ impl Lock {
     /// a short hold only freed the lock is not known then, and the object's end hands
     /// it to the waiters if it did (`kick` does nothing otherwise).
     pub fn finish(&mut self, token: &[u8]) -> Result<()> {
-        self.h.kind.short =
-            retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
-        let finished = self.h.finish(token);
-        self.after_release();
-        finished
+        self.h.finish(token)
     }
 
     /// Releases `token` after work that did not return normally (`synchronized()`),
     /// errors ignored (the lease ends the hold then).
     pub fn release_unseen(&mut self, token: &[u8]) {
-        self.h.kind.short =
-            retake::short_hold(self.h.c.terms.fair, self.h.kind.quick, self.h.kind.acquired_at);
         self.h.release_unseen(token);
-        self.after_release();
     }
 
     /// Looks at the lock in one read-only step (see `inspect`). On a Redlock quorum,
@@ -392,17 +366,9 @@ impl Drop for Lock {
     /// a forked child's copy: the lock is its parent's then (with `auto_release` off
     /// it outlives its object: only its lease or a release by token ends it).
     fn drop(&mut self) {
-        if self.h.end() {
-            return;
-        }
-        // A lock this object left free for its own re-take goes to the waiters now,
-        // unless a new object for the same lock was made since (`$lock = new
-        // Lock(...)` in a loop): that one is about to take it again.
-        let Some((at, pid)) = self.h.kind.left_free else { return };
-        let k = &self.part().keys;
-        if pid == crate::fork_wiped::pid() && !retake::remade_since(k.id, at) {
-            let _ = self.part().route.fire(&Call::Script(&self.part().kick()), None);
-        }
+        // Holding nothing, a lock it left free for its own re-take goes to the
+        // waiters (`Kind::left`).
+        self.h.end();
     }
 }
 
