@@ -36,10 +36,11 @@ build: deps
 ## checks, on each server of SERVERS the core's, the phpt and the bridges' tests and
 ## the model test, a short seeded nemesis (test-nemesis: random faults, a history
 ## checker) on the last of them (Valkey where installed: on Valkey 9 it runs the
-## server's own compare-and-delete), then the stub check.
+## server's own compare-and-delete), then the stub check. make lint (rustfmt and
+## clippy) runs first; NO_LINT=1 leaves it out (CI runs it once per toolchain).
 test: build
 	@rm -f "$(REDIS_LOCK_UNTESTED)"
-	@$(MAKE) --no-print-directory lint check-layers check-links
+	@$(MAKE) --no-print-directory $(if $(NO_LINT),,lint) check-layers check-links
 	@for s in $(SERVERS); do \
 	    echo "== the suite on $$s"; \
 	    $(MAKE) --no-print-directory test-one SERVER=$$s || exit 1; \
@@ -75,6 +76,7 @@ test-builds: build
 ## harness, and clippy with every warning an error, tests included.
 .PHONY: lint
 lint: deps
+	@for c in fmt clippy; do $(CARGO) $$c --version >/dev/null 2>&1 || { echo "lint: cargo $$c is missing: rustup component add $${c/fmt/rustfmt} (rustup's default profile has both)" >&2; exit 1; }; done
 	$(CARGO) fmt --check
 	$(CARGO) fmt --check --manifest-path harness/Cargo.toml
 	$(CARGO) clippy --release --all-targets --quiet -- -D warnings

@@ -132,7 +132,8 @@ cargo_bin=$(dirname "$(command -v cargo)")
 php_cache=$cache/php-$suite
 ((uncached)) && php_cache=$box/.php-cache
 mkdir -p "$box/opt/rustup" "$box/root/.cargo/bin" "$box/var/tmp/redis-lock-php" "$php_cache"
-for t in cargo rustc rustdoc rustup; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
+# rustup's default profile: cargo, rustc, rustdoc, and rustfmt and clippy (make lint).
+for t in cargo rustc rustdoc rustup cargo-fmt rustfmt cargo-clippy clippy-driver; do cp -a "$cargo_bin/$t" "$box/root/.cargo/bin/"; done
 # cargo-php as an earlier run of this suite built it (see the header).
 tools_cache=$cache/cargo-php-$suite-$(grep -h 'cargo install cargo-php' "$repo/tools/env/deps.sh" | sha256sum | cut -c1-12)
 if ((!uncached)) && [ -x "$tools_cache/cargo-php" ]; then cp -a "$tools_cache/cargo-php" "$box/root/.cargo/bin/"; fi
