@@ -81,7 +81,7 @@ lint: deps
 	$(CARGO) fmt --check --manifest-path harness/Cargo.toml
 	$(CARGO) clippy --release --all-targets --quiet -- -D warnings
 
-## The core's floors (php > kinds > hold > wait > topology > net > ground): every
+## The core's floors (php > kinds > hold > topology > net > ground): every
 ## import points down, and no circle between files (tools/check/check-layers.php).
 check-layers: deps
 	$(PHP) -n tools/check/check-layers.php

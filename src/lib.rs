@@ -4,10 +4,10 @@
 //! floors below it (`tools/check/check-layers.php` keeps it so):
 //!
 //! - `php`: the thin binding, compiled with the default `php` feature;
-//! - `kinds`: the hold core, and over it the mutex (with its shared, read mode),
-//!   the semaphore and the MultiLock, each with its scripts;
+//! - `kinds`: the hold core (with the one waiting mechanism every kind waits
+//!   through), and over it the mutex (with its shared, read mode), the semaphore
+//!   and the MultiLock, each with its scripts;
 //! - `hold`: the table of holds, the watchdog, an object's claim on its hold;
-//! - `wait`: the one waiting mechanism, its queue entries and messages, its back-off;
 //! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
 //! - `net`: one connection stack: sockets and TLS, RESP, the connections and their
 //!   registry, pub/sub, scripts on the wire, where a waiter listens;
@@ -31,7 +31,6 @@ pub mod hold;
 pub mod kinds;
 pub mod net;
 pub mod topology;
-pub mod wait;
 
 #[cfg(feature = "php")]
 mod php;

@@ -9,7 +9,7 @@ mod lua;
 mod support;
 
 use redis::Value;
-use redis_lock::wait::entry::{self, Mark, Message};
+use redis_lock::kinds::core::entry::{self, Mark, Message};
 use std::path::Path;
 use support::RedisServer;
 

@@ -6,8 +6,8 @@
 //! the scripts include, `scripts` the list of every script (generated at build time
 //! from the folders, `build/lua.rs`), `retake` what this process remembers of the
 //! locks it used lately, and `catalog` what the masters hold under a prefix. Where a
-//! kind's commands run is `topology`'s, how it waits is `wait`'s, and keeping it held
-//! is `hold`'s.
+//! kind's commands run is `topology`'s, how it waits the core's (`core::waiting`), and
+//! keeping it held is `hold`'s.
 
 pub mod catalog;
 pub mod core;

@@ -241,11 +241,11 @@ impl Subscriber {
 
 /// Where one wait listens: the command connection's channel, or the process's
 /// subscriber of its own for the endpoint, lent out for the wait, on a channel of the
-/// wait's own (see the module comment). When the wait ends (the lease is dropped), a
+/// wait's own (see the module comment). When the wait ends (the listener is dropped), a
 /// subscriber of its own gives its channel up and goes back to the registry (so that
 /// it survives errors and early returns), and the command connection retires its
 /// channel if the wait ended in doubt (`in_doubt`).
-pub struct Lease {
+pub struct Listener {
     ep: Arc<Endpoint>,
     /// The cluster slot whose shard the wait's grants come from, if any.
     slot: Option<u16>,
@@ -257,7 +257,7 @@ pub struct Lease {
     doubt: bool,
 }
 
-impl Lease {
+impl Listener {
     /// Borrows the endpoint's subscriber if the process already has one (its command
     /// connection listening already, or a subscriber of its own); does not connect.
     /// Messages the command connection kept from earlier waits are dropped: a grant
@@ -269,12 +269,12 @@ impl Lease {
             }
             None => take_subscriber(&ep),
         };
-        Lease { ep, slot, wait: next_wait(), sub, doubt: false }
+        Listener { ep, slot, wait: next_wait(), sub, doubt: false }
     }
 
     /// The wait ends in doubt (a refusal, Redis trouble until its deadline): an entry
     /// of it may still be queued, naming the channel it listens on, which is given up
-    /// when the lease is dropped.
+    /// when the listener is dropped.
     pub fn in_doubt(&mut self) {
         self.doubt = true;
     }
@@ -339,7 +339,7 @@ impl Lease {
     }
 }
 
-impl Drop for Lease {
+impl Drop for Listener {
     fn drop(&mut self) {
         match self.sub.take() {
             Some(Subscriber::Inline { ep, channel, .. }) if self.doubt => retire(&ep, &channel),

@@ -5,7 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::args::{chosen, settings, token_zval, Seconds};
-use super::held::{run_held, Holder};
+use super::held::{run_held, Synchronizable};
 use super::late::Core;
 use crate::kinds::lock;
 use ext_php_rs::binary::Binary;
@@ -264,11 +264,11 @@ impl Lock {
     }
 }
 
-impl Holder for lock::Lock {
+impl Synchronizable for lock::Lock {
     fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
         lock::Lock::finish(self, token)
     }
-    fn release_quietly(&mut self, token: &[u8]) {
-        self.release_unseen(token);
+    fn release_unseen(&mut self, token: &[u8]) {
+        lock::Lock::release_unseen(self, token);
     }
 }

@@ -5,7 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::args::{chosen, settings, token_zval, Seconds};
-use super::held::{run_held, Holder};
+use super::held::{run_held, Synchronizable};
 use super::late::Core;
 use crate::error::LockError;
 use crate::kinds::multi;
@@ -267,11 +267,11 @@ impl MultiLock {
     }
 }
 
-impl Holder for multi::MultiLock {
+impl Synchronizable for multi::MultiLock {
     fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
         multi::MultiLock::finish(self, token)
     }
-    fn release_quietly(&mut self, token: &[u8]) {
-        self.release_unseen(token);
+    fn release_unseen(&mut self, token: &[u8]) {
+        multi::MultiLock::release_unseen(self, token);
     }
 }

@@ -5,7 +5,7 @@
 #![allow(non_snake_case)]
 
 use super::args::{chosen, settings, token_zval, Seconds};
-use super::held::{run_held, Holder};
+use super::held::{run_held, Synchronizable};
 use super::late::Core;
 use crate::kinds::semaphore;
 use ext_php_rs::binary_slice::BinarySlice;
@@ -167,11 +167,11 @@ impl Semaphore {
     }
 }
 
-impl Holder for semaphore::Semaphore {
+impl Synchronizable for semaphore::Semaphore {
     fn finish(&mut self, token: &[u8]) -> crate::error::Result<()> {
         semaphore::Semaphore::finish(self, token)
     }
-    fn release_quietly(&mut self, token: &[u8]) {
-        self.release_unseen(token);
+    fn release_unseen(&mut self, token: &[u8]) {
+        semaphore::Semaphore::release_unseen(self, token);
     }
 }

@@ -6,19 +6,19 @@
 //! `Lock` and a `Semaphore` have one part: a try, then the wait.
 //!
 //! Every acquisition comes with a bound on when its lease ends, on this process's
-//! clock (`waiting::lease_bound`, counted from before the try was sent): a hold whose
+//! clock (`clock::lease_bound`, counted from before the try was sent): a hold whose
 //! reply came after that (a paused process) is stale, no acquisition.
 
-use crate::clock::Boot;
+use crate::clock::{self, Boot, Until};
 use crate::error::{LockError, Result};
 use crate::hold::table::Part;
 use crate::hold::table::{Hold, Owner, Renewal};
 use crate::kinds::core::wait::PartWait;
+use crate::kinds::core::waiting::{self, Fences, Numbers, Try, Waited};
 use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
 use crate::token::Token;
 use crate::topology::landed::Landed;
-use crate::wait::waiting::{self, Fences, Numbers, Try, Until, Waited};
 use std::time::{Duration, Instant};
 
 /// What a round took of one part: its fencing tokens, and when its lease ends at the
@@ -82,13 +82,11 @@ impl<K: Kind> Holder<K> {
                 let sent = Boot::now();
                 match self.kind.first_try(&self.c, part, &token) {
                     Ok(Try::Acquired(fences)) => {
-                        let until = waiting::lease_bound(sent, self.c.terms.lease);
-                        if !waiting::is_stale(until) {
+                        if let Some(until) = clock::taken(sent, self.c.terms.lease) {
                             got[i] = Some((fences, until));
                             continue;
                         }
                         // Its reply came after the lease may have ended: no acquisition.
-                        stats::note(Counter::Stale);
                         if !wait || Instant::now() >= deadline {
                             self.abandon(i, &token);
                             self.give_back(&token, &mut got);
@@ -147,7 +145,7 @@ impl<K: Kind> Holder<K> {
                     return Ok(Some(self.took(token, fences, until)));
                 }
                 let until = got.iter().flatten().filter_map(|(_, u)| *u).min();
-                if !waiting::is_stale(until) {
+                if !clock::is_stale(until) {
                     let fences: Fences = got
                         .iter_mut()
                         .map(|t| t.take().and_then(|(f, _)| f))

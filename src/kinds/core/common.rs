@@ -3,9 +3,9 @@
 
 use crate::config::Settings;
 use crate::error::LockError;
+use crate::kinds::core::waiting::Fences;
 use crate::terms::Terms;
 use crate::topology::rules;
-use crate::wait::waiting::Fences;
 
 /// One value per part: inline for an object of one part (a `Lock`, a `Semaphore`, a
 /// MultiLock on one server), so that its cycle allocates nothing for it.

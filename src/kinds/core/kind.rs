@@ -5,9 +5,9 @@
 use crate::error::Result;
 use crate::hold::table::Part;
 use crate::kinds::core::common::Common;
+use crate::kinds::core::waiting::{Fences, Try};
 use crate::net::wire::Watch;
 use crate::topology::landed::Landed;
-use crate::wait::waiting::{Fences, Try};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,7 +51,7 @@ pub(crate) trait Kind: Sized {
     }
 
     /// The queue entry of a wait on `part` for `token`, naming `channel`, less its
-    /// head (`wait::entry`).
+    /// head (`entry`).
     fn entry(&self, c: &Common, part: &Self::Part, token: &[u8], channel: &str) -> Vec<u8>;
 
     /// Leaves the queue at the deadline (`entry` as queued, or as sent):

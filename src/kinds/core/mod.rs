@@ -5,19 +5,29 @@
 //! replies mean.
 //!
 //! - `acquire`: the way in: a first try on each part, the wait on a busy one
-//!   (`wait`, the kind's side of `wait::waiting`), a try taken too late (stale), a
+//!   (`wait`, the kind's side of `waiting`), a try taken too late (stale), a
 //!   lost reply, and recording what was taken in the table of holds (renewed by the
 //!   watchdog with `auto_renew`);
+//! - `waiting`: the one waiting mechanism every kind waits through (a queue entry, a
+//!   private wake channel, a timer at the holder's lease, polling when pub/sub is
+//!   refused), and what a try found (`Try`, `Fences`): the core's only caller, kept
+//!   apart from `acquire` because it knows no kind (a kind's scripts reach it through
+//!   `waiting::Waiter`, which `wait` implements once); `entry` writes the queue entries
+//!   and reads the messages that answer them (the scripts' side is
+//!   `kinds/lib/entry.lua`); `backoff` the jittered, deadline-bound sleep of polling;
 //! - `durable`: a hold that counts only once replicas acknowledged it (`durable`);
 //! - here: the way out: a release that waits for its answer, one that does not
 //!   (`synchronized()`'s end while the lease surely lasts, an object's end, request
 //!   end), `extendLock()`, and what the object says of its hold.
 
 mod acquire;
+pub(crate) mod backoff;
 mod common;
 mod durable;
+pub mod entry;
 mod kind;
 mod wait;
+pub(crate) mod waiting;
 
 pub(crate) use common::{Common, PerPart};
 pub(crate) use kind::{Attempt, Kind};

@@ -3,10 +3,10 @@
 
 use crate::error::Result;
 use crate::hold::table::Part;
+use crate::kinds::core::backoff::Backoff;
+use crate::kinds::core::waiting::{Fences, Try, Waiter};
 use crate::kinds::core::{Attempt, Holder, Kind};
 use crate::topology::route::Route;
-use crate::wait::backoff::Backoff;
-use crate::wait::waiting::{Fences, Try, Waiter};
 use std::time::{Duration, Instant};
 
 /// The wait of `holder` for its part `part`, with `token`.

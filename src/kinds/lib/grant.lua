@@ -2,7 +2,7 @@
 -- listens, with the answers of tell. The message is entry's `granted`, with a
 -- fencing token when the waiter asked for one, stamped with the server's clock when
 -- the grant was made (`clock`, read before the lease is set): the waiter bounds from
--- it when its lease ends (wait::entry), so that a grant read late (a paused process)
+-- it when its lease ends (kinds::core::entry), so that a grant read late (a paused process)
 -- is never taken for a live hold. Publishing first is safe: the waiter reads the
 -- message only after the script.
 --

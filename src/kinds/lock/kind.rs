@@ -6,6 +6,8 @@
 
 use crate::error::Result;
 use crate::hold::table::Part;
+use crate::kinds::core::entry::{self, Mark};
+use crate::kinds::core::waiting::{self, Fences, Numbers, Try};
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
 use crate::kinds::lock::part::{Alone, LockPart};
 use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
@@ -15,8 +17,6 @@ use crate::net::fast::{Fast, TAKEN_ALONE};
 use crate::net::resp;
 use crate::net::wire::Watch;
 use crate::topology::landed::Landed;
-use crate::wait::entry::{self, Mark};
-use crate::wait::waiting::{self, Fences, Numbers, Try};
 use redis::{ErrorKind, RedisError, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -248,7 +248,7 @@ impl Kind for LockKind {
             });
         }
         // On a Redlock quorum this is `SET NX PX` on every node, undone by the release.
-        let undo = part.release(token, false);
+        let undo = part.release_call(token, false);
         let taken = |took| if took { Try::Acquired(None) } else { Try::busy_unqueued() };
         let attempt = Attempt { token, sent: b"", again: true, deadline: None };
         part.route.take(
@@ -352,7 +352,7 @@ impl Kind for LockKind {
         } else if own && alone {
             // Taken alone: the server's compare-and-delete (which hands the lock to a
             // waiter that queued since), or the script where the server has none.
-            let (release, kick) = (part.release(token, short), part.kick());
+            let (release, kick) = (part.release_call(token, short), part.kick());
             let reply = part.route.ask(&Call::Fast(Fast::Release {
                 key: &part.keys.lock,
                 token,
@@ -380,11 +380,11 @@ impl Kind for LockKind {
         // Unawaited, the script: it hands over in the same step whoever queued.
         self.alone.store(false, Ordering::Relaxed);
         if self.held == Held::Read {
-            part.route.fire(&Call::Script(&part.read_release(token)), Some(watch))?;
+            part.route.fire(&Call::Script(&part.read_release_call(token)), Some(watch))?;
             self.released_own(Released::Yes);
         } else {
             let short = self.short(c);
-            part.route.fire(&Call::Script(&part.release(token, short)), Some(watch))?;
+            part.route.fire(&Call::Script(&part.release_call(token, short)), Some(watch))?;
             // Whether a short hold only freed the lock is not known: the object's end
             // hands it to the waiters if it did (`kick` does nothing otherwise).
             self.released_own(if short { Released::LeftFree } else { Released::Yes });
@@ -416,18 +416,18 @@ impl Kind for LockKind {
         let extended = if reading {
             Landed::Lost
         } else if own && self.alone.load(Ordering::Relaxed) {
-            let renew = part.renew(token, ms, true);
+            let renew = part.renew_call(token, ms, true);
             part.route.renew(
                 &Call::Fast(Fast::Renew { key: &part.keys.lock, token, ms, script: &renew }),
                 lease,
             )?
         } else {
-            part.route.renew(&Call::Script(&part.renew(token, ms, true)), lease)?
+            part.route.renew(&Call::Script(&part.renew_call(token, ms, true)), lease)?
         };
         match extended {
             Landed::Lost if (reading || !own) && !part.route.lease_only() => {
                 let renewed =
-                    part.route.renew(&Call::Script(&part.read_renew(token, ms)), lease)?;
+                    part.route.renew(&Call::Script(&part.read_renew_call(token, ms)), lease)?;
                 self.renewed_read.store(renewed == Landed::Yes, Ordering::Relaxed);
                 Ok(renewed)
             }
@@ -476,7 +476,7 @@ impl Kind for LockKind {
             let part = &parts[0];
             part.route.wait_replicas(
                 self.wait_replicas,
-                &Call::Script(&part.renew(token, c.terms.ttl_arg.as_bytes(), false)),
+                &Call::Script(&part.renew_call(token, c.terms.ttl_arg.as_bytes(), false)),
             );
         }
         self.acquired_at = Some(now);
@@ -497,7 +497,7 @@ impl Kind for LockKind {
 /// majority answered counts); `short` as in `release.lua`. A token that readers hold
 /// may be one of them: its share is released then.
 pub(crate) fn release_script(part: &LockPart, token: &[u8], short: bool) -> Result<Released> {
-    let reply = part.route.ask(&Call::Script(&part.release(token, short)))?;
+    let reply = part.route.ask(&Call::Script(&part.release_call(token, short)))?;
     released(part, token, &reply)
 }
 
@@ -515,7 +515,7 @@ fn released(part: &LockPart, token: &[u8], reply: &Value) -> Result<Released> {
 
 /// Releases a reader's share.
 fn read_release(part: &LockPart, token: &[u8]) -> Result<Released> {
-    let reply = part.route.ask(&Call::Script(&part.read_release(token)))?;
+    let reply = part.route.ask(&Call::Script(&part.read_release_call(token)))?;
     Ok(if resp::int(&reply) == Some(1) { Released::Yes } else { Released::No })
 }
 

@@ -36,6 +36,7 @@ use crate::config::Settings;
 use crate::error::{LockError, Result};
 use crate::hold::table::{self, Status};
 use crate::keys::LockKeys;
+use crate::kinds::core::waiting::Numbers;
 use crate::kinds::core::{Common, Holder};
 use crate::kinds::retake;
 use crate::net::call::Call;
@@ -44,7 +45,6 @@ use crate::terms::{self, Terms};
 use crate::token::{self, Token};
 use crate::topology::route::Route;
 use crate::topology::rules::{self, Need};
-use crate::wait::waiting::Numbers;
 use kind::{Held, LockKind, Mode};
 use redis::Value;
 use scripts::{Downgrade, Fence, Holds};
@@ -250,11 +250,7 @@ impl Lock {
         }
         let part = self.h.parts[0].clone();
         self.h.kind.begin(Mode::Read, false, &part, Instant::now());
-        Ok(Some(self.h.took(
-            token,
-            None,
-            crate::wait::waiting::lease_bound(sent, self.h.c.terms.lease),
-        )))
+        Ok(Some(self.h.took(token, None, crate::clock::lease_bound(sent, self.h.c.terms.lease))))
     }
 
     /// Deletes the key if it holds `token` (default: this object's token), or hands it

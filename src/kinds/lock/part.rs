@@ -23,7 +23,7 @@ pub(crate) struct LockPart {
 impl LockPart {
     /// The release of a writer's `token` (`short`: a short hold, see `release.lua`;
     /// an empty token forces the lock free).
-    pub fn release<'a>(&'a self, token: &'a [u8], short: bool) -> Release<'a> {
+    pub fn release_call<'a>(&'a self, token: &'a [u8], short: bool) -> Release<'a> {
         let k = &self.keys;
         Release {
             lock: &k.lock,
@@ -39,7 +39,7 @@ impl LockPart {
     }
 
     /// The release of a reader's share.
-    pub fn read_release<'a>(&'a self, token: &'a [u8]) -> ReadRelease<'a> {
+    pub fn read_release_call<'a>(&'a self, token: &'a [u8]) -> ReadRelease<'a> {
         let k = &self.keys;
         ReadRelease {
             lock: &k.lock,
@@ -52,7 +52,7 @@ impl LockPart {
     }
 
     /// A writer's renewal (`owner`: its record kept as long).
-    pub fn renew<'a>(&'a self, token: &'a [u8], lease: &'a [u8], owner: bool) -> Renew<'a> {
+    pub fn renew_call<'a>(&'a self, token: &'a [u8], lease: &'a [u8], owner: bool) -> Renew<'a> {
         Renew { lock: &self.keys.lock, owner: owner.then_some(&self.keys.owner[..]), token, lease }
     }
 
@@ -64,7 +64,7 @@ impl LockPart {
     }
 
     /// A reader's renewal.
-    pub fn read_renew<'a>(&'a self, token: &'a [u8], lease: &'a [u8]) -> ReadRenew<'a> {
+    pub fn read_renew_call<'a>(&'a self, token: &'a [u8], lease: &'a [u8]) -> ReadRenew<'a> {
         let k = &self.keys;
         ReadRenew { lock: &k.lock, readers: &k.readers, owner: Some(&k.owner), token, lease }
     }
@@ -87,7 +87,7 @@ impl Part for Alone {
     }
 
     fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a> {
-        Owned::renewal(&self.0.keys.lock, token, lease_ms, self.0.renew(token, lease_ms, true))
+        Owned::renewal(&self.0.keys.lock, token, lease_ms, self.0.renew_call(token, lease_ms, true))
     }
 
     fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
@@ -106,9 +106,9 @@ impl Part for LockPart {
 
     fn renew<'a>(&'a self, token: &'a [u8], lease_ms: &'a [u8]) -> Owned<'a> {
         if self.read {
-            Owned::script(self.read_renew(token, lease_ms))
+            Owned::script(self.read_renew_call(token, lease_ms))
         } else {
-            Owned::script(LockPart::renew(self, token, lease_ms, true))
+            Owned::script(self.renew_call(token, lease_ms, true))
         }
     }
 
@@ -118,9 +118,9 @@ impl Part for LockPart {
             return None;
         }
         Some(if self.read {
-            Owned::script(self.read_release(token))
+            Owned::script(self.read_release_call(token))
         } else {
-            Owned::script(LockPart::release(self, token, false))
+            Owned::script(self.release_call(token, false))
         })
     }
 }

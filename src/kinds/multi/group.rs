@@ -4,6 +4,8 @@
 use crate::error::Result;
 use crate::hold::table::Part;
 use crate::keys::LockKeys;
+use crate::kinds::core::entry::{self, Mark};
+use crate::kinds::core::waiting::{self, Fences, Numbers, Try};
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
 use crate::kinds::multi::scripts::{Acquire, Cancel, Release, Renew, Take};
 use crate::net::call::{Call, Owned};
@@ -11,8 +13,6 @@ use crate::net::pool::Retry;
 use crate::net::resp;
 use crate::net::wire::Watch;
 use crate::topology::route::Route;
-use crate::wait::entry::{self, Mark};
-use crate::wait::waiting::{self, Fences, Numbers, Try};
 use redis::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,7 +26,7 @@ pub(crate) struct Group {
     /// Each key's mode, a letter a key as the scripts take them: `w` taken alone, `r`
     /// a read share.
     pub modes: String,
-    /// The "m" entry's key list (`wait::entry::Mark::Group`).
+    /// The "m" entry's key list (`kinds::core::entry::Mark::Group`).
     pub list: Vec<u8>,
 }
 
@@ -37,7 +37,7 @@ impl Group {
     }
 
     /// The release of every key of the group that `token` holds, each handed over.
-    pub fn release<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
+    pub fn release_call<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
         Release { keys: &self.keys, token, modes: self.modes.as_bytes() }
     }
 }
@@ -65,7 +65,7 @@ impl Part for Group {
     }
 
     fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
-        Some(Owned::script(Group::release(self, token)))
+        Some(Owned::script(self.release_call(token)))
     }
 }
 
@@ -139,7 +139,7 @@ impl Kind for GroupsKind {
     /// when a majority took every key within the lease's validity (otherwise undone
     /// everywhere); elsewhere a try of the acquire script without an entry.
     fn poll(&self, c: &Common, group: &Group, token: &[u8], deadline: Instant) -> Result<Try> {
-        let undo = group.release(token);
+        let undo = group.release_call(token);
         let take = Take { keys: &group.keys, token, lease: c.terms.ttl_arg.as_bytes() };
         match group.route.take_on_quorum(
             &Call::Script(&take),
@@ -192,7 +192,7 @@ impl Kind for GroupsKind {
     }
 
     fn release(&mut self, _c: &Common, group: &Group, token: &[u8], _own: bool) -> Result<u64> {
-        let reply = group.route.ask(&Call::Script(&group.release(token)))?;
+        let reply = group.route.ask(&Call::Script(&group.release_call(token)))?;
         let held =
             resp::int(&reply).ok_or_else(|| group.route.unexpected("multi/release", &reply))?;
         Ok(u64::try_from(held).unwrap_or(0))
@@ -205,7 +205,7 @@ impl Kind for GroupsKind {
         token: &[u8],
         watch: Watch,
     ) -> Result<()> {
-        group.route.fire(&Call::Script(&group.release(token)), Some(watch))
+        group.route.fire(&Call::Script(&group.release_call(token)), Some(watch))
     }
 
     fn keys_in(&self, group: &Group) -> u64 {

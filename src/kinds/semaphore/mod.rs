@@ -21,7 +21,9 @@ use crate::config::Settings;
 use crate::error::{LockError, Result};
 use crate::hold::table::Part;
 use crate::keys::LockKeys;
-use crate::kinds::core::{Attempt, Common, Holder as Object, Kind, QUEUE_SLACK};
+use crate::kinds::core::entry::{self, Mark};
+use crate::kinds::core::waiting::{self, Fences, Try};
+use crate::kinds::core::{Attempt, Common, Holder, Kind, QUEUE_SLACK};
 use crate::kinds::retake;
 use crate::net::call::{Call, Owned};
 use crate::net::pool::Retry;
@@ -31,8 +33,6 @@ use crate::terms::{self, Terms};
 use crate::token::{self, Token};
 use crate::topology::route::Route;
 use crate::topology::rules::{self, Need};
-use crate::wait::entry::{self, Mark};
-use crate::wait::waiting::{self, Fences, Try};
 use redis::Value;
 use scripts::{Acquire, Cancel, Inspect, Release, Renew, State};
 use std::sync::Arc;
@@ -43,7 +43,7 @@ const PATIENCE_MS: &[u8] = b"100";
 
 /// One live holder of a semaphore, as `inspect()` shows it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Holder {
+pub struct PermitHolder {
     pub weight: u32,
     /// Seconds of lease left (infinite: no expiry).
     pub ttl: f64,
@@ -57,7 +57,7 @@ pub struct Inspection {
     /// The number its holders agreed on, or the object's when none holds it.
     pub permits: i64,
     pub available: i64,
-    pub holders: Vec<Holder>,
+    pub holders: Vec<PermitHolder>,
     /// Queued waiters that still listen.
     pub waiters: u64,
 }
@@ -71,7 +71,7 @@ pub(crate) struct Permits {
 }
 
 impl Permits {
-    fn release<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
+    fn release_call<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
         let k = &self.keys;
         Release {
             sem: &k.lock,
@@ -106,7 +106,7 @@ impl Part for Permits {
     }
 
     fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
-        Some(Owned::script(Permits::release(self, token)))
+        Some(Owned::script(self.release_call(token)))
     }
 }
 
@@ -122,7 +122,7 @@ pub(crate) struct PermitsKind {
 
 /// A counting semaphore on one Redis key.
 pub struct Semaphore {
-    h: Object<PermitsKind>,
+    h: Holder<PermitsKind>,
 }
 
 impl Semaphore {
@@ -159,7 +159,7 @@ impl Semaphore {
         let keys = LockKeys::new(key);
         let kind =
             PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
-        Ok(Semaphore { h: Object::one(c, Arc::new(Permits { keys, route }), kind) })
+        Ok(Semaphore { h: Holder::one(c, Arc::new(Permits { keys, route }), kind) })
     }
 
     fn part(&self) -> &Permits {
@@ -250,7 +250,7 @@ impl Semaphore {
                 let Value::Array(h) = h else { return None };
                 let [w, ms, record] = &h[..] else { return None };
                 let ms = resp::int(ms)?;
-                Some(Holder {
+                Some(PermitHolder {
                     weight: u32::try_from(resp::int(w)?).ok()?,
                     ttl: if ms < 0 { f64::INFINITY } else { ms as f64 / 1000.0 },
                     owner: match record {
@@ -408,7 +408,7 @@ impl Kind for PermitsKind {
     }
 
     fn release(&mut self, _c: &Common, part: &Permits, token: &[u8], _own: bool) -> Result<u64> {
-        let reply = part.route.ask(&Call::Script(&part.release(token)))?;
+        let reply = part.route.ask(&Call::Script(&part.release_call(token)))?;
         Ok(u64::from(resp::int(&reply) == Some(1)))
     }
 
@@ -419,7 +419,7 @@ impl Kind for PermitsKind {
         token: &[u8],
         watch: Watch,
     ) -> Result<()> {
-        part.route.fire(&Call::Script(&part.release(token)), Some(watch))
+        part.route.fire(&Call::Script(&part.release_call(token)), Some(watch))
     }
 
     fn straight_to_wait(&self, _c: &Common, start: Instant) -> bool {

@@ -11,8 +11,8 @@
 //! No hold is handed back whose lease may have ended (a process paused, or cut off,
 //! between the grant and its reading): every acquisition comes with a bound on when
 //! its lease ends, on this process's clock, less the clock drift Redlock allows
-//! (`lease_bound` for a try, counted from when it was sent; `grant_bound` for a grant,
-//! from the server's clock in the message). A hold past its bound is stale: it is
+//! (`clock::lease_bound` for a try, counted from when it was sent; `clock::grant_bound`
+//! for a grant, from the server's clock in the message). A hold past its bound is stale: it is
 //! counted (`stale`), and the wait tries again (the try finds the hold still its own and
 //! starts its lease again, or queues anew); at the deadline it is released instead.
 //!
@@ -21,75 +21,17 @@
 //! Redlock quorum, which keeps no queue. Each kind supplies its
 //! scripts through `Waiter`; none of them knows how waiting works.
 
-use crate::clock::{drift, Boot};
+use crate::clock::{self, Boot, Until};
 use crate::error::LockError;
 use crate::error::Result;
+use crate::kinds::core::backoff::Backoff;
+use crate::kinds::core::entry::{self, Message};
 use crate::net::resp;
 use crate::net::wake;
 use crate::stats::{self, Counter};
 use crate::topology::route::Route;
-use crate::wait::backoff::Backoff;
-use crate::wait::entry::{self, Message};
 use redis::Value;
 use std::time::{Duration, Instant};
-
-/// When a hold's lease ends at the earliest, on this host's boot clock (`clock::Boot`,
-/// which counts a suspended machine's sleep); `None`: it never ends (no expiry).
-pub(crate) type Until = Option<Boot>;
-
-/// The end of the lease of a hold that a try `sent` at that instant found taken (or
-/// held already, when the script started the lease again).
-pub(crate) fn lease_bound(sent: Boot, lease: Option<Duration>) -> Until {
-    Some(crate::clock::lease_end(sent, lease?))
-}
-
-/// Whether a hold is past its bound: then it is no acquisition.
-pub(crate) fn is_stale(until: Until) -> bool {
-    stale_at(until, Boot::now())
-}
-
-/// Whether a hold is past its bound at `now`.
-#[inline]
-pub(crate) fn stale_at(until: Until, now: Boot) -> bool {
-    until.is_some_and(|u| now >= u)
-}
-
-/// One exchange with a server that read its clock while it ran our command: the
-/// command was sent at `sent` (here), and the server's clock read `server_ms` (ms)
-/// while it ran, which was after `sent`. So the server's clock read no more than
-/// `server_ms` at `sent`: the pair bounds, from below, when (here) any later
-/// instant of the server's comes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Exchange {
-    pub sent: Boot,
-    pub server_ms: i64,
-}
-
-/// The end of the lease of a hold granted at `granted` (ms, the server's clock) to a
-/// waiter, from an exchange of the same wait with the server (`Exchange`): the
-/// server's instant `x` came here no earlier than `sent + (x - server_ms)`, and the
-/// key set at `granted` with `lease` expires there no earlier than `granted + lease`.
-/// Drift is taken off for the lease and for the time between the exchange and the
-/// grant (1% each), and 1 ms for the server's clock being read in whole ms. The grant
-/// was made before it was `heard` (here), so its lease ends no later than a lease
-/// after that: the bound never says more, whatever the server's clock did between the
-/// exchange and the grant (stepped forward, it would have the grant's time promise the
-/// step on top of the lease).
-pub(crate) fn grant_bound(
-    seen: Exchange,
-    granted: i64,
-    lease: Option<Duration>,
-    heard: Boot,
-) -> Until {
-    let lease = lease?;
-    let gap = u64::try_from(granted.saturating_sub(seen.server_ms)).unwrap_or(0);
-    let margin = drift(lease) + Duration::from_millis(gap / 100) + Duration::from_millis(1);
-    let ends_ms = i128::from(granted) + lease.as_millis() as i128 - i128::from(seen.server_ms);
-    let ms = |n: i128| Duration::from_millis(u64::try_from(n).unwrap_or(u64::MAX));
-    let ends =
-        if ends_ms >= 0 { seen.sent.plus(ms(ends_ms)) } else { seen.sent.minus(ms(-ends_ms)) };
-    Some(ends.minus(margin).min(crate::clock::lease_end(heard, lease)))
-}
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
 const EXPIRY_SLACK: Duration = Duration::from_millis(2);
@@ -271,12 +213,12 @@ fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool)
         return poll(w, deadline);
     }
     // In a cluster, the first try found the slot's master: grants are published there.
-    let mut lease = wake::Lease::take(route.node(), route.slot());
-    let waited = queue_and_listen(w, &mut lease, deadline, may_hold, busy);
+    let mut ear = wake::Listener::take(route.node(), route.slot());
+    let waited = queue_and_listen(w, &mut ear, deadline, may_hold, busy);
     if matches!(waited, Waited::Failed(_)) {
         // An entry of this wait may still be queued: nobody must be found listening
-        // for it once the wait has ended (`wake::Lease::in_doubt`).
-        lease.in_doubt();
+        // for it once the wait has ended (`wake::Listener::in_doubt`).
+        ear.in_doubt();
     }
     waited
 }
@@ -285,14 +227,14 @@ fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool)
 /// then grants, notices and timers until the hold is had or the deadline passes.
 fn queue_and_listen(
     w: &impl Waiter,
-    lease: &mut wake::Lease,
+    ear: &mut wake::Listener,
     deadline: Instant,
     mut may_hold: bool,
     busy: &mut bool,
 ) -> Waited {
     let route = w.route();
     // Listening before the first try of the wait, that try queues at once.
-    lease.ensure();
+    ear.ensure();
     let mut backoff = w.backoff();
     // The channel and entry this wait last queued with (as queued, once a reply
     // said so); it must not outlive the wait.
@@ -301,15 +243,15 @@ fn queue_and_listen(
     let mut heard = false;
     // This wait's latest exchange with the server that read its clock (a try that
     // stamped the entry): a grant's lease is bounded from it (`grant_bound`).
-    let mut seen: Option<Exchange> = None;
+    let mut seen: Option<clock::Exchange> = None;
     // The last try's error, while tries keep failing: what the wait ends with.
     let mut failing: Option<LockError> = None;
     loop {
         if route.moves() {
             // The slot moved, or its master failed over: listen where releases run now.
             let node = route.node();
-            if node.id() != lease.endpoint().id() {
-                *lease = wake::Lease::take(node, route.slot());
+            if node.id() != ear.endpoint().id() {
+                *ear = wake::Listener::take(node, route.slot());
             }
         }
         if Instant::now() >= deadline {
@@ -327,11 +269,11 @@ fn queue_and_listen(
                 return failing.map_or(Waited::TimedOut, Waited::Failed);
             }
         }
-        let channel = lease.get().map(|sub| sub.channel().to_string());
+        let channel = ear.get().map(|sub| sub.channel().to_string());
         let entry = match (&channel, &queued_as) {
             (Some(ch), Some((was, entry))) if ch == was => entry.clone(),
             (Some(ch), _) => {
-                let mut entry = entry::head(lease.endpoint(), deadline);
+                let mut entry = entry::head(ear.endpoint(), deadline);
                 entry.extend_from_slice(&w.entry(ch));
                 entry
             }
@@ -346,14 +288,12 @@ fn queue_and_listen(
         let sent = Boot::now();
         let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
             Ok(Try::Acquired(fence)) => {
-                let until = lease_bound(sent, w.lease());
-                if is_stale(until) {
+                let Some(until) = clock::taken(sent, w.lease()) else {
                     // Taken (or found its own) too late to use: the next try starts
                     // its lease again, or queues anew.
-                    stats::note(Counter::Stale);
                     may_hold = true;
                     continue;
-                }
+                };
                 if std::mem::take(&mut heard) {
                     stats::note(Counter::HandedOver);
                 }
@@ -362,8 +302,8 @@ fn queue_and_listen(
             Ok(Try::Busy { pttl, queued, clock }) => {
                 may_hold = false;
                 if let Some(server_ms) = clock {
-                    seen = Some(Exchange { sent, server_ms });
-                    lease.endpoint().note_server_clock(Boot::now(), server_ms);
+                    seen = Some(clock::Exchange { sent, server_ms });
+                    ear.endpoint().note_server_clock(Boot::now(), server_ms);
                 }
                 if !std::mem::replace(busy, true) {
                     stats::note(Counter::Contended);
@@ -412,39 +352,38 @@ fn queue_and_listen(
             };
         let mut wake_at = timer.min(deadline);
         if queued {
-            let exact = !route.moves() || lease.get().is_some_and(|s| s.sharded());
-            match listen(lease, w.token(), &mut wake_at) {
-                Heard::Granted(fence, at) if exact => {
+            let exact = !route.moves() || ear.get().is_some_and(|s| s.sharded());
+            match listen(ear, w.token(), &mut wake_at) {
+                Woken::Granted(fence, at) if exact => {
                     if let Some(granted) = at {
-                        lease.endpoint().note_server_clock(Boot::now(), granted);
+                        ear.endpoint().note_server_clock(Boot::now(), granted);
                     }
                     let until = match (seen, at) {
                         (Some(seen), Some(granted)) => {
-                            grant_bound(seen, granted, w.lease(), Boot::now())
+                            clock::grant_bound(seen, granted, w.lease(), Boot::now())
                         }
                         // A grant that does not say when (an older releaser), or a
                         // wait that saw no clock: the next try confirms it.
                         _ if w.lease().is_none() => None,
                         _ => Some(Boot::now()),
                     };
-                    if !is_stale(until) {
+                    if let Some(until) = clock::fresh(until) {
                         stats::note(Counter::HandedOver);
                         return Waited::Got(fence, until);
                     }
                     // Read too late: the next try finds the hold still this waiter's
                     // (and starts its lease again), or queues anew.
-                    stats::note(Counter::Stale);
                     may_hold = true;
                 }
                 // Cluster PUBLISH (not sharded) reaches subscribers on every node, but
                 // the releaser's script counts only its own node's: a grant heard here
                 // may have been given to no one (the slot moved during the wait). The
                 // next try, one round trip, confirms it.
-                Heard::Granted(..) => heard = true,
-                Heard::Nothing => {}
-                Heard::Broken => lease.discard(),
+                Woken::Granted(..) => heard = true,
+                Woken::Nothing => {}
+                Woken::Broken => ear.discard(),
             }
-        } else if !lease.ensure() {
+        } else if !ear.ensure() {
             // No way to be woken: poll, never past the holder's expiry or the deadline.
             backoff.sleep_before(wake_at);
         }
@@ -460,12 +399,10 @@ fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
     match w.cancel(entry) {
         Ok(Some(fence)) => {
             // Handed over just before the cancel, which started its lease again.
-            let until = lease_bound(sent, w.lease());
-            if is_stale(until) {
-                stats::note(Counter::Stale);
+            let Some(until) = clock::taken(sent, w.lease()) else {
                 w.abandon();
                 return Waited::TimedOut;
-            }
+            };
             stats::note(Counter::HandedOver);
             Waited::Got(fence, until)
         }
@@ -486,12 +423,10 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
         let sent = Boot::now();
         match w.poll(deadline) {
             Ok(Try::Acquired(fence)) => {
-                let until = lease_bound(sent, w.lease());
-                if !is_stale(until) {
+                if let Some(until) = clock::taken(sent, w.lease()) {
                     return Waited::Got(fence, until);
                 }
                 // Too late to use: it goes, and the polling goes on.
-                stats::note(Counter::Stale);
                 w.abandon();
             }
             Ok(Try::Busy { .. }) => {}
@@ -506,7 +441,7 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
 }
 
 /// What listening on the subscriber brought.
-enum Heard {
+enum Woken {
     /// With the fencing token, when the grant carries one, and the server's time (ms)
     /// of the grant, when it says.
     Granted(Fences, Option<i64>),
@@ -518,19 +453,19 @@ enum Heard {
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
 /// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
 /// forward.
-fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
+fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant) -> Woken {
     loop {
         let now = Instant::now();
         if now >= *until {
-            return Heard::Nothing;
+            return Woken::Nothing;
         }
-        let Some(sub) = lease.get() else {
-            return Heard::Broken;
+        let Some(sub) = ear.get() else {
+            return Woken::Broken;
         };
         match sub.next_grant(*until - now) {
             Ok(Some(msg)) => match entry::message(&msg, token) {
                 Some(Message::Grant(fence, at)) => {
-                    return Heard::Granted(fence.map(Numbers::One), at)
+                    return Woken::Granted(fence.map(Numbers::One), at)
                 }
                 Some(Message::Notice(ms)) => {
                     *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK)
@@ -538,8 +473,8 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
                 // A message left over from an earlier wait that ended another way.
                 None => {}
             },
-            Ok(None) => return Heard::Nothing,
-            Err(_) => return Heard::Broken,
+            Ok(None) => return Woken::Nothing,
+            Err(_) => return Woken::Broken,
         }
     }
 }
@@ -547,36 +482,6 @@ fn listen(lease: &mut wake::Lease, token: &[u8], until: &mut Instant) -> Heard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_grant_is_bounded_from_an_exchange_of_the_wait() {
-        let now = Boot::now();
-        let lease = Some(Duration::from_millis(500));
-        // A try sent at `now` found the server's clock at 9_000 ms (it ran after it was
-        // sent). Granted at 9_200: the lease ends 700 ms after `now` at the earliest,
-        // less the drift (7 ms for the lease, 2 for the 200 ms between, 1 for rounding).
-        let seen = Exchange { sent: now, server_ms: 9_000 };
-        let heard = now.plus(Duration::from_millis(210));
-        let until = grant_bound(seen, 9_200, lease, heard).unwrap();
-        assert_eq!(until.since(now), Duration::from_millis(700 - 7 - 2 - 1));
-        // The server's clock stepped 2 s forward between the exchange and the grant:
-        // its grant says 11_200, but the grant was heard 210 ms after the try, so the
-        // lease ends a lease after that at the latest (less the drift), not 2 s later.
-        let stepped = grant_bound(seen, 11_200, lease, heard).unwrap();
-        assert_eq!(stepped, crate::clock::lease_end(heard, Duration::from_millis(500)));
-        assert_eq!(stepped.since(now), Duration::from_millis(210 + 500 - 7));
-        // Granted long before the exchange (a paused waiter reads it late): past.
-        let old = grant_bound(Exchange { sent: now, server_ms: 9_000 }, 8_000, lease, now).unwrap();
-        assert!(old <= now, "a grant 1 s before the exchange, with a 0.5 s lease, has ended");
-        assert!(is_stale(Some(old)));
-        // No expiry: never stale.
-        assert_eq!(grant_bound(seen, 1, None, now), None);
-        assert!(!is_stale(None));
-        // A try: from when it was sent.
-        let sent = now.minus(Duration::from_millis(600));
-        assert!(is_stale(lease_bound(sent, lease)), "sent 600 ms ago with a 500 ms lease");
-        assert!(!is_stale(lease_bound(now, lease)));
-    }
 
     #[test]
     fn acquire_replies_carry_the_stamping_clock() {
