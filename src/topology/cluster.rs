@@ -81,7 +81,7 @@ pub fn get(settings: &Settings) -> Result<Arc<Cluster>> {
         settings.cluster.join(","),
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls
+        settings.tls()
     );
     let mut guard = lock(&CLUSTERS);
     let all = guard.get_or_insert_with(HashMap::new);

@@ -24,10 +24,10 @@ pub fn endpoint(settings: &Settings) -> crate::error::Result<Arc<Endpoint>> {
         settings.dsn,
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls,
+        settings.tls(),
         settings.max_reply
     );
-    let mut sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
+    let mut sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls())?;
     sentinels.max_reply = settings.max_reply;
     let addr = sentinels.describe();
     pool::endpoint_discovered(key, &settings.dsn, settings, Box::new(sentinels), addr)
