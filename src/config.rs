@@ -7,7 +7,8 @@
 //! `terms`'.
 //!
 //! Every setting has one name, used both as `redis_lock.<name>` in php.ini and
-//! as a key of the options array.
+//! as a key of the options array. docs/configuration.md's table lists them, in
+//! this order, with these defaults (a test below holds it to that).
 
 use crate::error::{LockError, Result};
 pub(crate) use crate::values::MAX_SECONDS;
@@ -414,6 +415,54 @@ mod tests {
         assert!(
             matches!(&err, Err(LockError::InvalidValue(m)) if m.contains("database") && !m.contains("secret")),
             "{err:?}"
+        );
+    }
+
+    /// The options docs/configuration.md's table lists, in its order, each with its
+    /// default as php.ini writes it. A row may name several options (`a`, `b`) that
+    /// share a default; the default cell's last quoted value is the php.ini text
+    /// (`""` or "none": empty), and a `true`/`false` before it must agree with it.
+    fn documented() -> Vec<(String, String)> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let rows = text.lines().skip_while(|l| !l.starts_with("| name | default |")).skip(2);
+        let mut options = Vec::new();
+        for row in rows.take_while(|l| l.starts_with('|')) {
+            let cells: Vec<&str> = row.splitn(4, '|').map(str::trim).collect();
+            let quoted: Vec<&str> = cells[2].split('`').skip(1).step_by(2).collect();
+            let default = match quoted.last() {
+                None if cells[2].starts_with("none") => "",
+                Some(&"\"\"") => "",
+                Some(text) => text,
+                None => panic!("{row}: the default cell names no value"),
+            };
+            match quoted.first() {
+                Some(&"true") => assert_eq!(default, "1", "{row}"),
+                Some(&"false") => assert_eq!(default, "0", "{row}"),
+                _ => {}
+            }
+            for name in cells[1].split(',') {
+                let name = name.trim().strip_prefix('`').and_then(|n| n.strip_suffix('`'));
+                options.push((name.unwrap_or("?").to_string(), default.to_string()));
+            }
+        }
+        options
+    }
+
+    #[test]
+    fn the_documented_table_is_the_declaration() {
+        let declared: Vec<(String, String)> =
+            DIRECTIVES.iter().map(|(n, d)| (n.to_string(), d.to_string())).collect();
+        let documented = documented();
+        let at = documented.iter().zip(&declared).take_while(|(d, o)| d == o).count();
+        assert!(
+            documented == declared,
+            "docs/configuration.md's table must list the options declared in config.rs, in \
+             their order, each with its default; at row {}, the docs have {:?}, the \
+             declaration {:?}",
+            at + 1,
+            documented.get(at),
+            declared.get(at)
         );
     }
 }
