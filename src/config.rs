@@ -2,9 +2,9 @@
 //! php.ini directive and default, and the parser that checks it. php.ini
 //! directives and the per-object options array share them; the array overrides
 //! the directive. Each value is checked as it is set (`values`), the relations
-//! between them once all are set (`Settings::check`). The addresses in them are
-//! `dsn`'s; the constructor's numbers and what a hold takes from the settings are
-//! `terms`'.
+//! between them once all are set (`Settings::check`), which also chooses the
+//! topology. The addresses in them are `dsn`'s; the constructor's numbers and what
+//! a hold takes from the settings are `terms`'.
 //!
 //! Every setting has one name, used both as `redis_lock.<name>` in php.ini and
 //! as a key of the options array. docs/configuration.md's table lists them, in
@@ -98,12 +98,13 @@ options! {
     pub max_hold: Option<Duration> = "0", cap_seconds;
     /// Allow fencing tokens (a per-key counter, incremented for holders that ask).
     pub fencing: bool = "1", bool_value;
-    /// Independent masters for Redlock; empty: the one server of `dsn`.
-    pub servers: Vec<String> = "", dsn_list;
-    /// Sentinels that name the master of `service`; empty: no Sentinel.
-    pub sentinels: Vec<String> = "", dsn_list;
+    /// Independent masters for Redlock. The four options that choose where keys
+    /// live are read only by `check`, which makes them a `Topology`.
+    servers: Vec<String> = "", dsn_list;
+    /// Sentinels that name the master of `service`.
+    sentinels: Vec<String> = "", dsn_list;
     /// The service (master name) the sentinels monitor.
-    pub service: String = "", utf8_value;
+    service: String = "", utf8_value;
     /// Replicas that should acknowledge an acquisition (`WAIT`) before it returns;
     /// best effort: it never fails the acquisition.
     pub wait_replicas: u32 = "0", count_value::<0>;
@@ -116,8 +117,8 @@ options! {
     pub durable_aof: bool = "0", bool_value;
     /// How long a durable grant waits for its acknowledgements.
     pub durable_timeout: Duration = "0.25", positive_seconds;
-    /// Seed nodes of a Redis Cluster; empty: no Cluster.
-    pub cluster: Vec<String> = "", cluster_seeds;
+    /// Seed nodes of a Redis Cluster.
+    cluster: Vec<String> = "", cluster_seeds;
     /// CA certificates (PEM) for `rediss://`; when set, the only ones trusted.
     pub tls_ca_file: Option<String> = "", path_value;
     /// The client certificate (PEM, leaf first), for servers with `tls-auth-clients yes`.
@@ -180,6 +181,21 @@ impl Default for Settings {
     }
 }
 
+/// Where keys live, as the options chose it: the one server of `dsn`, a master its
+/// sentinels name, a Redis Cluster, or a Redlock quorum. `Settings::check` chooses
+/// it, once per object made; the routes match on it, never on the options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology<'a> {
+    /// The one server of `dsn`.
+    One,
+    /// The master of `service`, which `sentinels` name (`dsn` gives its credentials).
+    Sentinel { sentinels: &'a [String], service: &'a str },
+    /// A Redis Cluster, found through these seed nodes (`cluster`).
+    Cluster(&'a [String]),
+    /// Independent masters, a majority of which holds each key (`servers`).
+    Redlock(&'a [String]),
+}
+
 impl Settings {
     /// Applies one named setting. Unknown names are a `ValueError`, wrong types a `TypeError`.
     pub fn set(&mut self, name: &str, value: &OptValue, source: Source) -> Result<()> {
@@ -194,28 +210,32 @@ impl Settings {
         })
     }
 
-    /// Checks the relations between settings, once all of them are applied.
-    pub fn check(&self) -> Result<()> {
+    /// Checks the relations between settings, once all of them are applied, and
+    /// chooses the topology they name.
+    pub fn check(&self) -> Result<Topology<'_>> {
         if !self.sentinels.is_empty() && self.service.is_empty() {
             return Err(LockError::InvalidValue(
                 "option \"sentinels\" needs option \"service\", the name of the master they monitor".to_string(),
             ));
         }
-        let topologies: Vec<&str> = [
-            ("servers", &self.servers),
-            ("sentinels", &self.sentinels),
-            ("cluster", &self.cluster),
-        ]
-        .into_iter()
-        .filter(|(_, list)| !list.is_empty())
-        .map(|(name, _)| name)
-        .collect();
-        if topologies.len() > 1 {
-            return Err(LockError::InvalidValue(format!(
-                "options \"{}\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined",
-                topologies.join("\" and \"")
-            )));
-        }
+        let topology = match (&self.servers[..], &self.sentinels[..], &self.cluster[..]) {
+            ([], [], []) => Topology::One,
+            (servers, [], []) => Topology::Redlock(servers),
+            ([], sentinels, []) => Topology::Sentinel { sentinels, service: &self.service },
+            ([], [], seeds) => Topology::Cluster(seeds),
+            (servers, sentinels, seeds) => {
+                let chosen: Vec<&str> =
+                    [("servers", servers), ("sentinels", sentinels), ("cluster", seeds)]
+                        .into_iter()
+                        .filter(|(_, list)| !list.is_empty())
+                        .map(|(name, _)| name)
+                        .collect();
+                return Err(LockError::InvalidValue(format!(
+                    "options \"{}\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined",
+                    chosen.join("\" and \"")
+                )));
+            }
+        };
         if self.tls_cert_file.is_some() != self.tls_key_file.is_some() {
             return Err(LockError::InvalidValue(
                 "options \"tls_cert_file\" and \"tls_key_file\" go together: a client certificate needs its key".to_string(),
@@ -235,7 +255,7 @@ impl Settings {
                 self.retry_delay.as_secs_f64()
             )));
         }
-        Ok(())
+        Ok(topology)
     }
 
     /// The TLS files, as a connection takes them.
@@ -291,6 +311,7 @@ mod tests {
         assert!(s.connect_timeout + s.read_timeout <= Duration::from_secs(1));
         assert!(s.auto_release && s.fencing && !s.fair);
         assert_eq!((s.max_reply, s.max_endpoints, s.max_hold), (DEFAULT_MAX_REPLY, 16, None));
+        assert_eq!(s.check().unwrap(), Topology::One);
         let names: Vec<&str> = INI_DIRECTIVES.iter().map(|(n, _)| n.to_str().unwrap()).collect();
         assert_eq!(names[0], "redis_lock.dsn");
         assert_eq!(INI_DIRECTIVES[0].1.to_str().unwrap(), DEFAULT_DSN);
@@ -363,7 +384,10 @@ mod tests {
         assert!(s.check().is_err(), "sentinels need a service");
         s.set("service", &OptValue::Str(b"mymaster".to_vec()), Source::Option).unwrap();
         s.set("retry_delay", &OptValue::Float(0.002), Source::Option).unwrap();
-        s.check().unwrap();
+        assert!(matches!(
+            s.check().unwrap(),
+            Topology::Sentinel { sentinels, service: "mymaster" } if sentinels.len() == 2
+        ));
         s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option)
             .unwrap();
         assert!(s.check().is_err(), "Redlock and Sentinel are exclusive");
@@ -393,11 +417,13 @@ mod tests {
             Source::Ini,
         )
         .unwrap();
-        assert_eq!(s.cluster.len(), 2);
-        assert!(s.check().is_ok());
+        assert!(matches!(s.check().unwrap(), Topology::Cluster(seeds) if seeds.len() == 2));
         s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option)
             .unwrap();
         assert!(s.check().is_err(), "Redlock and Cluster are exclusive");
+        s.cluster.clear();
+        assert!(matches!(s.check().unwrap(), Topology::Redlock(nodes) if nodes.len() == 1));
+        s.cluster = vec!["redis://127.0.0.1:7000".to_string()];
         s.servers.clear();
         s.set(
             "sentinels",
@@ -406,7 +432,8 @@ mod tests {
         )
         .unwrap();
         s.service = "m".to_string();
-        assert!(s.check().is_err(), "Sentinel and Cluster are exclusive");
+        let both = "options \"sentinels\" and \"cluster\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined";
+        assert!(matches!(s.check(), Err(LockError::InvalidValue(m)) if m == both));
         let err = s.set(
             "cluster",
             &OptValue::List(vec![b"redis://:secret@127.0.0.1:7000/3".to_vec()]),
@@ -458,7 +485,7 @@ mod tests {
         assert!(
             documented == declared,
             "docs/configuration.md's table must list the options declared in config.rs, in \
-             their order, each with its default; at row {}, the docs have {:?}, the \
+             their order, each with its default; at option {}, the docs have {:?}, the \
              declaration {:?}",
             at + 1,
             documented.get(at),
