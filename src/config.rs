@@ -8,7 +8,9 @@
 //!
 //! Every setting has one name, used both as `redis_lock.<name>` in php.ini and
 //! as a key of the options array. docs/configuration.md's table lists them, in
-//! this order, with these defaults (a test below holds it to that).
+//! this order, with these defaults (a test below holds it to that), and gives each
+//! its meaning, from which the installed redis_lock.ini is written
+//! (tools/package/ini.php).
 
 use crate::error::{LockError, Result};
 pub(crate) use crate::values::MAX_SECONDS;
