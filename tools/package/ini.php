@@ -45,6 +45,7 @@ echo str_replace("@DIRECTIVES@\n", implode("\n", $blocks), $template);
 function comment(string $markdown): string
 {
     $text = preg_replace('~\s*\(see \[[^\]]*\]\([^)]*\)\)~', '', $markdown);   // "(see [Waiting](waiting.md))"
+    $text = preg_replace('~; see \[[^\]]*\]\([^)]*\)~', '', $text);           // "(...; see [API](api.md))"
     $text = preg_replace('~\[([^\]]*)\]\([^)]*\)~', '$1', $text);             // [text](link) -> text
     $text = str_replace('`', '', $text);
     return '; ' . wordwrap($text, 78, "\n; ", false) . "\n";
