@@ -1,276 +1,244 @@
-//! Settings shared by php.ini directives and the per-object options array, each
-//! value checked as it is set. The addresses in them are `dsn`'s; the constructor's
-//! numbers and what a hold takes from the settings are `terms`'.
+//! The options, each declared once (`options!` below): its field in `Settings`, its
+//! php.ini directive and default, and the parser that checks it. php.ini
+//! directives and the per-object options array share them; the array overrides
+//! the directive. Each value is checked as it is set (`values`), the relations
+//! between them once all are set (`Settings::check`), which also chooses the
+//! topology. The addresses in them are `dsn`'s; the constructor's numbers and what
+//! a hold takes from the settings are `terms`'.
 //!
 //! Every setting has one name, used both as `redis_lock.<name>` in php.ini and
-//! as a key of the options array; the array overrides the directive.
+//! as a key of the options array. docs/configuration.md's table lists them, in
+//! this order, with these defaults (a test below holds it to that), and gives each
+//! its meaning, from which the installed redis_lock.ini is written
+//! (tools/package/ini.php).
 
-use crate::dsn::{parse_dsn, redact_dsn};
 use crate::error::{LockError, Result};
+pub(crate) use crate::values::MAX_SECONDS;
+use crate::values::{
+    bool_value, bytes_value, cap_seconds, cluster_seeds, count_value, dsn_list, label, path_value,
+    positive_seconds, string_value, utf8_value,
+};
+pub use crate::values::{OptValue, Source, MAX_REPLY_LEAST, MAX_REPLY_LIMIT};
+use std::ffi::CStr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
-/// A value as it arrives from PHP (an options array entry) or from php.ini.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OptValue {
-    /// A PHP string (binary-safe).
-    Str(Vec<u8>),
-    /// A PHP int.
-    Int(i64),
-    /// A PHP float.
-    Float(f64),
-    /// A PHP bool.
-    Bool(bool),
-    /// PHP `null`.
-    Null,
-    /// A PHP list of strings.
-    List(Vec<Vec<u8>>),
-    /// Any other PHP type, by its name (`array`, `object`, ...).
-    Other(&'static str),
-}
-
-impl OptValue {
-    fn type_name(&self) -> &'static str {
-        match self {
-            OptValue::Str(_) => "string",
-            OptValue::Int(_) => "int",
-            OptValue::Float(_) => "float",
-            OptValue::Bool(_) => "bool",
-            OptValue::Null => "null",
-            OptValue::List(_) => "array",
-            OptValue::Other(t) => t,
+/// Declares the options: each one's field (with its doc and visibility), its
+/// default as php.ini writes it, and its parser, which checks a value and makes
+/// the field's. From it come `Settings`, `DIRECTIVES`, `INI_DIRECTIVES`, the
+/// defaults and `Settings::set`.
+macro_rules! options {
+    ($($(#[$doc:meta])* $vis:vis $name:ident: $ty:ty = $default:literal, $parse:expr;)*) => {
+        /// The settings of one `Lock` (or `Semaphore`, `MultiLock`): one field per option.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct Settings {
+            $($(#[$doc])* $vis $name: $ty,)*
         }
-    }
+
+        /// The settings that have a php.ini directive, with their defaults, in display order.
+        pub const DIRECTIVES: &[(&str, &str)] = &[$((stringify!($name), $default)),*];
+
+        /// The same as the engine registers them: `redis_lock.<name>` and the default,
+        /// as the C strings its static table needs.
+        pub const INI_DIRECTIVES: [(&CStr, &CStr); DIRECTIVES.len()] = [$((
+            c_str(concat!("redis_lock.", stringify!($name), "\0")),
+            c_str(concat!($default, "\0")),
+        )),*];
+
+        /// Each option's default as php.ini writes it, for the constants below.
+        #[allow(non_upper_case_globals, dead_code)]
+        mod default_text {
+            $(pub(super) const $name: &str = $default;)*
+        }
+
+        impl Settings {
+            /// Every field at its type's zero, before `Default` parses the declared texts.
+            fn zero() -> Self {
+                Settings { $($name: <$ty>::default(),)* }
+            }
+
+            /// Parses `value` into the option `name`; `None` when no option has that name.
+            fn apply(
+                &mut self,
+                name: &str,
+                label: &str,
+                value: &OptValue,
+                source: Source,
+            ) -> Option<Result<()>> {
+                match name {
+                    $(stringify!($name) => Some($parse(label, value, source).map(|v| self.$name = v)),)*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-/// Where a value came from, so that error messages name it the way the user wrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// The options array of `new Lock(...)`.
-    Option,
-    /// A `redis_lock.*` php.ini directive.
-    Ini,
+options! {
+    /// Where Redis is: `redis://`, `rediss://` or `unix://`. Parsed (and cached) by
+    /// `pool::endpoint`, still at construction time.
+    pub dsn: String = "redis://127.0.0.1:6379", utf8_value;
+    /// Prepended to every key.
+    pub prefix: Vec<u8> = "", string_value;
+    /// Bound on establishing a connection (TCP, TLS, AUTH, SELECT).
+    pub connect_timeout: Duration = "0.5", positive_seconds;
+    /// Bound on waiting for any one reply.
+    pub read_timeout: Duration = "0.5", positive_seconds;
+    /// First pause between two tries of a blocking `addLock()`.
+    pub retry_delay: Duration = "0.002", positive_seconds;
+    /// Longest pause between two tries.
+    pub retry_delay_max: Duration = "0.05", positive_seconds;
+    /// First come, first served: no try, not even `tryLock()`, takes the lock ahead
+    /// of processes already waiting for it.
+    pub fair: bool = "0", bool_value;
+    /// Renew the lease from a background thread while the lock is held.
+    pub auto_renew: bool = "0", bool_value;
+    /// Release a lock still held when its object goes away or the request ends. Off,
+    /// the lock outlives the object: its lease or a release by token ends it.
+    pub auto_release: bool = "1", bool_value;
+    /// How long auto-renewal may keep one acquisition alive; `None`: as long as it is held.
+    pub max_hold: Option<Duration> = "0", cap_seconds;
+    /// Allow fencing tokens (a per-key counter, incremented for holders that ask).
+    pub fencing: bool = "1", bool_value;
+    /// Independent masters for Redlock. The four options that choose where keys
+    /// live are read only by `check`, which makes them a `Topology`.
+    servers: Vec<String> = "", dsn_list;
+    /// Sentinels that name the master of `service`.
+    sentinels: Vec<String> = "", dsn_list;
+    /// The service (master name) the sentinels monitor.
+    service: String = "", utf8_value;
+    /// Replicas that should acknowledge an acquisition (`WAIT`) before it returns;
+    /// best effort: it never fails the acquisition.
+    pub wait_replicas: u32 = "0", count_value::<0>;
+    /// Durable grants: an acquisition, a hand-over or a renewal counts only once this
+    /// many replicas acknowledged it (`WAIT`, `durable_aof`: `WAITAOF`) within
+    /// `durable_timeout`; otherwise it is undone. 0: unless `durable_aof`, off.
+    pub durable: u32 = "0", count_value::<0>;
+    /// Durable grants count only once the master's own AOF has them on disk too
+    /// (`WAITAOF`, Redis 7.2 or later).
+    pub durable_aof: bool = "0", bool_value;
+    /// How long a durable grant waits for its acknowledgements.
+    pub durable_timeout: Duration = "0.25", positive_seconds;
+    /// Seed nodes of a Redis Cluster.
+    cluster: Vec<String> = "", cluster_seeds;
+    /// CA certificates (PEM) for `rediss://`; when set, the only ones trusted.
+    pub tls_ca_file: Option<String> = "", path_value;
+    /// The client certificate (PEM, leaf first), for servers with `tls-auth-clients yes`.
+    pub tls_cert_file: Option<String> = "", path_value;
+    /// The client certificate's private key (PEM).
+    pub tls_key_file: Option<String> = "", path_value;
+    /// How many endpoints (distinct servers and connection settings) keep an idle
+    /// connection in this process; beyond it the least recently used are closed.
+    pub max_endpoints: u32 = "16", count_value::<1>;
+    /// Record who holds each hold (host, pid, SAPI, script, since) beside it, for
+    /// `inspect()` and the `redis-lock` tool.
+    pub owner_info: bool = "0", bool_value;
+    /// The largest reply a connection reads, in bytes: a bulk string, or a reply's
+    /// bytes at once (its memory is at most a few times this). A broken or hostile
+    /// server cannot make a process hold more.
+    pub max_reply: usize = "8388608", bytes_value;
 }
 
-/// The settings that have a php.ini directive, with their defaults, in display order.
-pub const DIRECTIVES: &[(&str, &str)] = &[
-    ("dsn", DEFAULT_DSN),
-    ("prefix", ""),
-    ("connect_timeout", "0.5"),
-    ("read_timeout", "0.5"),
-    ("retry_delay", "0.002"),
-    ("retry_delay_max", "0.05"),
-    ("fair", "0"),
-    ("auto_renew", "0"),
-    ("auto_release", "1"),
-    ("max_hold", "0"),
-    ("fencing", "1"),
-    ("servers", ""),
-    ("sentinels", ""),
-    ("service", ""),
-    ("wait_replicas", "0"),
-    ("durable", "0"),
-    ("durable_aof", "0"),
-    ("durable_timeout", "0.25"),
-    ("cluster", ""),
-    ("tls_ca_file", ""),
-    ("tls_cert_file", ""),
-    ("tls_key_file", ""),
-    ("max_endpoints", "16"),
-    ("owner_info", "0"),
-    ("max_reply", "8388608"),
-];
+/// The article's server.
+pub const DEFAULT_DSN: &str = default_text::dsn;
 
 /// The default of `max_reply`: the largest reply a connection reads (a bulk string,
 /// or a reply's bytes at once), 8 MiB. Lock replies are a few bytes; inspections and
 /// listings stay far below it, but for keys of megabytes.
-pub const DEFAULT_MAX_REPLY: usize = 8 * 1024 * 1024;
+pub const DEFAULT_MAX_REPLY: usize = decimal(default_text::max_reply);
 
-/// The bounds of `max_reply`: 64 KiB, and Redis's own `proto-max-bulk-len` (512 MiB).
-pub const MAX_REPLY_LEAST: usize = 64 * 1024;
-pub const MAX_REPLY_LIMIT: usize = 512 * 1024 * 1024;
+/// A declared name or default as a C string; a NUL inside fails the build.
+const fn c_str(text: &'static str) -> &'static CStr {
+    match CStr::from_bytes_with_nul(text.as_bytes()) {
+        Ok(c) => c,
+        Err(_) => panic!("an option's name or default holds a NUL"),
+    }
+}
 
-/// The article's server.
-pub const DEFAULT_DSN: &str = "redis://127.0.0.1:6379";
-
-/// Largest duration (seconds) accepted anywhere: about 31 years. Beyond it Redis
-/// would refuse the expiry and `Duration` arithmetic gains nothing.
-pub(crate) const MAX_SECONDS: f64 = 1.0e9;
-
-/// Connection and retry settings for one `Lock`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// Where Redis is: `redis://`, `rediss://` or `unix://`.
-    pub dsn: String,
-    /// Prepended to every key.
-    pub prefix: Vec<u8>,
-    /// Bound on establishing a connection (TCP, TLS, AUTH, SELECT).
-    pub connect_timeout: Duration,
-    /// Bound on waiting for any one reply.
-    pub read_timeout: Duration,
-    /// First pause between two tries of a blocking `addLock()`.
-    pub retry_delay: Duration,
-    /// Longest pause between two tries.
-    pub retry_delay_max: Duration,
-    /// First come, first served: no try, not even `tryLock()`, takes the lock ahead
-    /// of processes already waiting for it.
-    pub fair: bool,
-    /// Renew the lease from a background thread while the lock is held.
-    pub auto_renew: bool,
-    /// Release a lock still held when its object goes away or the request ends. Off,
-    /// the lock outlives the object: its lease or a release by token ends it.
-    pub auto_release: bool,
-    /// How long auto-renewal may keep one acquisition alive; `None`: as long as it is held.
-    pub max_hold: Option<Duration>,
-    /// Allow fencing tokens (a per-key counter, incremented for holders that ask).
-    pub fencing: bool,
-    /// Independent masters for Redlock; empty: the one server of `dsn`.
-    pub servers: Vec<String>,
-    /// Sentinels that name the master of `service`; empty: no Sentinel.
-    pub sentinels: Vec<String>,
-    /// The service (master name) the sentinels monitor.
-    pub service: String,
-    /// Replicas that should acknowledge an acquisition (`WAIT`) before it returns;
-    /// best effort: it never fails the acquisition.
-    pub wait_replicas: u32,
-    /// Durable grants: an acquisition, a hand-over or a renewal counts only once this
-    /// many replicas acknowledged it (`WAIT`, `durable_aof`: `WAITAOF`) within
-    /// `durable_timeout`; otherwise it is undone. 0: unless `durable_aof`, off.
-    pub durable: u32,
-    /// Durable grants count only once the master's own AOF has them on disk too
-    /// (`WAITAOF`, Redis 7.2 or later).
-    pub durable_aof: bool,
-    /// How long a durable grant waits for its acknowledgements.
-    pub durable_timeout: Duration,
-    /// Seed nodes of a Redis Cluster; empty: no Cluster.
-    pub cluster: Vec<String>,
-    /// The CA and client certificate for every `rediss://` connection.
-    pub tls: TlsFiles,
-    /// How many endpoints (distinct servers and connection settings) keep an idle
-    /// connection in this process; beyond it the least recently used are closed.
-    pub max_endpoints: u32,
-    /// Record who holds each hold (host, pid, SAPI, script, since) beside it, for
-    /// `inspect()` and the `redis-lock` tool.
-    pub owner_info: bool,
-    /// The largest reply a connection reads, in bytes: a bulk string, or a reply's
-    /// bytes at once (its memory is at most a few times this). A broken or hostile
-    /// server cannot make a process hold more.
-    pub max_reply: usize,
+/// A declared default's digits as a number; anything else fails the build.
+const fn decimal(text: &str) -> usize {
+    let (digits, mut n, mut i) = (text.as_bytes(), 0, 0);
+    while i < digits.len() {
+        assert!(digits[i].is_ascii_digit(), "not a whole number");
+        n = n * 10 + (digits[i] - b'0') as usize;
+        i += 1;
+    }
+    n
 }
 
 impl Default for Settings {
+    /// The declared defaults, each parsed as php.ini's would be, once per process:
+    /// so the defaults are exactly what the directives give when none is changed.
     fn default() -> Self {
-        Settings {
-            dsn: DEFAULT_DSN.to_string(),
-            prefix: Vec::new(),
-            connect_timeout: Duration::from_millis(500),
-            read_timeout: Duration::from_millis(500),
-            retry_delay: Duration::from_millis(2),
-            retry_delay_max: Duration::from_millis(50),
-            fair: false,
-            auto_renew: false,
-            auto_release: true,
-            max_hold: None,
-            fencing: true,
-            servers: Vec::new(),
-            sentinels: Vec::new(),
-            service: String::new(),
-            wait_replicas: 0,
-            durable: 0,
-            durable_aof: false,
-            durable_timeout: Duration::from_millis(250),
-            cluster: Vec::new(),
-            tls: TlsFiles::default(),
-            max_endpoints: 16,
-            owner_info: false,
-            max_reply: DEFAULT_MAX_REPLY,
-        }
+        static DEFAULT: LazyLock<Settings> = LazyLock::new(|| {
+            let mut s = Settings::zero();
+            for (name, text) in DIRECTIVES {
+                // `every_default_parses` holds each text to its parser: one that did
+                // not would keep its type's zero rather than panic into PHP.
+                let _ = s.set(name, &OptValue::Str(text.as_bytes().to_vec()), Source::Ini);
+            }
+            s
+        });
+        DEFAULT.clone()
     }
+}
+
+/// Where keys live, as the options chose it: the one server of `dsn`, a master its
+/// sentinels name, a Redis Cluster, or a Redlock quorum. `Settings::check` chooses
+/// it, once per object made; the routes match on it, never on the options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology<'a> {
+    /// The one server of `dsn`.
+    One,
+    /// The master of `service`, which `sentinels` name (`dsn` gives its credentials).
+    Sentinel { sentinels: &'a [String], service: &'a str },
+    /// A Redis Cluster, found through these seed nodes (`cluster`).
+    Cluster(&'a [String]),
+    /// Independent masters, a majority of which holds each key (`servers`).
+    Redlock(&'a [String]),
 }
 
 impl Settings {
     /// Applies one named setting. Unknown names are a `ValueError`, wrong types a `TypeError`.
     pub fn set(&mut self, name: &str, value: &OptValue, source: Source) -> Result<()> {
         let label = label(name, source);
-        match name {
-            "dsn" => {
-                let dsn = string_value(&label, value, source)?;
-                // Parsed (and cached) by `pool::endpoint`, still at construction time.
-                self.dsn = String::from_utf8(dsn)
-                    .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?;
-            }
-            "prefix" => self.prefix = string_value(&label, value, source)?,
-            "connect_timeout" => self.connect_timeout = positive_seconds(&label, value, source)?,
-            "read_timeout" => self.read_timeout = positive_seconds(&label, value, source)?,
-            "retry_delay" => self.retry_delay = positive_seconds(&label, value, source)?,
-            "retry_delay_max" => self.retry_delay_max = positive_seconds(&label, value, source)?,
-            "fair" => self.fair = bool_value(&label, value, source)?,
-            "auto_renew" => self.auto_renew = bool_value(&label, value, source)?,
-            "auto_release" => self.auto_release = bool_value(&label, value, source)?,
-            "max_hold" => self.max_hold = cap_seconds(&label, value, source)?,
-            "fencing" => self.fencing = bool_value(&label, value, source)?,
-            "servers" => self.servers = dsn_list(&label, value, source)?,
-            "sentinels" => self.sentinels = dsn_list(&label, value, source)?,
-            "service" => {
-                self.service = String::from_utf8(string_value(&label, value, source)?)
-                    .map_err(|_| LockError::InvalidValue(format!("{label} must be valid UTF-8")))?
-            }
-            "wait_replicas" => self.wait_replicas = count_value(&label, value, source, 0)?,
-            "durable" => self.durable = count_value(&label, value, source, 0)?,
-            "durable_aof" => self.durable_aof = bool_value(&label, value, source)?,
-            "durable_timeout" => self.durable_timeout = positive_seconds(&label, value, source)?,
-            "cluster" => {
-                let seeds = dsn_list(&label, value, source)?;
-                for dsn in &seeds {
-                    if parse_dsn(dsn)?.redis_settings().db() != 0 {
-                        return Err(LockError::InvalidValue(format!(
-                            "{label}: \"{}\" names a database, but a cluster has only database 0",
-                            redact_dsn(dsn)
-                        )));
-                    }
-                }
-                self.cluster = seeds;
-            }
-            "tls_ca_file" => self.tls.ca_file = path_value(&label, value, source)?,
-            "tls_cert_file" => self.tls.cert_file = path_value(&label, value, source)?,
-            "tls_key_file" => self.tls.key_file = path_value(&label, value, source)?,
-            "max_endpoints" => self.max_endpoints = count_value(&label, value, source, 1)?,
-            "owner_info" => self.owner_info = bool_value(&label, value, source)?,
-            "max_reply" => self.max_reply = bytes_value(&label, value, source)?,
-            _ => {
-                let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
-                return Err(LockError::InvalidValue(format!(
-                    "unknown option \"{}\"; known options are: {}",
-                    String::from_utf8_lossy(name.as_bytes()),
-                    known.join(", ")
-                )));
-            }
-        }
-        Ok(())
+        self.apply(name, &label, value, source).unwrap_or_else(|| {
+            let known: Vec<&str> = DIRECTIVES.iter().map(|(n, _)| *n).collect();
+            Err(LockError::InvalidValue(format!(
+                "unknown option \"{}\"; known options are: {}",
+                String::from_utf8_lossy(name.as_bytes()),
+                known.join(", ")
+            )))
+        })
     }
 
-    /// Checks the relations between settings, once all of them are applied.
-    pub fn check(&self) -> Result<()> {
+    /// Checks the relations between settings, once all of them are applied, and
+    /// chooses the topology they name.
+    pub fn check(&self) -> Result<Topology<'_>> {
         if !self.sentinels.is_empty() && self.service.is_empty() {
             return Err(LockError::InvalidValue(
                 "option \"sentinels\" needs option \"service\", the name of the master they monitor".to_string(),
             ));
         }
-        let topologies: Vec<&str> = [
-            ("servers", &self.servers),
-            ("sentinels", &self.sentinels),
-            ("cluster", &self.cluster),
-        ]
-        .into_iter()
-        .filter(|(_, list)| !list.is_empty())
-        .map(|(name, _)| name)
-        .collect();
-        if topologies.len() > 1 {
-            return Err(LockError::InvalidValue(format!(
-                "options \"{}\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined",
-                topologies.join("\" and \"")
-            )));
-        }
-        if self.tls.cert_file.is_some() != self.tls.key_file.is_some() {
+        let topology = match (&self.servers[..], &self.sentinels[..], &self.cluster[..]) {
+            ([], [], []) => Topology::One,
+            (servers, [], []) => Topology::Redlock(servers),
+            ([], sentinels, []) => Topology::Sentinel { sentinels, service: &self.service },
+            ([], [], seeds) => Topology::Cluster(seeds),
+            (servers, sentinels, seeds) => {
+                let chosen: Vec<&str> =
+                    [("servers", servers), ("sentinels", sentinels), ("cluster", seeds)]
+                        .into_iter()
+                        .filter(|(_, list)| !list.is_empty())
+                        .map(|(name, _)| name)
+                        .collect();
+                return Err(LockError::InvalidValue(format!(
+                    "options \"{}\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined",
+                    chosen.join("\" and \"")
+                )));
+            }
+        };
+        if self.tls_cert_file.is_some() != self.tls_key_file.is_some() {
             return Err(LockError::InvalidValue(
                 "options \"tls_cert_file\" and \"tls_key_file\" go together: a client certificate needs its key".to_string(),
             ));
@@ -289,198 +257,17 @@ impl Settings {
                 self.retry_delay.as_secs_f64()
             )));
         }
-        Ok(())
+        Ok(topology)
     }
-}
 
-/// A file path; "" (or null in the options) for none.
-fn path_value(label: &str, value: &OptValue, source: Source) -> Result<Option<String>> {
-    if matches!(value, OptValue::Null) {
-        return Ok(None);
-    }
-    let path = String::from_utf8(string_value(label, value, source)?)
-        .map_err(|_| LockError::InvalidValue(format!("{label} must be a valid UTF-8 path")))?;
-    if path.contains('\0') {
-        return Err(LockError::InvalidValue(format!("{label} must not contain NUL bytes")));
-    }
-    Ok(Some(path).filter(|p| !p.is_empty()))
-}
-
-fn label(name: &str, source: Source) -> String {
-    match source {
-        Source::Option => format!("option \"{name}\""),
-        Source::Ini => format!("redis_lock.{name}"),
-    }
-}
-
-fn string_value(label: &str, value: &OptValue, source: Source) -> Result<Vec<u8>> {
-    match value {
-        OptValue::Str(s) => Ok(s.clone()),
-        // php.ini values are always strings; the options array is typed.
-        _ if source == Source::Ini => Err(LockError::InvalidValue(format!("{label} is invalid"))),
-        other => Err(LockError::InvalidType(format!(
-            "{label} must be of type string, {} given",
-            other.type_name()
-        ))),
-    }
-}
-
-/// A list of dsns: an array of strings in the options, a comma-separated string in
-/// php.ini ("" for none).
-fn dsn_list(label: &str, value: &OptValue, source: Source) -> Result<Vec<String>> {
-    let items: Vec<Vec<u8>> = match (value, source) {
-        (OptValue::List(items), _) if !items.is_empty() => items.clone(),
-        (OptValue::List(_), _) => {
-            return Err(LockError::InvalidValue(format!("{label} must list at least one server")))
+    /// The TLS files, as a connection takes them.
+    pub fn tls(&self) -> TlsFiles {
+        TlsFiles {
+            ca_file: self.tls_ca_file.clone(),
+            cert_file: self.tls_cert_file.clone(),
+            key_file: self.tls_key_file.clone(),
         }
-        (OptValue::Str(s), Source::Ini) => s
-            .split(|&b| b == b',')
-            .map(|part| String::from_utf8_lossy(part).trim().as_bytes().to_vec())
-            .filter(|part| !part.is_empty())
-            .collect(),
-        (other, _) => {
-            return Err(LockError::InvalidType(format!(
-                "{label} must be of type array (a list of dsn strings), {} given",
-                other.type_name()
-            )))
-        }
-    };
-    items
-        .into_iter()
-        .map(|dsn| {
-            let dsn = String::from_utf8(dsn).map_err(|_| {
-                LockError::InvalidValue(format!("{label} must hold valid UTF-8 dsns"))
-            })?;
-            // Checked now, so that a bad entry is reported by name.
-            parse_dsn(&dsn)?;
-            Ok(dsn)
-        })
-        .collect()
-}
-
-/// A small non-negative count.
-/// A whole number from `min` to 1000.
-fn count_value(label: &str, value: &OptValue, source: Source, min: u32) -> Result<u32> {
-    let n: i64 = match (value, source) {
-        (OptValue::Int(i), _) => *i,
-        (OptValue::Str(s), Source::Ini) => {
-            String::from_utf8_lossy(s).trim().parse().map_err(|_| {
-                LockError::InvalidValue(format!(
-                    "{label} must be a whole number, \"{}\" given",
-                    String::from_utf8_lossy(s)
-                ))
-            })?
-        }
-        (other, _) => {
-            return Err(LockError::InvalidType(format!(
-                "{label} must be of type int, {} given",
-                other.type_name()
-            )))
-        }
-    };
-    u32::try_from(n).ok().filter(|n| (min..=1000).contains(n)).ok_or_else(|| {
-        LockError::InvalidValue(format!("{label} must be between {min} and 1000, {n} given"))
-    })
-}
-
-/// A size in bytes, as an int, or in php.ini also with a K, M or G suffix (as
-/// `memory_limit`), between `MAX_REPLY_LEAST` and `MAX_REPLY_LIMIT`.
-fn bytes_value(label: &str, value: &OptValue, source: Source) -> Result<usize> {
-    let n: i64 = match (value, source) {
-        (OptValue::Int(i), _) => *i,
-        (OptValue::Str(s), Source::Ini) => {
-            let text = String::from_utf8_lossy(s).trim().to_ascii_uppercase();
-            let (digits, unit) = match text.char_indices().last() {
-                Some((i, 'K')) => (&text[..i], 1 << 10),
-                Some((i, 'M')) => (&text[..i], 1 << 20),
-                Some((i, 'G')) => (&text[..i], 1 << 30),
-                _ => (&text[..], 1),
-            };
-            digits.trim().parse::<i64>().ok().and_then(|d| d.checked_mul(unit)).ok_or_else(
-                || {
-                    LockError::InvalidValue(format!(
-                        "{label} must be a size in bytes (8388608, 8M), \"{}\" given",
-                        String::from_utf8_lossy(s)
-                    ))
-                },
-            )?
-        }
-        (other, _) => {
-            return Err(LockError::InvalidType(format!(
-                "{label} must be of type int, {} given",
-                other.type_name()
-            )))
-        }
-    };
-    usize::try_from(n).ok().filter(|n| (MAX_REPLY_LEAST..=MAX_REPLY_LIMIT).contains(n)).ok_or_else(|| {
-        LockError::InvalidValue(format!("{label} must be between {MAX_REPLY_LEAST} and {MAX_REPLY_LIMIT} bytes (64K to 512M), {n} given"))
-    })
-}
-
-fn bool_value(label: &str, value: &OptValue, source: Source) -> Result<bool> {
-    match (value, source) {
-        (OptValue::Bool(b), _) => Ok(*b),
-        // php.ini spells booleans many ways; the engine's own parser accepts these.
-        (OptValue::Str(s), Source::Ini) => {
-            match String::from_utf8_lossy(s).trim().to_ascii_lowercase().as_str() {
-                "1" | "on" | "yes" | "true" => Ok(true),
-                "" | "0" | "off" | "no" | "false" | "none" => Ok(false),
-                other => Err(LockError::InvalidValue(format!(
-                    "{label} must be a boolean (On/Off), \"{other}\" given"
-                ))),
-            }
-        }
-        (other, _) => Err(LockError::InvalidType(format!(
-            "{label} must be of type bool, {} given",
-            other.type_name()
-        ))),
     }
-}
-
-/// A duration where 0 means "no limit".
-fn cap_seconds(label: &str, value: &OptValue, source: Source) -> Result<Option<Duration>> {
-    let secs = seconds(label, value, source)?;
-    if secs == 0.0 {
-        return Ok(None);
-    }
-    if !secs.is_finite() || !(0.0..=MAX_SECONDS).contains(&secs) {
-        return Err(LockError::InvalidValue(format!(
-            "{label} must be a finite number of seconds, 0 (no limit) or greater, {secs} given"
-        )));
-    }
-    Ok(Some(Duration::from_secs_f64(secs)))
-}
-
-fn positive_seconds(label: &str, value: &OptValue, source: Source) -> Result<Duration> {
-    let secs = seconds(label, value, source)?;
-    if !secs.is_finite() || secs <= 0.0 || secs > MAX_SECONDS {
-        return Err(LockError::InvalidValue(format!(
-            "{label} must be a finite number of seconds greater than 0, {secs} given"
-        )));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-fn seconds(label: &str, value: &OptValue, source: Source) -> Result<f64> {
-    Ok(match (value, source) {
-        (OptValue::Int(i), _) => *i as f64,
-        (OptValue::Float(f), _) => *f,
-        (OptValue::Str(s), Source::Ini) => std::str::from_utf8(s)
-            .ok()
-            .and_then(|s| s.trim().parse::<f64>().ok())
-            .ok_or_else(|| {
-                LockError::InvalidValue(format!(
-                    "{label} must be a number of seconds, \"{}\" given",
-                    String::from_utf8_lossy(s)
-                ))
-            })?,
-        (other, _) => {
-            return Err(LockError::InvalidType(format!(
-                "{label} must be of type int|float, {} given",
-                other.type_name()
-            )))
-        }
-    })
 }
 
 /// The TLS files of a `Lock`'s settings. None set: the OS store, no client certificate.
@@ -516,16 +303,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_are_the_article_server_and_short_timeouts() {
-        let s = Settings::default();
+    fn defaults_are_the_declared_texts_parsed() {
+        let mut s = Settings::zero();
+        for (name, text) in DIRECTIVES {
+            s.set(name, &OptValue::Str(text.as_bytes().to_vec()), Source::Ini).unwrap();
+        }
+        assert_eq!(s, Settings::default());
         assert_eq!(s.dsn, "redis://127.0.0.1:6379");
         assert!(s.connect_timeout + s.read_timeout <= Duration::from_secs(1));
-        // The directive table and the struct agree.
-        let mut from_table = Settings::default();
-        for (name, value) in DIRECTIVES {
-            from_table.set(name, &OptValue::Str(value.as_bytes().to_vec()), Source::Ini).unwrap();
-        }
-        assert_eq!(from_table, s);
+        assert!(s.auto_release && s.fencing && !s.fair);
+        assert_eq!((s.max_reply, s.max_endpoints, s.max_hold), (DEFAULT_MAX_REPLY, 16, None));
+        assert_eq!(s.check().unwrap(), Topology::One);
+        let names: Vec<&str> = INI_DIRECTIVES.iter().map(|(n, _)| n.to_str().unwrap()).collect();
+        assert_eq!(names[0], "redis_lock.dsn");
+        assert_eq!(INI_DIRECTIVES[0].1.to_str().unwrap(), DEFAULT_DSN);
+        assert_eq!(names.len(), DIRECTIVES.len());
     }
 
     #[test]
@@ -594,7 +386,10 @@ mod tests {
         assert!(s.check().is_err(), "sentinels need a service");
         s.set("service", &OptValue::Str(b"mymaster".to_vec()), Source::Option).unwrap();
         s.set("retry_delay", &OptValue::Float(0.002), Source::Option).unwrap();
-        s.check().unwrap();
+        assert!(matches!(
+            s.check().unwrap(),
+            Topology::Sentinel { sentinels, service: "mymaster" } if sentinels.len() == 2
+        ));
         s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option)
             .unwrap();
         assert!(s.check().is_err(), "Redlock and Sentinel are exclusive");
@@ -624,11 +419,13 @@ mod tests {
             Source::Ini,
         )
         .unwrap();
-        assert_eq!(s.cluster.len(), 2);
-        assert!(s.check().is_ok());
+        assert!(matches!(s.check().unwrap(), Topology::Cluster(seeds) if seeds.len() == 2));
         s.set("servers", &OptValue::List(vec![b"redis://127.0.0.1:7000".to_vec()]), Source::Option)
             .unwrap();
         assert!(s.check().is_err(), "Redlock and Cluster are exclusive");
+        s.cluster.clear();
+        assert!(matches!(s.check().unwrap(), Topology::Redlock(nodes) if nodes.len() == 1));
+        s.cluster = vec!["redis://127.0.0.1:7000".to_string()];
         s.servers.clear();
         s.set(
             "sentinels",
@@ -637,7 +434,8 @@ mod tests {
         )
         .unwrap();
         s.service = "m".to_string();
-        assert!(s.check().is_err(), "Sentinel and Cluster are exclusive");
+        let both = "options \"sentinels\" and \"cluster\" each choose a topology (servers: Redlock, sentinels: Sentinel, cluster: Redis Cluster) and cannot be combined";
+        assert!(matches!(s.check(), Err(LockError::InvalidValue(m)) if m == both));
         let err = s.set(
             "cluster",
             &OptValue::List(vec![b"redis://:secret@127.0.0.1:7000/3".to_vec()]),
@@ -646,6 +444,54 @@ mod tests {
         assert!(
             matches!(&err, Err(LockError::InvalidValue(m)) if m.contains("database") && !m.contains("secret")),
             "{err:?}"
+        );
+    }
+
+    /// The options docs/configuration.md's table lists, in its order, each with its
+    /// default as php.ini writes it. A row may name several options (`a`, `b`) that
+    /// share a default; the default cell's last quoted value is the php.ini text
+    /// (`""` or "none": empty), and a `true`/`false` before it must agree with it.
+    fn documented() -> Vec<(String, String)> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let rows = text.lines().skip_while(|l| !l.starts_with("| name | default |")).skip(2);
+        let mut options = Vec::new();
+        for row in rows.take_while(|l| l.starts_with('|')) {
+            let cells: Vec<&str> = row.splitn(4, '|').map(str::trim).collect();
+            let quoted: Vec<&str> = cells[2].split('`').skip(1).step_by(2).collect();
+            let default = match quoted.last() {
+                None if cells[2].starts_with("none") => "",
+                Some(&"\"\"") => "",
+                Some(text) => text,
+                None => panic!("{row}: the default cell names no value"),
+            };
+            match quoted.first() {
+                Some(&"true") => assert_eq!(default, "1", "{row}"),
+                Some(&"false") => assert_eq!(default, "0", "{row}"),
+                _ => {}
+            }
+            for name in cells[1].split(',') {
+                let name = name.trim().strip_prefix('`').and_then(|n| n.strip_suffix('`'));
+                options.push((name.unwrap_or("?").to_string(), default.to_string()));
+            }
+        }
+        options
+    }
+
+    #[test]
+    fn the_documented_table_is_the_declaration() {
+        let declared: Vec<(String, String)> =
+            DIRECTIVES.iter().map(|(n, d)| (n.to_string(), d.to_string())).collect();
+        let documented = documented();
+        let at = documented.iter().zip(&declared).take_while(|(d, o)| d == o).count();
+        assert!(
+            documented == declared,
+            "docs/configuration.md's table must list the options declared in config.rs, in \
+             their order, each with its default; at option {}, the docs have {:?}, the \
+             declaration {:?}",
+            at + 1,
+            documented.get(at),
+            declared.get(at)
         );
     }
 }

@@ -11,7 +11,7 @@
 //! - `topology`: where a key's commands run (one server, Sentinel, Cluster, Redlock);
 //! - `net`: one connection stack: sockets and TLS, RESP, the connections and their
 //!   registry, pub/sub, scripts on the wire, where a waiter listens;
-//! - the ground floor, here: `clock` (the boot clock lease bounds are kept on), `config` (with `dsn` and `terms`), `keys`, `token`,
+//! - the ground floor, here: `clock` (the boot clock lease bounds are kept on), `config` (with `values`, `dsn` and `terms`), `keys`, `token`,
 //!   `fork_wiped`, `error`, `owner` (who holds what) and `stats` (the process's counters).
 //!
 //! `docs/architecture.md` walks through them.
@@ -26,6 +26,7 @@ pub mod owner;
 pub mod stats;
 pub mod terms;
 pub mod token;
+pub mod values;
 
 pub mod hold;
 pub mod kinds;

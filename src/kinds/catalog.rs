@@ -40,8 +40,8 @@ pub struct Listing {
 /// `pattern` (`*`, `?`, `[...]`, as `SCAN MATCH` takes them), at most `limit` of
 /// them, on every master `settings` name.
 pub fn scan(settings: &Settings, pattern: &[u8], limit: usize) -> Result<Listing> {
-    settings.check()?;
-    let route = Route::for_key(settings, b"")?;
+    let topology = settings.check()?;
+    let route = Route::for_key(&topology, settings, b"")?;
     let mut glob = escape_glob(&settings.prefix);
     glob.extend_from_slice(pattern);
     let mut found = BTreeMap::new();

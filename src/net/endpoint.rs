@@ -81,7 +81,7 @@ impl Endpoint {
             addr: addr.unwrap_or_else(|| crate::dsn::display_addr(&info)),
             info,
             discovery,
-            tls: settings.tls.clone(),
+            tls: settings.tls(),
             connect_timeout: settings.connect_timeout,
             read_timeout: settings.read_timeout,
             max_reply: settings.max_reply,

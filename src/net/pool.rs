@@ -128,11 +128,11 @@ pub fn endpoint_for(dsn: &str, settings: &Settings) -> Result<Arc<Endpoint>> {
 }
 
 /// The registry key of `dsn` with `settings`: the same as
-/// `format!("{dsn}\0{}\0{}\0{}", timeouts in ns, settings.tls)`, written by hand,
+/// `format!("{dsn}\0{}\0{}\0{}", timeouts in ns, settings.tls())`, written by hand,
 /// because every `new Lock` makes one and `format!` was a tenth of it.
 fn endpoint_key(dsn: &str, settings: &Settings) -> String {
-    let tls = &settings.tls;
-    let files = [&tls.ca_file, &tls.cert_file, &tls.key_file].map(|f| f.as_deref().unwrap_or(""));
+    let files = [&settings.tls_ca_file, &settings.tls_cert_file, &settings.tls_key_file]
+        .map(|f| f.as_deref().unwrap_or(""));
     let mut key =
         String::with_capacity(dsn.len() + 48 + files.iter().map(|f| f.len()).sum::<usize>());
     key.push_str(dsn);
@@ -171,7 +171,7 @@ pub(crate) fn endpoint_at(
         "{scope}\u{0}{host}:{port}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls,
+        settings.tls(),
         settings.max_reply
     );
     register(key, || Ok(info_at(base, host, port)), settings, None, None)
@@ -393,7 +393,7 @@ mod tests {
                 "{dsn}\u{0}{}\u{0}{}\u{0}{}",
                 s.connect_timeout.as_nanos(),
                 s.read_timeout.as_nanos(),
-                s.tls
+                s.tls()
             )
         };
         assert_eq!(
@@ -402,8 +402,8 @@ mod tests {
         );
         s.connect_timeout = Duration::ZERO;
         s.read_timeout = Duration::MAX; // more nanoseconds than a u64 holds
-        s.tls.ca_file = Some("/ca.pem".into());
-        s.tls.key_file = Some("/k\u{0}ey".into());
+        s.tls_ca_file = Some("/ca.pem".into());
+        s.tls_key_file = Some("/k\u{0}ey".into());
         assert_eq!(endpoint_key("rediss://h:1/2", &s), formatted("rediss://h:1/2", &s));
     }
 }

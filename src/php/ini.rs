@@ -1,7 +1,7 @@
 //! The `redis_lock.*` php.ini directives and the phpinfo() section.
 
 use super::engine;
-use crate::config::{OptValue, Settings, Source, DIRECTIVES};
+use crate::config::{OptValue, Settings, Source, DIRECTIVES, INI_DIRECTIVES};
 use crate::error::Result;
 use ext_php_rs::ffi::{zend_ini_entry, zend_string};
 use ext_php_rs::flags::IniEntryPermission;
@@ -12,36 +12,20 @@ use std::ffi::{c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 
-// Names and defaults repeat `config::DIRECTIVES` because the engine needs C strings
-// in a static table; php-tests/003-ini.phpt keeps the two in step.
-static INI_ENTRIES: IniEntryDefs<26> = IniEntryDefs::new([
-    entry(c"redis_lock.dsn", c"redis://127.0.0.1:6379"),
-    entry(c"redis_lock.prefix", c""),
-    entry(c"redis_lock.connect_timeout", c"0.5"),
-    entry(c"redis_lock.read_timeout", c"0.5"),
-    entry(c"redis_lock.retry_delay", c"0.002"),
-    entry(c"redis_lock.retry_delay_max", c"0.05"),
-    entry(c"redis_lock.fair", c"0"),
-    entry(c"redis_lock.auto_renew", c"0"),
-    entry(c"redis_lock.auto_release", c"1"),
-    entry(c"redis_lock.max_hold", c"0"),
-    entry(c"redis_lock.fencing", c"1"),
-    entry(c"redis_lock.servers", c""),
-    entry(c"redis_lock.sentinels", c""),
-    entry(c"redis_lock.service", c""),
-    entry(c"redis_lock.wait_replicas", c"0"),
-    entry(c"redis_lock.durable", c"0"),
-    entry(c"redis_lock.durable_aof", c"0"),
-    entry(c"redis_lock.durable_timeout", c"0.25"),
-    entry(c"redis_lock.cluster", c""),
-    entry(c"redis_lock.tls_ca_file", c""),
-    entry(c"redis_lock.tls_cert_file", c""),
-    entry(c"redis_lock.tls_key_file", c""),
-    entry(c"redis_lock.max_endpoints", c"16"),
-    entry(c"redis_lock.owner_info", c"0"),
-    entry(c"redis_lock.max_reply", c"8388608"),
-    IniEntryDef::end(),
-]);
+/// The directives' table, as the engine keeps it for the life of the process: one
+/// entry per option `config` declares (`INI_DIRECTIVES`), then the end mark.
+static INI_ENTRIES: IniEntryDefs<{ INI_DIRECTIVES.len() + 1 }> = IniEntryDefs::new(entries());
+
+const fn entries() -> [IniEntryDef; INI_DIRECTIVES.len() + 1] {
+    let mut table = [const { IniEntryDef::end() }; INI_DIRECTIVES.len() + 1];
+    let mut i = 0;
+    while i < INI_DIRECTIVES.len() {
+        let (name, default) = INI_DIRECTIVES[i];
+        table[i] = entry(name, default);
+        i += 1;
+    }
+    table
+}
 
 /// A directive anyone may set, whose changes `settings()` hears of.
 const fn entry(name: &'static CStr, default: &'static CStr) -> IniEntryDef {

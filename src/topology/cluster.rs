@@ -73,29 +73,25 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The process's view of the cluster these settings name, shared by every `Lock`
-/// that names it. No connection is made here.
-pub fn get(settings: &Settings) -> Result<Arc<Cluster>> {
+/// The process's view of the cluster of these seed nodes (`Topology::Cluster`), with
+/// the connection settings of `settings`, shared by every `Lock` that names it. No
+/// connection is made here.
+pub fn get(seeds: &[String], settings: &Settings) -> Result<Arc<Cluster>> {
     let scope = format!(
         "cluster\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-        settings.cluster.join(","),
+        seeds.join(","),
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls
+        settings.tls()
     );
     let mut guard = lock(&CLUSTERS);
     let all = guard.get_or_insert_with(HashMap::new);
     if let Some(c) = all.get(&scope) {
         return Ok(c.clone());
     }
-    let seeds = settings
-        .cluster
-        .iter()
-        .map(|dsn| pool::endpoint_for(dsn, settings))
-        .collect::<Result<Vec<_>>>()?;
-    let base = dsn::parse_dsn(
-        settings.cluster.first().map(String::as_str).unwrap_or(config::DEFAULT_DSN),
-    )?;
+    let base = dsn::parse_dsn(seeds.first().map(String::as_str).unwrap_or(config::DEFAULT_DSN))?;
+    let seeds =
+        seeds.iter().map(|dsn| pool::endpoint_for(dsn, settings)).collect::<Result<Vec<_>>>()?;
     let cluster = Arc::new(Cluster {
         scope: scope.clone(),
         seeds,

@@ -11,7 +11,7 @@
 //! no fencing counter, and its safety rests on the lease (`lease_only`). The kinds'
 //! one-server scripts are never sent to it; `run` refuses them, should one slip through.
 
-use crate::config::Settings;
+use crate::config::{Settings, Topology};
 use crate::error::{LockError, Result};
 use crate::keys;
 use crate::net::call::Call;
@@ -38,29 +38,26 @@ pub enum Route {
 }
 
 impl Route {
-    /// The route of `key` under `settings`: `servers` (Redlock), `cluster`,
-    /// `sentinels`, or one server.
-    pub fn for_key(settings: &Settings, key: &[u8]) -> Result<Route> {
-        if !settings.servers.is_empty() {
-            let nodes = settings
-                .servers
-                .iter()
-                .map(|dsn| pool::endpoint_for(dsn, settings))
-                .collect::<Result<Vec<_>>>()?;
-            return Ok(Route::Quorum(Arc::new(Quorum::new(nodes))));
-        }
-        if settings.cluster.is_empty() {
-            let ep = if settings.sentinels.is_empty() {
-                pool::endpoint_for(&settings.dsn, settings)?
-            } else {
-                sentinel::endpoint(settings)?
-            };
-            return Ok(Route::Node(ep));
-        }
-        Ok(Route::Slot(Placement {
-            cluster: crate::topology::cluster::get(settings)?,
-            slot: keys::slot(key),
-        }))
+    /// The route of `key` on `topology` (what `Settings::check` chose), with the
+    /// connection settings of `settings`.
+    pub fn for_key(topology: &Topology<'_>, settings: &Settings, key: &[u8]) -> Result<Route> {
+        Ok(match *topology {
+            Topology::One => Route::Node(pool::endpoint_for(&settings.dsn, settings)?),
+            Topology::Sentinel { sentinels, service } => {
+                Route::Node(sentinel::endpoint(sentinels, service, settings)?)
+            }
+            Topology::Cluster(seeds) => Route::Slot(Placement {
+                cluster: crate::topology::cluster::get(seeds, settings)?,
+                slot: keys::slot(key),
+            }),
+            Topology::Redlock(servers) => {
+                let nodes = servers
+                    .iter()
+                    .map(|dsn| pool::endpoint_for(dsn, settings))
+                    .collect::<Result<Vec<_>>>()?;
+                Route::Quorum(Arc::new(Quorum::new(nodes)))
+            }
+        })
     }
 
     /// Whether the key is all this route keeps, its safety resting on the lease (a

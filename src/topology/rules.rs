@@ -3,7 +3,7 @@
 //! no queue (fair mode; waiters poll), no readers' leases (shared locks), no
 //! holders' leases (semaphores). Every kind asks here, before anything reaches Redis.
 
-use crate::config::Settings;
+use crate::config::{Settings, Topology};
 use crate::error::{LockError, Result};
 use crate::terms::NO_EXPIRY;
 use crate::topology::route::Route;
@@ -22,19 +22,20 @@ pub enum Need<'a> {
     Holders(&'a str),
 }
 
-/// Whether keys under `settings` live on a Redlock quorum.
-pub fn lease_only(settings: &Settings) -> bool {
-    !settings.servers.is_empty()
+/// Whether keys on `topology` live on a Redlock quorum.
+pub fn lease_only(topology: &Topology<'_>) -> bool {
+    matches!(topology, Topology::Redlock(_))
 }
 
-/// Refuses what a quorum cannot keep, for an object about to be made on `settings`.
-pub fn check(settings: &Settings, needs: &[Need<'_>]) -> Result<()> {
-    if lease_only(settings) && (settings.durable > 0 || settings.durable_aof) {
+/// Refuses what a quorum cannot keep, for an object about to be made on `topology`
+/// under `settings`.
+pub fn check(topology: &Topology<'_>, settings: &Settings, needs: &[Need<'_>]) -> Result<()> {
+    if lease_only(topology) && (settings.durable > 0 || settings.durable_aof) {
         return Err(LockError::InvalidValue(
             "options \"durable\" and \"durable_aof\" need one server, Sentinel or Cluster: Redlock (\"servers\") counts on a majority of masters, not on their replicas".to_string(),
         ));
     }
-    needs.iter().try_for_each(|&need| refused(lease_only(settings), settings.fair, need))
+    needs.iter().try_for_each(|&need| refused(lease_only(topology), settings.fair, need))
 }
 
 /// Refuses what a quorum cannot keep, for a call on a key that lives on `route`.

@@ -14,20 +14,26 @@ use redis::{ConnectionInfo, RedisError, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The endpoint of a Sentinel-monitored service (`settings.sentinels` is set): the
-/// registry finds its master through the sentinels for each new connection.
-pub fn endpoint(settings: &Settings) -> crate::error::Result<Arc<Endpoint>> {
+/// The endpoint of the master of `service`, which `sentinels` name
+/// (`Topology::Sentinel`), with the credentials of `settings.dsn`: the registry finds
+/// it through the sentinels for each new connection.
+pub fn endpoint(
+    sentinels: &[String],
+    service: &str,
+    settings: &Settings,
+) -> crate::error::Result<Arc<Endpoint>> {
+    let tls = settings.tls();
     let key = format!(
         "sentinel\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}",
-        settings.sentinels.join(","),
-        settings.service,
+        sentinels.join(","),
+        service,
         settings.dsn,
         settings.connect_timeout.as_nanos(),
         settings.read_timeout.as_nanos(),
-        settings.tls,
+        tls,
         settings.max_reply
     );
-    let mut sentinels = Sentinels::new(&settings.sentinels, &settings.service, &settings.tls)?;
+    let mut sentinels = Sentinels::new(sentinels, service, &tls)?;
     sentinels.max_reply = settings.max_reply;
     let addr = sentinels.describe();
     pool::endpoint_discovered(key, &settings.dsn, settings, Box::new(sentinels), addr)

@@ -4,7 +4,8 @@
 # `make install` and `make uninstall`, for the PHP that php-config (or $PHP_CONFIG)
 # describes. On Debian and Ubuntu:
 #   - the module goes to `php-config --extension-dir` as redis_lock.so;
-#   - packaging/redis_lock.ini goes to /etc/php/<ver>/mods-available/;
+#   - redis_lock.ini, written by tools/package/ini.php from the module's directives,
+#     goes to /etc/php/<ver>/mods-available/;
 #   - `phpenmod` enables it for every SAPI installed (cli, fpm, apache2...);
 #   - the operator's tool bin/redis-lock goes to `php-config --prefix`/bin (/usr/bin
 #     on Debian), its #! line naming `php-config --php-binary`, the PHP that has the module.
@@ -37,6 +38,10 @@ fi
 case "${1:-}" in
 install)
     [ -f "${2:-}" ] || { echo "usage: $0 install MODULE.so" >&2; exit 2; }
+    # Written before anything is installed: a module this PHP cannot load stops here.
+    ini_file=$(mktemp)
+    trap 'rm -f "$ini_file"' EXIT
+    "$php_bin" -n -d extension="$(realpath "$2")" "$(dirname "$0")/ini.php" >"$ini_file"
     install -m 0644 "$2" "$so"
     echo "install: $so"
     # A link there is update-alternatives' (the .deb of another PHP version): not ours to replace.
@@ -51,14 +56,14 @@ install)
         echo "install: $tool"
     fi
     if ((debian)); then
-        install -m 0644 "$(dirname "$0")/../../packaging/redis_lock.ini" "$ini"
+        install -m 0644 "$ini_file" "$ini"
         phpenmod -v "$ver" -s ALL redis_lock
         echo "install: $ini, enabled for PHP $ver: $(phpquery -S -v "$ver" | tr '\n' ' ')"
     else
         [ -n "$(dirname "$ini")" ] && [ "$(dirname "$ini")" != "." ] || {
             echo "install: this PHP scans no ini folder; add extension=redis_lock to your php.ini" >&2; exit 0; }
         mkdir -p "$(dirname "$ini")"
-        install -m 0644 "$(dirname "$0")/../../packaging/redis_lock.ini" "$ini"
+        install -m 0644 "$ini_file" "$ini"
         echo "install: $ini"
     fi
     ;;

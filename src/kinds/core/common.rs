@@ -1,7 +1,7 @@
 //! What every object keeps besides its kind's own state (`Common`), and a list of
 //! one value per part that allocates nothing for the one part most objects have.
 
-use crate::config::Settings;
+use crate::config::{Settings, Topology};
 use crate::error::LockError;
 use crate::kinds::core::waiting::Fences;
 use crate::terms::Terms;
@@ -85,10 +85,17 @@ pub(crate) struct Common {
 
 impl Common {
     /// The common state of a new object: `what` named `name`, on these terms, under
-    /// `settings`. A Redlock quorum keeps only the key: no fencing (independent
-    /// counters give no order across holders: see docs/redlock.md), no records.
-    pub fn new(what: &'static str, name: Vec<u8>, terms: Terms, settings: &Settings) -> Self {
-        let more = !rules::lease_only(settings);
+    /// `settings` on `topology`. A Redlock quorum keeps only the key: no fencing
+    /// (independent counters give no order across holders: see docs/redlock.md), no
+    /// records.
+    pub fn new(
+        what: &'static str,
+        name: Vec<u8>,
+        terms: Terms,
+        settings: &Settings,
+        topology: &Topology<'_>,
+    ) -> Self {
+        let more = !rules::lease_only(topology);
         Common {
             what,
             name,

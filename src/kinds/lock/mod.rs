@@ -78,19 +78,21 @@ impl Lock {
         }
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lock_out_ms(lock_out)?;
-        settings.check()?;
+        let topology = settings.check()?;
         rules::check(
+            &topology,
             settings,
             &[Need::Expiry("Lock::__construct(): Argument #3 ($lockOut)", ttl_ms), Need::Fair],
         )?;
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
-        let route = Route::for_key(settings, &key)?;
+        let route = Route::for_key(&topology, settings, &key)?;
         let keys = LockKeys::new(key);
         let id = keys.id;
         retake::note_made(id);
-        let c = Common::new("lock", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
+        let terms = Terms::new(settings, wait, ttl_ms);
+        let c = Common::new("lock", name.to_vec(), terms, settings, &topology);
         let part = Arc::new(LockPart { keys, route, read: false });
         Ok(Lock { h: Box::new(Holder::one(c, part, LockKind::new(id, settings.wait_replicas))) })
     }

@@ -37,7 +37,7 @@
 mod group;
 pub mod scripts;
 
-use crate::config::Settings;
+use crate::config::{Settings, Topology};
 use crate::error::{LockError, Result};
 use crate::keys::{self, LockKeys};
 use crate::kinds::core::entry;
@@ -92,8 +92,9 @@ impl MultiLock {
         }
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lock_out_ms(lock_out)?;
-        settings.check()?;
+        let topology = settings.check()?;
         rules::check(
+            &topology,
             settings,
             &[Need::Expiry("MultiLock::__construct(): Argument #3 ($lockOut)", ttl_ms), Need::Fair],
         )?;
@@ -104,9 +105,10 @@ impl MultiLock {
             )));
         }
         if !read.is_empty() {
-            rules::check(settings, &[Need::Readers("MultiLock::__construct(): option \"read\"")])?;
+            let readers = Need::Readers("MultiLock::__construct(): option \"read\"");
+            rules::check(&topology, settings, &[readers])?;
         }
-        let cluster = !settings.cluster.is_empty();
+        let cluster = matches!(topology, Topology::Cluster(_));
         // (slot, key, name as given): one order for every MultiLock, so that none
         // waits on another in a circle.
         let mut order: Vec<(u16, Vec<u8>, Vec<u8>)> = names
@@ -125,7 +127,7 @@ impl MultiLock {
             let lock_keys = Arc::new(LockKeys::new(key.clone()));
             if i == 0 || order[i - 1].0 != *slot {
                 groups.push(Group {
-                    route: Route::for_key(settings, key)?,
+                    route: Route::for_key(&topology, settings, key)?,
                     keys: Vec::new(),
                     modes: String::new(),
                     list: Vec::new(),
@@ -153,6 +155,7 @@ impl MultiLock {
             shown.into_bytes(),
             Terms::new(settings, wait, ttl_ms),
             settings,
+            &topology,
         );
         let parts = groups.into_iter().map(Arc::new).collect();
         Ok(MultiLock { h: Holder::new(c, parts, GroupsKind { fence: false, reads }), names })

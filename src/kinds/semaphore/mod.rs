@@ -146,14 +146,19 @@ impl Semaphore {
         })?;
         let wait = terms::time_out(time_out)?;
         let ttl_ms = terms::lease_ms("Semaphore::__construct(): Argument #4 ($lockOut)", lock_out)?;
-        settings.check()?;
-        rules::check(settings, &[Need::Holders("Semaphore::__construct()")])?;
+        let topology = settings.check()?;
+        rules::check(&topology, settings, &[Need::Holders("Semaphore::__construct()")])?;
         let mut key = Vec::with_capacity(settings.prefix.len() + name.len());
         key.extend_from_slice(&settings.prefix);
         key.extend_from_slice(name);
-        let route = Route::for_key(settings, &key)?;
-        let mut c =
-            Common::new("semaphore", name.to_vec(), Terms::new(settings, wait, ttl_ms), settings);
+        let route = Route::for_key(&topology, settings, &key)?;
+        let mut c = Common::new(
+            "semaphore",
+            name.to_vec(),
+            Terms::new(settings, wait, ttl_ms),
+            settings,
+            &topology,
+        );
         // Permits have no fencing tokens.
         c.fencing = false;
         let keys = LockKeys::new(key);
