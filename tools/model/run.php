@@ -85,8 +85,7 @@ final class Client {
 }
 
 // --- servers ----------------------------------------------------------------------
-$master = rl_start_redis(['--repl-diskless-sync-delay', '0']);
-$replica = rl_start_redis(['--replicaof', '127.0.0.1', (string) $master['port']]);
+[$master, $replica] = rl_start_pair();
 $clientsLive = [];
 $cleanup = function () use ($master, $replica, &$clientsLive, $tmp) {
     foreach ($clientsLive as $c) { $c->kill(); }
@@ -101,10 +100,11 @@ if (function_exists('pcntl_async_signals')) {
     pcntl_async_signals(true);
     foreach ([SIGINT, SIGTERM] as $sig) { pcntl_signal($sig, function () { exit(130); }); }
 }
-$until = microtime(true) + 10;
-while (!str_contains((string) rl_poll($replica['dsn'], 'INFO', 'replication'), 'master_link_status:up')) {
-    if (microtime(true) > $until) { fwrite(STDERR, "model: the replica did not sync\n"); exit(2); }
-    usleep(20000);
+try {
+    rl_wait_synced($replica, microtime(true) + 10);
+} catch (RuntimeException $e) {
+    fwrite(STDERR, "model: the {$e->getMessage()}\n");
+    exit(2);
 }
 // A raw connection to the master, behind the extension's back (replies as Resp::ask() gives them).
 $raw = Resp::at('127.0.0.1', $master['port'], 5, 10);
