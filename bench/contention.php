@@ -20,7 +20,7 @@
 require __DIR__ . '/../php-tests/_helper.inc';
 require __DIR__ . '/lib.php';                   // contend_once(): the workers, shared with bench/peers.php
 // Without phpredis (Debian ships none for PHP 8.5 and 8.6) the article's class cannot
-// run: only redis_lock does, its counter through the bench's own client, and the
+// run: only redis_lock does, its counter through RespRedis (tools/lib/resp.php), and the
 // results files, which are the comparison, are left as they are.
 // The commands that, in this bench, only the implementations' scripts send: their
 // time is inside the scripts' (time_in_commands()). redis_lock's first try is a

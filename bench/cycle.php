@@ -55,20 +55,17 @@ function cpu_us(): array {
     $r = getrusage();
     return [$r['ru_utime.tv_sec'] * 1e6 + $r['ru_utime.tv_usec'], $r['ru_stime.tv_sec'] * 1e6 + $r['ru_stime.tv_usec']];
 }
-/** INFO of the server at $u, on a connection of its own (one RESP bulk reply). */
-function server_info(array $u): string {
-    $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}", $errno, $errstr, 2) or throw new Exception("INFO: $errstr");
-    if (isset($u['pass'])) { fwrite($c, "*2\r\n\$4\r\nAUTH\r\n\$" . strlen($u['pass']) . "\r\n{$u['pass']}\r\n"); fgets($c); }
-    fwrite($c, "*2\r\n\$4\r\nINFO\r\n\$3\r\nall\r\n");
-    $len = (int) substr((string) fgets($c), 1);
-    $body = '';
-    while (strlen($body) < $len + 2 && !feof($c)) { $body .= fread($c, $len + 2 - strlen($body)); }
-    fclose($c);
-    return $body;
+/** INFO of the server at $dsn, on a connection of its own. */
+function server_info(string $dsn): string {
+    require_once __DIR__ . '/../tools/lib/resp.php';
+    $c = new Resp($dsn);
+    $info = $c->call('INFO', 'all');
+    $c->close();
+    return $info;
 }
 $server = getenv('BENCH_SERVER') === '1';
 for ($i = 0; $i < $warmup; $i++) { $cycle(); }
-$i0 = $server ? server_info($u) : '';
+$i0 = $server ? server_info($dsn) : '';
 $c0 = cpu_us(); $t0 = hrtime(true);
 for ($i = 0; $i < $cycles; $i++) { $cycle(); }
 $c1 = cpu_us();
@@ -76,7 +73,7 @@ $wall = (hrtime(true) - $t0) / 1e3 / $cycles;
 [$user, $sys] = [($c1[0] - $c0[0]) / $cycles, ($c1[1] - $c0[1]) / $cycles];
 $out = ['wall' => $wall, 'cpu' => $user + $sys, 'user' => $user, 'sys' => $sys];
 if ($server) {
-    $i1 = server_info($u);
+    $i1 = server_info($dsn);
     $out['server_cpu'] = (server_cpu($i1) - server_cpu($i0)) * 1e6 / $cycles;
     $d0 = command_detail($i0);
     foreach (command_detail($i1) as $name => [$calls]) {

@@ -11,12 +11,13 @@ $workers = (int) (getenv('DEMO_WORKERS') ?: 8);
 $rounds = (int) (getenv('DEMO_ROUNDS') ?: 150);
 $holdUs = (int) (getenv('DEMO_HOLD_US') ?: 1000);
 $u = parse_url($dsn);
-// The counter goes through phpredis where it is installed, else through a client of
-// the bench's own (Debian ships no phpredis for PHP 8.5 and 8.6).
+// The counter goes through phpredis where it is installed, else through the
+// repository's stand-in for it (RespRedis, tools/lib/resp.php: Debian ships no
+// phpredis for PHP 8.5 and 8.6).
 $phpredis = class_exists('Redis');
-require __DIR__ . '/RespClient.php';
+require __DIR__ . '/../tools/lib/resp.php';
 $redis = function () use ($u, $phpredis) {
-    $r = $phpredis ? new Redis() : new RespClient();
+    $r = $phpredis ? new Redis() : new RespRedis();
     $r->connect($u['host'] ?? '127.0.0.1', $u['port'] ?? 6379, 2.0);
     if (isset($u['pass'])) { $r->auth(isset($u['user']) ? [$u['user'], $u['pass']] : $u['pass']); }
     return $r;

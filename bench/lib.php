@@ -184,8 +184,8 @@ function contend_worker(string $impl, int $w, int $rounds, int $holdUs, int $out
                 array $lockSrv, array $dataSrv, float $start, string $tmp): int
 {
     require_once __DIR__ . '/ArticleLock.php';
-    require_once __DIR__ . '/RespClient.php';
-    $data = class_exists('Redis') ? new Redis() : new RespClient();
+    require_once __DIR__ . '/../tools/lib/resp.php';
+    $data = class_exists('Redis') ? new Redis() : new RespRedis();
     $data->connect('127.0.0.1', $dataSrv['port']);
     [$lock, $acquire, $release] = match ($impl) {
         'article' => [new ArticleLock($lockKey, 60, 5, '127.0.0.1', $lockSrv['port']), 'addLock', 'releaseLock1'],

@@ -39,11 +39,8 @@ if ($cad) {
         ksort($c);
         return implode(', ', array_map(fn($k, $v) => sprintf('%s %.2f', $k, $v), array_keys($c), $c));
     };
-    $u = parse_url(getenv('REDIS_LOCK_DSN') ?: getenv('REDIS_LOCK_TEST_DSN') ?: 'redis://127.0.0.1:6379');
-    $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}");
-    fwrite($c, "*2\r\n\$4\r\nINFO\r\n\$6\r\nserver\r\n");
-    fgets($c);
-    $i = (string) fread($c, 65536);
+    require_once __DIR__ . '/../tools/lib/resp.php';
+    $i = (string) Resp::once(getenv('REDIS_LOCK_DSN') ?: getenv('REDIS_LOCK_TEST_DSN') ?: 'redis://127.0.0.1:6379', 'INFO', 'server');
     // Valkey gives redis_version (7.2.4, for compatibility) and valkey_version.
     $server = preg_match('/^valkey_version:(\S+)/m', $i, $v) ? "Valkey $v[1]" : (preg_match('/^redis_version:(\S+)/m', $i, $v) ? "Redis $v[1]" : 'an unknown server');
     $lines = ["| release | server CPU µs a cycle | client wall µs a cycle | commands a cycle (INFO commandstats) |", '|---|---|---|---|'];

@@ -12,16 +12,13 @@ rl_cmd($dsn, 'SET', $counter, '0');
 $rounds = 50;
 $codes = rl_fork(16, function ($i) use ($dsn, $key, $counter, $rounds) {
     $l = new Lock($key, 10, 5, ['dsn' => $dsn] + RL_PATIENT);
-    $u = parse_url($dsn);
-    $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}");
+    $c = new Resp($dsn, 60, 60);
     for ($r = 0; $r < $rounds; $r++) {
         $t = $l->addLock();
         if ($t === false) { return 2; }
-        rl_send($c, ['GET', $counter]);
-        $v = (int) rl_read($c);
+        $v = (int) $c->ask('GET', $counter);
         usleep(100);                         // widen the window a lost update needs
-        rl_send($c, ['SET', $counter, (string) ($v + 1)]);
-        rl_read($c);
+        $c->ask('SET', $counter, (string) ($v + 1));
         if (!$l->releaseLock($t)) { return 3; }
     }
     return 0;

@@ -79,16 +79,9 @@ foreach (['default' => false, 'fair' => true] as $mode => $fair) {
 // listens on, pushed between them through a connection opened before.
 // Its patience is set as the acquire script sets it ('1', and 60 s here, so that
 // only the extension's choices decide).
-function rl_connect(string $dsn) {
-    $u = parse_url($dsn);
-    $c = stream_socket_client("tcp://{$u['host']}:{$u['port']}", $errno, $errstr, 2) or die("connect: $errstr\n");
-    stream_set_timeout($c, 5);
-    return $c;
-}
-$sub = rl_connect($dsn);
-rl_send($sub, ['SUBSCRIBE', 'rl-test-waiter']);
-rl_read($sub);
-$side = rl_connect($dsn);
+$sub = new Resp($dsn);
+$sub->ask('SUBSCRIBE', 'rl-test-waiter');
+$side = new Resp($dsn);
 
 /** A take-and-release (nothing to release when the waiter has the lock). */
 function cycle(Lock $l): void {
@@ -101,33 +94,32 @@ function cycle(Lock $l): void {
  * and a waiter that queues during it is handed the lock at once: 104 checks that), or,
  * `$during` (fair mode, where a free lock goes to the queue first), during the hold.
  */
-function loop_step(Lock $l, $side, string $key, string $waiter, int $pauseUs, bool $during = false): void {
+function loop_step(Lock $l, Resp $side, string $key, string $waiter, int $pauseUs, bool $during = false): void {
     cycle($l);
     if ($pauseUs) { usleep($pauseUs); }
     // One write, two replies: the waiter's entry, and its patience as the acquire
     // script sets it.
     $queue = function () use ($side, $key, $waiter) {
-        fwrite($side, "*3\r\n\$5\r\nRPUSH\r\n\$" . strlen("{{$key}}:queue") . "\r\n{{$key}}:queue\r\n\$" . strlen($waiter) . "\r\n$waiter\r\n"
-            . "*5\r\n\$3\r\nSET\r\n\$" . strlen("{{$key}}:patience") . "\r\n{{$key}}:patience\r\n\$1\r\n1\r\n\$2\r\nPX\r\n\$5\r\n60000\r\n");
+        $side->send(['RPUSH', "{{$key}}:queue", $waiter], ['SET', "{{$key}}:patience", '1', 'PX', '60000']);
     };
     // Before the take, its replies read after the release: a round trip between the
     // loop's release and its take would make it no tight loop on a busy machine. The
     // release reads the queue (the scripts' path: see the top of the test).
     if (!$during) { $queue(); }
     $t = $l->addLock() or die("loop: not acquired\n");
-    if ($during) { $queue(); rl_read($side); rl_read($side); }
+    if ($during) { $queue(); $side->read(); $side->read(); }
     $l->releaseLock($t);
-    if (!$during) { rl_read($side); rl_read($side); }
+    if (!$during) { $side->read(); $side->read(); }
 }
 /**
  * The next message on the waiter's channel, or 'none' within 0.3 s. A grant's
  * `@<ms>` (the server's clock when it was made) shows as `@<ms>` when it is at most
  * 2 s before the server's clock now, and as itself otherwise.
  */
-function heard($sub): string {
-    $r = [$sub]; $w = $e = null;
+function heard(Resp $sub): string {
+    $r = [$sub->stream()]; $w = $e = null;
     if (!stream_select($r, $w, $e, 0, 300000)) { return 'none'; }
-    $m = rl_read($sub);
+    $m = $sub->read();
     if (preg_match('/^g@(\d+):/', $m[2], $g)) {
         $now = intdiv(rl_server_us($GLOBALS['dsn']), 1000);
         if ((int) $g[1] <= $now && $now - (int) $g[1] < 2000) {

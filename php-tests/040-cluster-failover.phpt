@@ -25,11 +25,10 @@ try {
     $replica = "redis://{$m[1]}:{$m[2]}";
     echo "on the master: ", var_export(rl_cmd($master, 'GET', $k1) === $t, true), "\n";
     // A cluster replica answers reads only on a connection in READONLY mode.
-    $conn = stream_socket_client('tcp://' . substr($replica, 8), $e, $s, 2);
-    rl_send($conn, ['READONLY']); rl_read($conn);
-    rl_send($conn, ['GET', $k1]);
-    echo "replica has the token: ", var_export(rl_read($conn) === $t, true), "\n";
-    fclose($conn);
+    $conn = new Resp($replica, readTimeout: 60);
+    $conn->ask('READONLY');
+    echo "replica has the token: ", var_export($conn->ask('GET', $k1) === $t, true), "\n";
+    $conn->close();
 
     // Another key on the same master, never locked before the failover.
     do { $k2 = rl_key('after'); } while (rl_cluster_master_of($seeds[0], $k2) !== $master);

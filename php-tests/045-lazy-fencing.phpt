@@ -52,17 +52,16 @@ function settled_take(string $dsn, string $key): array {
     $l = new Lock($key, 0, 5, ['dsn' => $dsn, 'read_timeout' => 1.5, 'connect_timeout' => 3.0]);
     $l->isLocked();                                       // connected before the server stalls
     rl_cmd($dsn, 'CONFIG', 'RESETSTAT');
-    $u = parse_url($dsn);
-    $busy = stream_socket_client("tcp://{$u['host']}:{$u['port']}");
+    $busy = new Resp($dsn, 60, 60);
     // By the server's own clock, whatever the load (a counting loop sized beforehand
     // was not: a busy machine made it too short or too long).
-    rl_send($busy, ['DEBUG', 'SLEEP', '2.4']);
+    $busy->send(['DEBUG', 'SLEEP', '2.4']);
     usleep(100000);                                       // the server sleeps
     $t0 = microtime(true);
     $token = $l->tryLock();
     $waited = microtime(true) - $t0;
-    fgets($busy);
-    fclose($busy);
+    $busy->read();
+    $busy->close();
     preg_match_all('/^cmdstat_(\w+):calls=(\d+)/m', rl_cmd($dsn, 'INFO', 'commandstats'), $m);
     $calls = array_combine($m[1], array_map('intval', $m[2]));
     return [$l, $token, $waited, $calls];

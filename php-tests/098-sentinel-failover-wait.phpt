@@ -10,7 +10,7 @@ require __DIR__ . '/_failover.inc';
 // real master does: the killed master's address still accepts, and closes each
 // connection at its first command (a refused connection, the other way a master is
 // gone, is tests/failover.rs's).
-$set = rl_start_sentinel_set_proxied();
+$set = rl_start_sentinel_set(proxied: true);
 try {
     $opts = ['sentinels' => array_column($set['sentinels'], 'dsn'), 'service' => 'mymaster', 'read_timeout' => 0.3, 'connect_timeout' => 0.3];
     $keys = ['lock' => rl_key('failover'), 'held' => rl_key('held'), 'sem' => rl_key('sem'), 'multi' => [rl_key('multi'), rl_key('multi')]];
@@ -20,7 +20,7 @@ try {
     rl_failover_report($out, 'sentinel failover of mymaster in progress', '127.0.0.1:' . $set['proxies'][0]['port'], 0.4, 0.5);
     echo "the replica is the master now: ", rl_cmd($set['replica']['dsn'], 'ROLE')[0], "\n";
 } finally {
-    rl_stop_sentinel_set_proxied($set);
+    rl_stop_sentinel_set($set);
 }
 ?>
 --EXPECT--

@@ -37,14 +37,12 @@ $told = function (array $srv) use (&$warnings, $show, $log) {
  * the limit). Returns [written, the last reply].
  */
 function fill(array $srv, string $name, ?callable $stop = null): array {
-    $c = stream_socket_client("tcp://127.0.0.1:$srv[port]", $errno, $errstr, 2);
-    stream_set_timeout($c, 5);
+    $c = Resp::at('127.0.0.1', $srv['port']);
     $value = str_repeat('x', 16384);
     for ($i = 0, $r = null; $i < 2048; $i++) {
-        rl_send($c, ['SET', "fill:$name:$i", $value]);
-        if (($r = rl_read($c)) instanceof Throwable || ($i % 8 === 7 && $stop && $stop())) { break; }
+        if (($r = $c->ask('SET', "fill:$name:$i", $value)) instanceof Throwable || ($i % 8 === 7 && $stop && $stop())) { break; }
     }
-    fclose($c);
+    $c->close();
     return [$i, $r];
 }
 function thrown(callable $fn): string {

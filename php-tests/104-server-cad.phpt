@@ -34,7 +34,7 @@ try {
 
     // The uncontended cycle: no script at all where the server has the commands.
     $t = $l->addLock();
-    $raw = rl_cmd_raw($dsn, 'GET', $key);
+    $raw = rl_cmd($dsn, 'GET', $key);
     check('held alone: the value is the token', $raw === $t, var_export($raw, true));
     check('held alone: isOwned, inspect', $l->isOwned() && $l->inspect()['mine'] && $l->isLocked(), 'not seen as held');
     $l->releaseLock();
@@ -76,7 +76,7 @@ try {
     // (not at the end of the 10 s lease): where the server has the commands, its
     // compare-and-delete frees the lock and the kick that follows hands it over.
     $t = $l->addLock();
-    $alone = rl_cmd_raw($dsn, 'GET', $key);
+    $alone = rl_cmd($dsn, 'GET', $key);
     $sync = tempnam(sys_get_temp_dir(), 'rl-cad');
     $pid = pcntl_fork();
     if ($pid === 0) {
@@ -92,7 +92,7 @@ try {
     }
     $until = microtime(true) + 5;
     while ($l->inspect()['waiters'] < 1 && microtime(true) < $until) { usleep(10000); }
-    $raw = rl_cmd_raw($dsn, 'GET', $key);
+    $raw = rl_cmd($dsn, 'GET', $key);
     check('a waiter queued: the value is the token', $alone === $t && $raw === $t, var_export([$alone, $raw], true));
     $before = calls($dsn);
     $s0 = redis_lock_stats();

@@ -17,14 +17,12 @@ final class Support
 
     /**
      * A client on the test server, to check what the bridges wrote: phpredis, or where
-     * this PHP has none (Debian ships none for PHP 8.5 and 8.6) the tests' own.
+     * this PHP has none (Debian ships none for PHP 8.5 and 8.6) the repository's
+     * stand-in with its methods (\RespRedis, tools/lib/resp.php).
      */
-    public static function redis(): \Redis|RespRedis
+    public static function redis(): \Redis|\RespRedis
     {
-        if (!class_exists(\Redis::class)) {
-            return new RespRedis('127.0.0.1', self::port());
-        }
-        $r = new \Redis();
+        $r = class_exists(\Redis::class) ? new \Redis() : new \RespRedis();
         $r->connect('127.0.0.1', self::port());
         return $r;
     }

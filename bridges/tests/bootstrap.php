@@ -13,7 +13,9 @@ foreach (['Symfony/Component/Lock' => true, 'Symfony/Component/Semaphore' => tru
 }
 require_once __DIR__ . '/../autoload.php';
 require_once __DIR__ . '/Support.php';
-require_once __DIR__ . '/RespRedis.php';
+// The repository's RESP client, for RespRedis where there is no phpredis (Support::redis()):
+// the tests run inside the repository (TopologiesTest starts its servers with php-tests/_helper.inc).
+require_once __DIR__ . '/../../tools/lib/resp.php';
 if (!extension_loaded('redis_lock') || !getenv('REDIS_LOCK_TEST_DSN') || !getenv('REDIS_LOCK_EXT')) {
     fwrite(STDERR, "bridges tests: run them with the extension loaded, REDIS_LOCK_EXT and REDIS_LOCK_TEST_DSN set (make test-bridges does)\n");
     exit(2);

@@ -84,28 +84,8 @@ final class Client {
     public function kill(): void { @posix_kill($this->pid, SIGKILL); foreach ($this->pipes as $p) { @fclose($p); } @proc_close($this->proc); }
 }
 
-/** A raw RESP connection to the master, behind the extension's back. */
-final class Raw {
-    private $c;
-    public function __construct(private int $port) { $this->open(); }
-    private function open(): void {
-        $this->c = stream_socket_client("tcp://127.0.0.1:{$this->port}", $errno, $errstr, 5);
-        if (!$this->c) { throw new RuntimeException("raw connection: $errstr"); }
-        stream_set_timeout($this->c, 10);
-    }
-    /** Pipelined commands; their replies in order. */
-    public function many(array $cmds): array {
-        $buf = '';
-        foreach ($cmds as $args) { $buf .= '*' . count($args) . "\r\n" . implode('', array_map(fn($a) => '$' . strlen((string) $a) . "\r\n$a\r\n", $args)); }
-        fwrite($this->c, $buf);
-        return array_map(fn() => rl_read($this->c), $cmds);
-    }
-    public function cmd(string ...$args): mixed { return $this->many([$args])[0]; }
-}
-
 // --- servers ----------------------------------------------------------------------
-$master = rl_start_redis(['--repl-diskless-sync-delay', '0']);
-$replica = rl_start_redis(['--replicaof', '127.0.0.1', (string) $master['port']]);
+[$master, $replica] = rl_start_pair();
 $clientsLive = [];
 $cleanup = function () use ($master, $replica, &$clientsLive, $tmp) {
     foreach ($clientsLive as $c) { $c->kill(); }
@@ -120,12 +100,14 @@ if (function_exists('pcntl_async_signals')) {
     pcntl_async_signals(true);
     foreach ([SIGINT, SIGTERM] as $sig) { pcntl_signal($sig, function () { exit(130); }); }
 }
-$until = microtime(true) + 10;
-while (!str_contains((string) rl_poll($replica['dsn'], 'INFO', 'replication'), 'master_link_status:up')) {
-    if (microtime(true) > $until) { fwrite(STDERR, "model: the replica did not sync\n"); exit(2); }
-    usleep(20000);
+try {
+    rl_wait_synced($replica, microtime(true) + 10);
+} catch (RuntimeException $e) {
+    fwrite(STDERR, "model: the {$e->getMessage()}\n");
+    exit(2);
 }
-$raw = new Raw($master['port']);
+// A raw connection to the master, behind the extension's back (replies as Resp::ask() gives them).
+$raw = Resp::at('127.0.0.1', $master['port'], 5, 10);
 $cad = rl_cad($master['dsn']) !== null;
 $server = trim((string) shell_exec(rl_bin('server') . ' --version'));
 

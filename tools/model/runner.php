@@ -61,7 +61,7 @@ function wait_or_queue(Client $c, Client $obs, string $k, int $want, string $dsn
 /** What the server and every idle object say now (see check_snapshot()). */
 function snapshot(Model $m, array $clients, array $blocked, array $made, array $env): array {
     $r0 = now();
-    $rep = $env['raw']->many([['PTTL', 'k0'], ['GET', 'k0'], ['PTTL', 'k1'], ['GET', 'k1'], ['PTTL', 's0']]);
+    $rep = $env['raw']->pipeline([['PTTL', 'k0'], ['GET', 'k0'], ['PTTL', 'k1'], ['GET', 'k1'], ['PTTL', 's0']]);
     $r1 = now();
     $s = ['p0' => $r0, 'r0' => $r0, 'r1' => $r1, 'raw' => ['k0' => ['pttl' => $rep[0], 'get' => $rep[1]], 'k1' => ['pttl' => $rep[2], 'get' => $rep[3]], 's0' => ['pttl' => $rep[4]]], 'objs' => []];
     $calls = [];
@@ -111,9 +111,9 @@ function snapshot(Model $m, array $clients, array $blocked, array $made, array $
  */
 function run_plan(array $plan, ?array $only, array &$env): array {
     @posix_kill($env['replica']['pid'], SIGCONT);
-    $env['raw']->cmd('FLUSHALL');
+    $env['raw']->ask('FLUSHALL');
     // The replica has caught up, so that a durable grant early in the sequence is acknowledged in time, as in its replays.
-    $env['raw']->cmd('WAIT', '1', '5000');
+    $env['raw']->ask('WAIT', '1', '5000');
     $m = new Model(KEYS, $env['cad'], $env['legacy']);
     $cmd = [$env['php'], '-n', '-d', 'extension=posix', '-d', 'extension=' . $env['ext'], __DIR__ . '/client.php'];
     $clients = [];
@@ -184,7 +184,7 @@ function run_plan(array $plan, ?array $only, array &$env): array {
             if ($m->pending) {
                 // Hand-overs: the key as the release left it, then each waiter's answer.
                 $m->grantRaw = [];
-                foreach ($m->pending as $wid) { $k = $m->waiting[$wid]['key']; $m->grantRaw[$k] ??= $env['raw']->cmd('GET', $k); }
+                foreach ($m->pending as $wid) { $k = $m->waiting[$wid]['key']; $m->grantRaw[$k] ??= $env['raw']->ask('GET', $k); }
                 foreach ($m->pending as $wid) {
                     $wc = (int) explode('/', $wid)[0];
                     $a = answer($clients[$wc]->recv(10));

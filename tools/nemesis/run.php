@@ -442,7 +442,7 @@ $persistArgs = $topo['persist'] ? ['--appendonly', 'yes', '--appendfsync', 'alwa
 $nodeArgs = [];  // node => the arguments it restarts with, beyond $persistArgs
 if ($cluster) {
     // Each node behind a proxy of its own, which it announces (the bus stays direct).
-    $set = rl_start_cluster_proxied();
+    $set = rl_start_cluster(proxied: true);
     $nodes = $set['nodes'];
     $nodeProxies = $set['proxies'];
     foreach ($nodes as $i => $n) {
@@ -454,7 +454,7 @@ if ($cluster) {
     }
 } elseif ($sentinel) {
     // Each node behind a proxy of its own, which it announces; the sentinels monitor the master there.
-    $set = rl_start_sentinel_set_proxied();
+    $set = rl_start_sentinel_set(proxied: true);
     $nodes = [$set['master'], $set['replica']];
     $nodeProxies = $set['proxies'];
     $sentinels = $set['sentinels'];
@@ -468,7 +468,7 @@ if ($cluster) {
         rl_cmd($n['dsn'], 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0');
     }
 } else {
-    for ($i = 0; $i < $topo['nodes']; $i++) { $nodes[$i] = rl_start_redis($persistArgs); }
+    $nodes = rl_start_many($topo['nodes'], $persistArgs);
 }
 // sentinel-clock: the replica starts as far ahead as the first clock-failover has it.
 foreach ($schedule as $f) {

@@ -23,6 +23,8 @@
 // what its last record counted (the paths its locks ran: check.php sums them).
 declare(strict_types=1);
 
+require_once __DIR__ . '/../lib/resp.php';   // the fenced store's client (Store)
+
 $cfg = json_decode($argv[1] ?? '', true);
 if (!is_array($cfg)) {
     fwrite(STDERR, "worker.php is started by run.php with one JSON argument\n");
@@ -71,7 +73,7 @@ function tok(?string $token): ?string {
  * last one it accepted for that key, and counts what it accepted and refused.
  */
 final class Store {
-    private $sock;
+    private ?Resp $conn = null;
     private const SCRIPT = <<<'LUA'
 -- The fenced store's write.
 -- KEYS[1]: the record of one lock key (a hash: fence, writer, accepted, refused, unfenced)
@@ -102,37 +104,14 @@ LUA;
         return $reply;
     }
 
+    /** One command on the store's connection (opened at the first); a failure or an error reply thrown, named the store's. */
     private function call(array $args) {
-        if (!$this->sock) {
-            $this->sock = stream_socket_client("tcp://127.0.0.1:{$this->port}", $errno, $errstr, 2);
-            if (!$this->sock) { throw new RuntimeException("fenced store: $errstr"); }
-            stream_set_timeout($this->sock, 5);
+        try {
+            $this->conn ??= Resp::at('127.0.0.1', $this->port, 2, 5);
+            return $this->conn->call(...$args);
+        } catch (RuntimeException $e) {
+            throw new RuntimeException('fenced store: ' . $e->getMessage(), 0, $e);
         }
-        $buf = '*' . count($args) . "\r\n";
-        foreach ($args as $a) { $buf .= '$' . strlen($a) . "\r\n$a\r\n"; }
-        fwrite($this->sock, $buf);
-        return $this->read();
-    }
-
-    private function read() {
-        $line = fgets($this->sock);
-        if ($line === false) { throw new RuntimeException('fenced store: connection lost'); }
-        $v = substr($line, 1, -2);
-        switch ($line[0]) {
-            case '+': return $v;
-            case '-': throw new RuntimeException("fenced store: $v");
-            case ':': return (int) $v;
-            case '$':
-                if ((int) $v < 0) { return null; }
-                $data = '';
-                while (strlen($data) < (int) $v + 2) { $data .= fread($this->sock, (int) $v + 2 - strlen($data)); }
-                return substr($data, 0, -2);
-            case '*':
-                $r = [];
-                for ($i = 0; $i < (int) $v; $i++) { $r[] = $this->read(); }
-                return $r;
-        }
-        throw new RuntimeException("fenced store: bad reply $line");
     }
 }
 
