@@ -6,8 +6,9 @@
 // Prints {"wall": µs per cycle, "cpu": client CPU µs per cycle, "user": its user
 // part, "sys": its system part}.
 // With BENCH_SERVER=1, also what the server did over the timed cycles (INFO cpu and
-// commandstats, before and after): "server_cpu" (its CPU µs per cycle) and
-// "commands" (per command, calls per cycle).
+// commandstats, before and after): "server_cpu" (its CPU µs per cycle),
+// "commands" (per command, calls per cycle) and "usec" (per command, its µs per
+// cycle: a script's include the commands it runs, which are also counted alone).
 // CASE: article | native | native-nofence | native-fenced | native-owner | native-renew
 //       | native-multi3 (a MultiLock of 3 keys) | native-sem (a Semaphore of one permit)
 //       | article-new | native-new   (-new: a new object every cycle)
@@ -76,9 +77,13 @@ if ($server) {
     $i1 = server_info($dsn);
     $out['server_cpu'] = (server_cpu($i1) - server_cpu($i0)) * 1e6 / $cycles;
     $d0 = command_detail($i0);
-    foreach (command_detail($i1) as $name => [$calls]) {
+    foreach (command_detail($i1) as $name => [$calls, $usec]) {
         $n = $calls - ($d0[$name][0] ?? 0);
-        if ($n > 0) { $out['commands'][$name] = $n / $cycles; }
+        if ($n > 0) {
+            $out['commands'][$name] = $n / $cycles;
+            // The server's µs in the command (a script's: its commands included).
+            $out['usec'][$name] = round(($usec - ($d0[$name][1] ?? 0)) / $cycles, 2);
+        }
     }
 }
 echo json_encode($out), "\n";

@@ -144,7 +144,7 @@ final class Support
 
     /**
      * The module's own re-check of a waited-for key, in seconds (RECHECK_EVERY in
-     * src/wait/waiting.rs): a waiter whose wake-up was lost takes the lock at the latest
+     * src/kinds/core/waiting.rs): a waiter whose wake-up was lost takes the lock at the latest
      * this long after it started waiting.
      */
     public const RECHECK = 1.0;
