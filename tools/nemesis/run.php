@@ -36,37 +36,9 @@
 //                     direct), so that the workers (the `cluster` seeds are the proxies),
 //                     following CLUSTER SLOTS and MOVED, and the replicas reach a node
 //                     through its proxy
-// Faults (--faults, default: all of the topology's):
-//   partition  a worker's proxy stops forwarding for 0.2–1.2 s, then heals (its bytes arrive late);
-//              on Redlock, to 1–5 of the nodes; on Sentinel and Cluster a NODE's proxy, so
-//              every client's (workers, sentinels, replicas; not the cluster bus): on
-//              Sentinel the master's of the moment or a given node's, on the Cluster the
-//              master of one of the keys (k0, k1, sem), chosen from the seed; the fault
-//              record has `nodes` and no `worker`
-//   pause      a worker stopped with SIGSTOP for 0.2–1.2 s
-//   pause-waiter  the same, of a worker waiting in an acquire when the fault comes (the
-//              nemesis reads the workers' histories as they grow; none waiting: skipped)
-//   reset      a worker's proxied connections closed; on Sentinel and Cluster every
-//              connection of a node's proxy (the node chosen as for partition)
-//   stall      Redis (on Redlock: 1–2 nodes, a minority) stopped with SIGSTOP for 0.1–0.7 s (Redlock: 0.2–1.2 s)
-//   kill       Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and files
-//   failover   (sentinel) the current master SIGKILLed: the sentinels promote the replica,
-//              which may have missed the last writes; the old master restarts 2–3 s later
-//              and the sentinels make it a replica; `stall` there stops the current master
-//              for 0.1–1.5 s, past the sentinels' 0.5 s when long: a failover while it lives;
-//              on the cluster, the master of one of the keys (k0, k1, sem), chosen from
-//              the seed: killed, its replica promoted after the 1 s node timeout, and it
-//              restarts 2–3 s later from its own files and rejoins as a replica; `stall`
-//              there stops that master for 0.1–1.5 s, past the node timeout when long
-//   clock-forward, clock-back  (the -clock topologies) a server's wall clock jumps
-//              0.6–3 s forward or back and stays there (Redlock: one node, from the seed;
-//              Sentinel: the master of the moment); the fault records the jump and the
-//              node's offset after it. A forward jump expires the leases on it early
-//   clock-failover  (sentinel-clock) the master killed as in `failover`, the replica
-//              promoted being 1–3 s ahead of it: the replica starts that far ahead
-//              (the run's first replica, and each old master restarting as a replica),
-//              and expires every key that much early once promoted. sentinel-clock's
-//              leases are 2 s, so that holds outlive the failover (about 1.5 s)
+// Faults (--faults, default: all of the topology's): each kind is a class of faults.php,
+// where its comment says what it does (--help prints them), how it is planned from the
+// seed, and how it is injected.
 // Workloads (--workloads, one per worker, dealt from the seed): mutex, fair (`fair`),
 // token (caller-chosen tokens), sync (synchronized() with the watchdog), rw (read and
 // write holds of the shared lock), sem (a Semaphore of 2 permits on a key of its own),
@@ -121,6 +93,7 @@ declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
 require_once __DIR__ . '/paths.php';
+require_once __DIR__ . '/faults.php';
 
 $opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:', 'wait:', 'fencing:', 'expect:', 'keys:']);
 if (isset($opt['help'])) {
@@ -128,6 +101,12 @@ if (isset($opt['help'])) {
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
         if (!str_starts_with($l, '//')) { break; }
         echo substr($l, 3), "\n";
+    }
+    echo "\nThe faults:\n";
+    foreach (array_unique(FAULT_KINDS) as $class) {
+        $doc = (string) (new ReflectionClass($class))->getDocComment();
+        $doc = preg_replace(['~^/\*\*|\*/$~', '~^\s*\* ?~m'], '', $doc);
+        echo '  ', implode(', ', array_keys(FAULT_KINDS, $class)), ': ', trim(preg_replace('~\s+~', ' ', $doc)), "\n";
     }
     exit(0);
 }
@@ -267,15 +246,6 @@ function pick(array $kinds): string {
  * it has by then), on the Cluster the master of one of the keys, found when the
  * fault comes.
  */
-function node_target(bool $sentinel, int $nodes): array {
-    if ($sentinel) {
-        if (mt_rand(0, 1) === 0) { return ['target' => 'master', 'nodes' => ['master']]; }
-        $n = mt_rand(0, $nodes - 1);
-        return ['target' => 'node', 'node' => $n, 'nodes' => [$n]];
-    }
-    $key = ['k0', 'k1', 'sem'][mt_rand(0, 2)];
-    return ['target' => 'key', 'key' => $key, 'nodes' => ["master of $key"]];
-}
 
 /**
  * The fault schedule: a fault every 0.2–0.8 s from 0.5 s to (duration − 3) s, each
@@ -283,116 +253,22 @@ function node_target(bool $sentinel, int $nodes): array {
  * left out (a stopped process cannot be stopped twice; a restarting server cannot
  * be stalled), so that each fault's end is its own.
  */
-function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool $sentinel, bool $cluster, Closure $isThread): array {
+function schedule(array $kinds, float $duration, int $nworkers, Plan $plan): array {
     $faults = [];
     $busy = [];  // target => busy until
     $lastEnd = $duration - QUIET;
     for ($t = 0.5 + mt_rand(200, 800) / 1000; $t < $lastEnd - 0.1; $t += mt_rand(200, 800) / 1000) {
         $kind = pick($kinds);
         $w = mt_rand(0, $nworkers - 1);
-        switch ($kind) {
-            case 'partition':
-                $len = mt_rand(200, 1200) / 1000;
-                if ($sentinel || $cluster) {
-                    // A node's proxy. On Sentinel one node fault at a time (a partition of
-                    // the master past the sentinels' 0.5 s can become a failover, as a long
-                    // stall can); on the Cluster the bus stays direct: no failover comes of it.
-                    $targets = [$sentinel ? 'master' : 'node-proxy'];
-                    $f = ['kind' => 'partition'] + node_target($sentinel, $nodes) + ['len' => $len];
-                    break;
-                }
-                // On Redlock, cut the worker off from 1 to all 5 nodes.
-                $cut = range(0, $nodes - 1);
-                shuffle($cut);
-                $cut = array_slice($cut, 0, $nodes === 1 ? 1 : mt_rand(1, $nodes));
-                sort($cut);
-                $targets = array_map(fn($n) => "proxy:$w:$n", $cut);
-                $f = ['kind' => 'partition', 'worker' => $w, 'nodes' => $cut, 'len' => $len];
-                break;
-            case 'pause':
-                $len = mt_rand(200, 1200) / 1000;
-                // A thread's pause stops its whole process: one target for all of them.
-                $targets = [$isThread($w) ? 'worker:threads' : "worker:$w"];
-                $f = ['kind' => 'pause', 'worker' => $w, 'len' => $len];
-                break;
-            case 'pause-waiter':
-                // The worker is chosen when the fault comes: one that waits then.
-                $len = mt_rand(200, 1200) / 1000;
-                $targets = [];
-                $f = ['kind' => 'pause-waiter', 'len' => $len];
-                break;
-            case 'reset':
-                $len = 0.0;
-                $targets = [];
-                $f = ['kind' => 'reset', 'worker' => $w, 'len' => 0.0];
-                // On Sentinel and Cluster, a node's proxy: every client's connections to it.
-                if ($sentinel || $cluster) { $f = ['kind' => 'reset'] + node_target($sentinel, $nodes) + ['len' => 0.0]; }
-                break;
-            case 'stall':
-                if ($cluster) {
-                    // The master of a key's slot when the fault comes; one cluster fault at a time.
-                    $len = mt_rand(100, 1500) / 1000;
-                    $key = ['k0', 'k1', 'sem'][mt_rand(0, 2)];
-                    $targets = ['cluster'];
-                    $f = ['kind' => 'stall', 'key' => $key, 'nodes' => ["master of $key"], 'len' => $len];
-                    break;
-                }
-                if ($sentinel) {
-                    // Whichever node is the master when the fault comes.
-                    $len = mt_rand(100, 1500) / 1000;
-                    $targets = ['master'];
-                    $f = ['kind' => 'stall', 'nodes' => ['master'], 'len' => $len];
-                    break;
-                }
-                $len = $nodes === 1 ? mt_rand(100, 700) / 1000 : mt_rand(200, 1200) / 1000;
-                $which = range(0, $nodes - 1);
-                shuffle($which);
-                // A minority: 1 node of 1, 1–2 of 5.
-                $which = array_slice($which, 0, $nodes === 1 ? 1 : mt_rand(1, intdiv($nodes - 1, 2)));
-                sort($which);
-                $targets = array_map(fn($n) => "node:$n", $which);
-                $f = ['kind' => 'stall', 'nodes' => $which, 'len' => $len];
-                break;
-            case 'kill':
-                $node = mt_rand(0, $nodes - 1);
-                $len = mt_rand(0, 200) / 1000;  // down before the restart begins
-                $targets = ["node:$node"];
-                $f = ['kind' => 'kill', 'nodes' => [$node], 'len' => $len];
-                break;
-            case 'clock-forward':
-            case 'clock-back':
-                // One node's clock (Redlock: one of five; Sentinel: the master's), from the seed.
-                $node = $sentinel ? 'master' : mt_rand(0, $nodes - 1);
-                $by = mt_rand(600, 3000) / 1000 * ($kind === 'clock-back' ? -1 : 1);
-                $len = 0.0;
-                $targets = [];
-                $f = ['kind' => $kind, 'nodes' => [$node], 'jump' => $by, 'len' => 0.0];
-                break;
-            case 'clock-failover':
-            case 'failover':
-                $len = mt_rand(2000, 3000) / 1000;  // down before the old master restarts (the sentinels fail over after 0.5 s, the cluster after 1 s)
-                if ($cluster) {
-                    $key = ['k0', 'k1', 'sem'][mt_rand(0, 2)];
-                    $targets = ['cluster'];
-                    $f = ['kind' => 'failover', 'key' => $key, 'nodes' => ["master of $key"], 'len' => $len];
-                    break;
-                }
-                $targets = ['master'];
-                $f = ['kind' => $kind, 'nodes' => ['master'], 'len' => $len];
-                // How far ahead of the master's the replica's clock is when it is promoted:
-                // set when that replica started (a jump just before would look to the
-                // sentinels like a replica cut off from its master that long).
-                if ($kind === 'clock-failover') { $f['ahead'] = mt_rand(1000, 3000) / 1000; }
-                break;
-        }
+        $fault = fault($kind);
+        [$f, $targets] = $fault->plan($plan, $kind, $w);
         // Each fault ends by duration − 3 s; a restart takes up to about a second, and
         // the sentinels settle a failover (or a long stall) within about two more.
-        $base = $kind === 'clock-failover' ? 'failover' : $kind;
-        $reserve = ['kill' => 1.0, 'failover' => 1.0][$base] ?? 0.0;
-        $settle = ($sentinel || $cluster) && in_array($base, ['failover', 'stall'], true) || $sentinel && $kind === 'partition' ? 2.0 : 0.0;
-        if ($base === 'failover' && $t + $len + $reserve > $lastEnd) { continue; }
-        if ($t + $len + $reserve > $lastEnd) { $len = max(0.0, $lastEnd - $reserve - $t); $f['len'] = $len; }
-        if ($kind === 'kill' && $t + $reserve > $lastEnd) { continue; }
+        $reserve = $fault->reserve();
+        if ($t + $reserve > $lastEnd || $fault->whole() && $t + $f['len'] + $reserve > $lastEnd) { continue; }
+        if ($t + $f['len'] + $reserve > $lastEnd) { $f['len'] = max(0.0, $lastEnd - $reserve - $t); }
+        $len = $f['len'];
+        $settle = $fault->settle($plan);
         $reserve += $settle;
         $free = true;
         foreach ($targets as $tg) { if (($busy[$tg] ?? 0) > $t) { $free = false; } }
@@ -404,7 +280,7 @@ function schedule(array $kinds, float $duration, int $nworkers, int $nodes, bool
 }
 $sentinel = $topo['sentinel'] ?? false;
 $cluster = $topo['cluster'] ?? false;
-$schedule = schedule($faultKinds, $duration, $nworkers, $topo['nodes'], $sentinel, $cluster, $isThread);
+$schedule = schedule($faultKinds, $duration, $nworkers, new Plan($topo['nodes'], $sentinel, $cluster, $isThread));
 
 // --- what runs, and its cleanup -------------------------------------------------
 $nodes = [];        // the lock servers (rl_start_redis arrays)
@@ -596,218 +472,20 @@ $sleepUntil = function (float $ms) use ($nowMs) {
     $left = $ms - $nowMs();
     if ($left > 0) { usleep((int) ($left * 1000)); }
 };
-$events = [];  // [time ms, seq, closure]
-$seq = 0;
-$faultLog = [];
+// What the faults reach, by reference: a restarted node's entry is replaced for the
+// cleanup too, and a process a fault stopped is continued by it.
+$run = new Run($nowMs, $masterNow, $clusterMasterOf, $waiting, $persistArgs, $nodeArgs, $schedule, $sentinel, $cluster);
+$run->nodes = &$nodes;
+$run->proxies = &$proxies;
+$run->nodeProxies = &$nodeProxies;
+$run->procs = &$procs;
+$run->stopped = &$stopped;
+$run->faultLog = [];
 foreach ($schedule as $idx => $f) {
-    $at = $f['at'] * 1000;
-    $endAt = $at + $f['len'] * 1000;
-    // A variable of its own per fault: the closures hold it by reference.
-    unset($begin);
-    $begin = null;
-    $rec = function (array $extra = []) use (&$faultLog, $idx, $f, &$begin, $nowMs) {
-        // What was learned when it ran (the node that was the master, the worker that waited) wins.
-        $faultLog[$idx] = array_merge(['op' => 'fault', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 't1' => $nowMs()],
-            array_intersect_key($f, ['worker' => 1, 'nodes' => 1, 'len' => 1]), $extra);
-    };
-    /** On Sentinel and Cluster, the node whose proxy a partition or reset is: found when the fault comes. */
-    $nodeOf = function () use ($f, $masterNow, $clusterMasterOf): int {
-        return match ($f['target']) { 'master' => $masterNow(), 'node' => $f['node'], 'key' => $clusterMasterOf($f['key']) };
-    };
-    /** What the fault record says of that node: its index, and on Sentinel its role then. */
-    $nodeRec = function (int $n) use ($f, $sentinel, $masterNow): array {
-        $role = $sentinel ? ($f['target'] === 'master' ? 'master' : (rescue($masterNow) === $n ? 'master' : 'replica')) : 'master';
-        return ['nodes' => [$n], 'target' => $f['target'], 'role' => $role, 'all_clients' => true] + (isset($f['key']) ? ['key' => $f['key']] : []);
-    };
-    switch ($f['kind']) {
-        case 'partition':
-            if (isset($f['target'])) {
-                // A node's proxy: every client of the node is cut off (workers, sentinels, replicas).
-                $which = null;
-                $events[] = [$at, $seq++, function () use (&$which, &$nodeProxies, &$begin, $nowMs, $nodeOf, $nodeRec) {
-                    $begin = $nowMs();
-                    $n = $nodeOf();
-                    $which = $nodeRec($n);
-                    rl_proxy($nodeProxies[$n], 'partition');
-                }];
-                $events[] = [$endAt, $seq++, function () use (&$which, &$nodeProxies, $rec) {
-                    if ($which === null) { return; }
-                    rl_proxy($nodeProxies[$which['nodes'][0]], 'heal');
-                    $rec($which);
-                }];
-                unset($which);
-                break;
-            }
-            $events[] = [$at, $seq++, function () use ($f, &$proxies, &$begin, $nowMs) {
-                $begin = $nowMs();
-                foreach ($f['nodes'] as $n) { rl_proxy($proxies[$f['worker']][$n], 'partition'); }
-            }];
-            $events[] = [$endAt, $seq++, function () use ($f, &$proxies, $rec) {
-                foreach ($f['nodes'] as $n) { rl_proxy($proxies[$f['worker']][$n], 'heal'); }
-                $rec();
-            }];
-            break;
-        case 'pause':
-            $events[] = [$at, $seq++, function () use ($f, &$procs, &$stopped, &$begin, $nowMs) {
-                $begin = $nowMs();
-                $pid = $procs[$f['worker']]['pid'];
-                $stopped[$pid] = true;
-                posix_kill($pid, SIGSTOP);
-            }];
-            $events[] = [$endAt, $seq++, function () use ($f, &$procs, &$stopped, $rec) {
-                $pid = $procs[$f['worker']]['pid'];
-                posix_kill($pid, SIGCONT);
-                unset($stopped[$pid]);
-                // A thread's pause was every thread's.
-                $rec(isset($procs[$f['worker']]['threads']) ? ['workers' => $procs[$f['worker']]['threads']] : []);
-            }];
-            break;
-        case 'pause-waiter':
-            $pid = null;
-            $chosen = null;
-            $events[] = [$at, $seq++, function () use (&$pid, &$chosen, &$begin, &$procs, &$stopped, $nowMs, $waiting, $f, $idx, &$faultLog) {
-                $begin = $nowMs();
-                $pids = array_map(fn($p) => $p['pid'], $procs);
-                $candidates = array_values(array_filter($waiting(), fn($w) => !isset($stopped[$pids[$w]])));
-                if (!$candidates) {
-                    $faultLog[$idx] = ['op' => 'fault-skipped', 'kind' => $f['kind'], 'idx' => $idx, 't0' => $begin, 'why' => 'no worker waiting'];
-                    return;
-                }
-                $w = $chosen = $candidates[mt_rand(0, count($candidates) - 1)];
-                $pid = $pids[$w];
-                $stopped[$pid] = true;
-                posix_kill($pid, SIGSTOP);
-            }];
-            $events[] = [$endAt, $seq++, function () use (&$pid, &$chosen, &$procs, &$stopped, $rec) {
-                if ($pid === null) { return; }
-                posix_kill($pid, SIGCONT);
-                unset($stopped[$pid]);
-                $rec(['worker' => $chosen] + (isset($procs[$chosen]['threads']) ? ['workers' => $procs[$chosen]['threads']] : []));
-            }];
-            unset($pid, $chosen);
-            break;
-        case 'reset':
-            $events[] = [$at, $seq++, function () use ($f, &$proxies, &$nodeProxies, &$begin, $nowMs, $rec, $nodeOf, $nodeRec) {
-                $begin = $nowMs();
-                if (isset($f['target'])) {
-                    // A node's proxy: every connection to the node closed, whoever's.
-                    $n = $nodeOf();
-                    rl_proxy($nodeProxies[$n], 'reset');
-                    $rec($nodeRec($n));
-                    return;
-                }
-                foreach ($proxies[$f['worker']] as $px) { rl_proxy($px, 'reset'); }
-                $rec();
-            }];
-            break;
-        case 'stall':
-            // On the sentinel topology the target is the master of the moment.
-            $which = $f['nodes'];
-            $events[] = [$at, $seq++, function () use (&$which, &$nodes, &$stopped, &$begin, $nowMs, $sentinel, $masterNow, $cluster, $clusterMasterOf, $f) {
-                $begin = $nowMs();
-                if ($sentinel) { $which = [$masterNow()]; }
-                if ($cluster) { $which = [$clusterMasterOf($f['key'])]; }
-                foreach ($which as $n) { $stopped[$nodes[$n]['pid']] = true; posix_kill($nodes[$n]['pid'], SIGSTOP); }
-            }];
-            $events[] = [$endAt, $seq++, function () use (&$which, &$nodes, &$stopped, $rec) {
-                foreach ($which as $n) { posix_kill($nodes[$n]['pid'], SIGCONT); unset($stopped[$nodes[$n]['pid']]); }
-                $rec(['nodes' => $which]);
-            }];
-            unset($which);
-            break;
-        case 'clock-forward':
-        case 'clock-back':
-            // The clock jumps and stays there: the fault ends as it begins.
-            $events[] = [$at, $seq++, function () use ($f, &$nodes, &$begin, $nowMs, $masterNow, $rec) {
-                $begin = $nowMs();
-                $n = $f['nodes'][0] === 'master' ? $masterNow() : $f['nodes'][0];
-                $offset = round(rl_clock_offset($nodes[$n]) + $f['jump'], 6);
-                rl_clock_set($nodes[$n], $offset);
-                $rec(['nodes' => [$n], 'jump' => $f['jump'], 'offset' => $offset]);
-            }];
-            break;
-        case 'clock-failover':
-        case 'failover':
-            $victim = null;
-            $clock = [];  // clock-failover: the offsets of the master killed and of the replica promoted
-            // The lead the victim restarts with, as a replica: the next clock-failover's.
-            $next = array_values(array_filter(array_slice($schedule, $idx + 1), fn($g) => $g['kind'] === 'clock-failover'))[0]['ahead'] ?? ($f['ahead'] ?? null);
-            $events[] = [$at, $seq++, function () use (&$victim, &$clock, &$nodes, &$begin, $nowMs, $masterNow, $cluster, $clusterMasterOf, $f) {
-                $begin = $nowMs();
-                $victim = $cluster ? $clusterMasterOf($f['key']) : $masterNow();
-                if (isset($f['ahead'])) {
-                    [$was, $to] = [rl_clock_offset($nodes[$victim]), rl_clock_offset($nodes[1 - $victim])];
-                    $clock = ['ahead' => round($to - $was, 6), 'offset_killed' => $was, 'offset_promoted' => $to];
-                }
-                rl_kill_redis($nodes[$victim]);
-            }];
-            if ($cluster) {
-                $events[] = [$endAt, $seq++, function () use (&$victim, &$nodes, $persistArgs, $nodeArgs, $rec, $nowMs, $f) {
-                    $r0 = $nowMs();
-                    // From its own files: nodes.conf has it rejoin, and the cluster's newer
-                    // epoch makes it a replica of the master promoted meanwhile. The fault
-                    // ends once it is a replica in sync.
-                    $nodes[$victim] = rl_start_redis(array_merge($nodeArgs[$victim], $persistArgs), $nodes[$victim]['port']);
-                    $deadline = microtime(true) + 5;
-                    while (microtime(true) < $deadline) {
-                        $repl = (string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication');
-                        if (str_contains($repl, 'role:slave') && str_contains($repl, 'master_link_status:up')) { break; }
-                        usleep(20000);
-                    }
-                    $rec(['nodes' => [$victim], 'key' => $f['key'], 'restart_t0' => $r0,
-                        'role_after' => str_contains($repl, 'role:slave') ? 'replica' : 'master']);
-                }];
-                unset($victim, $clock);
-                break;
-            }
-            $events[] = [$endAt, $seq++, function () use (&$victim, &$clock, &$nodes, &$nodeProxies, $persistArgs, $nodeArgs, $rec, $nowMs, $masterNow, $f, $next) {
-                $r0 = $nowMs();
-                // It comes back as a replica of the new master, as a managed restart
-                // does (left to itself it would come back a master, and the sentinels
-                // would convert it only at their next INFO, up to 10 s later: a second
-                // failover meanwhile could promote a node that never synced), and the
-                // fault ends once it is in sync.
-                // It keeps announcing its proxy, and replicates through the master's, as
-                // the sentinels would have it. The sentinels may not have promoted the
-                // other node yet (an election lost to a partition or a stall): they are
-                // given up to 10 s more; if they still name the victim, it comes back a
-                // master, as it left (a replica of itself would leave no master at all).
-                $master = $masterNow();
-                $until = microtime(true) + 10;
-                while ($master === $victim && microtime(true) < $until) {
-                    usleep(100000);
-                    $master = $masterNow();
-                }
-                $follow = $master === $victim ? [] : ['--replicaof', '127.0.0.1', (string) $nodeProxies[$master]['port']];
-                if (isset($f['ahead']) && $master !== $victim) {
-                    // A replica again, its clock ahead of the new master's from its start.
-                    rl_clock_set($nodes[$victim], round(rl_clock_offset($nodes[$master]) + $next, 6));
-                    $clock['restarted_offset'] = rl_clock_offset($nodes[$victim]);
-                }
-                $nodes[$victim] = rl_start_redis(array_merge($persistArgs, $nodeArgs[$victim], ['--repl-diskless-sync-delay', '0'], $follow),
-                    $nodes[$victim]['port']);
-                $deadline = microtime(true) + 3;
-                while (!str_contains((string) rl_poll($nodes[$victim]['dsn'], 'INFO', 'replication'), 'master_link_status:up') && microtime(true) < $deadline) {
-                    usleep(20000);
-                }
-                $rec(['nodes' => [$victim], 'restart_t0' => $r0, 'master_after' => $master] + $clock);
-            }];
-            unset($victim, $clock);
-            break;
-        case 'kill':
-            $events[] = [$at, $seq++, function () use ($f, &$nodes, &$begin, $nowMs) {
-                $begin = $nowMs();
-                rl_kill_redis($nodes[$f['nodes'][0]]);
-            }];
-            $events[] = [$endAt, $seq++, function () use ($f, &$nodes, $persistArgs, $rec, $nowMs) {
-                $n = $f['nodes'][0];
-                $r0 = $nowMs();
-                $nodes[$n] = rl_start_redis($persistArgs, $nodes[$n]['port']);
-                $rec(['restart_t0' => $r0]);
-            }];
-            break;
-    }
+    fault($f['kind'])->inject(new Injection($run, $f, $idx));
 }
+$events = $run->events;
+$faultLog = &$run->faultLog;
 usort($events, fn($a, $b) => [$a[0], $a[1]] <=> [$b[0], $b[1]]);
 foreach ($events as [$at, , $fn]) {
     $sleepUntil($at);
