@@ -45,7 +45,8 @@ if not holding and count - (tonumber(held) or 0) >= want then
         if queued then redis.call('lrem', queue, 0, entry) end
         add(token, want, lease, count, fair and '1' or '0', tonumber(held) or 0)
         if info ~= '' then redis.call('hset', sem, 'o:' .. token, info) end
-        keep()
+        -- Nobody held any before (the reclaim above counted): the only lease is this one.
+        if (tonumber(held) or 0) == 0 then keep_alone(lease) else keep() end
         return {1, 0}
     end
 end

@@ -14,16 +14,22 @@
 --@include semaphore/lib/hand_out
 -- One read for what the release needs (the hold's weight, the semaphore's terms and
 -- the permits held, after the reclaim above), and ZREM as the test of a live hold.
--- The permits held are written once: by the grant that hands them on, or here.
+-- The permits held are written once: by the grant that hands them on, or here. When
+-- nobody holds any after it and nobody was handed any, both keys go at once (what
+-- keep would find): the hold's own fields are not deleted first.
 local w, count, fair, held = unpack(redis.call('hmget', sem, 'w:' .. token, 'permits', 'fair', 'used'))
 held = tonumber(held) or 0
 local live = 0
 if redis.call('zrem', holders, token) == 1 then
     live = 1
-    redis.call('hdel', sem, 'w:' .. token, 'o:' .. token)
     held = held - (tonumber(w) or 0)
 end
 local given = count and hand_out(tonumber(count), fair == '1', wait, held)
+if held == 0 and not given then
+    redis.call('del', sem, holders)
+    return live
+end
+if live == 1 then redis.call('hdel', sem, 'w:' .. token, 'o:' .. token) end
 if live == 1 and not given then redis.call('hset', sem, 'used', held) end
 keep()
 return live

@@ -13,8 +13,10 @@
 -- drop(t) frees a holder's permits; used() the permits held; add(t, w, lease,
 -- permits, fair, held) records a hold, `held` being the permits held before it,
 -- and answers the permits held after; keep() sets both keys' expiry from the
--- longest lease (deletes them when none is left); patient(head, ms) whether the
--- first waiter's patience lasts (starting it when `head` is new at the head).
+-- longest lease (deletes them when none is left), and keep_alone(lease) for a hold
+-- that is the only one, whose lease is then the keys' (no read of the longest);
+-- patient(head, ms) whether the first waiter's patience lasts (starting it when
+-- `head` is new at the head).
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
 local function drop(t)
@@ -50,6 +52,15 @@ local function keep()
         local px = math.max(1, math.ceil(tonumber(last[2]) - now))
         redis.call('pexpire', sem, px)
         redis.call('pexpire', holders, px)
+    end
+end
+local function keep_alone(lease)
+    if lease == '0' then
+        redis.call('persist', sem)
+        redis.call('persist', holders)
+    else
+        redis.call('pexpire', sem, lease)
+        redis.call('pexpire', holders, lease)
     end
 end
 local function patient(head, ms)
