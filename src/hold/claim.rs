@@ -5,7 +5,7 @@
 use crate::clock::Boot;
 use crate::fork_wiped;
 use crate::hold::table::{
-    add, forget, mark_lost, orphan, set_lease, status, take, Hold, HoldId, Status,
+    add, forget, mark_lost, orphan, remove, set_lease, status, Hold, HoldId, Status,
 };
 use crate::hold::watchdog;
 use crate::token::Token;
@@ -93,7 +93,7 @@ impl Claim {
     /// Drops the entry from the table, without touching Redis.
     pub fn forget(&mut self) {
         if let Some(id) = self.own() {
-            take(id);
+            remove(id);
         }
         self.entry = None;
     }
@@ -105,7 +105,7 @@ impl Claim {
         if !self.is(token) {
             return (false, None);
         }
-        let hold = self.own().and_then(take);
+        let hold = self.own().and_then(remove);
         self.entry = None;
         (true, hold)
     }
@@ -168,6 +168,6 @@ impl Claim {
             orphan(id);
             return None;
         }
-        take(id).filter(|h| h.lost.is_none())
+        remove(id).filter(|h| h.lost.is_none())
     }
 }

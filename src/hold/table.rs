@@ -305,7 +305,7 @@ pub fn status(id: HoldId) -> Status {
 }
 
 /// Removes a hold from the table (its lock is released, or about to be).
-pub fn take(id: HoldId) -> Option<Hold> {
+pub fn remove(id: HoldId) -> Option<Hold> {
     existing()?.lock().holds.remove(&id)
 }
 

@@ -262,7 +262,7 @@ impl Listener {
     /// connection listening already, or a subscriber of its own); does not connect.
     /// Messages the command connection kept from earlier waits are dropped: a grant
     /// for this wait can only come after it queues.
-    pub fn take(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
+    pub fn lend(ep: Arc<Endpoint>, slot: Option<u16>) -> Self {
         let sub = match listening(&ep, slot) {
             Some((channel, sharded)) => {
                 Some(Subscriber::Inline { ep: ep.clone(), channel, sharded })

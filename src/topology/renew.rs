@@ -202,13 +202,13 @@ impl Renewer {
 }
 
 impl Links for Renewer {
-    fn take(&mut self, ep: &Endpoint, _budget: Duration) -> Result<Connection> {
+    fn check_out(&mut self, ep: &Endpoint, _budget: Duration) -> Result<Connection> {
         match self.conns.remove(ep.id()) {
             Some(conn) => Ok(conn),
             None => pool::connect(ep),
         }
     }
-    fn give(&mut self, ep: &Endpoint, conn: Connection) {
+    fn check_in(&mut self, ep: &Endpoint, conn: Connection) {
         let _ = conn.set_read_timeout(Some(ep.read_timeout()));
         self.conns.insert(ep.id().clone(), conn);
     }

@@ -213,7 +213,7 @@ fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool)
         return poll(w, deadline);
     }
     // In a cluster, the first try found the slot's master: grants are published there.
-    let mut ear = wake::Listener::take(route.node(), route.slot());
+    let mut ear = wake::Listener::lend(route.node(), route.slot());
     let waited = queue_and_listen(w, &mut ear, deadline, may_hold, busy);
     if matches!(waited, Waited::Failed(_)) {
         // An entry of this wait may still be queued: nobody must be found listening
@@ -251,7 +251,7 @@ fn queue_and_listen(
             // The slot moved, or its master failed over: listen where releases run now.
             let node = route.node();
             if node.id() != ear.endpoint().id() {
-                *ear = wake::Listener::take(node, route.slot());
+                *ear = wake::Listener::lend(node, route.slot());
             }
         }
         if Instant::now() >= deadline {

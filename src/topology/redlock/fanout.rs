@@ -246,7 +246,7 @@ impl Quorum {
                     owed[i] = std::mem::take(&mut node.owed);
                     Ok(conn)
                 }
-                None => links.take(ep, budget),
+                None => links.check_out(ep, budget),
             };
             let mut conn = match conn {
                 Ok(conn) => conn,
@@ -396,7 +396,7 @@ impl Quorum {
                     if owed[i].is_empty() {
                         node.silent_since = None;
                         node.unsettled.clear();
-                        links.give(ep, conn);
+                        links.check_in(ep, conn);
                     } else {
                         // A late script sent again after this reply: still owed.
                         node.silent_since = Some(now);

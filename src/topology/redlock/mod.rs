@@ -54,19 +54,19 @@ use tally::{count, tally, Ask, NodeError, Reply};
 /// mutex a fork could catch held).
 pub(crate) trait Links {
     /// A connection to `ep`, made within `budget` if none is at hand.
-    fn take(&mut self, ep: &Endpoint, budget: Duration) -> Result<Connection>;
+    fn check_out(&mut self, ep: &Endpoint, budget: Duration) -> Result<Connection>;
     /// Gives back a connection whose last exchange went well.
-    fn give(&mut self, ep: &Endpoint, conn: Connection);
+    fn check_in(&mut self, ep: &Endpoint, conn: Connection);
 }
 
 /// The process's registry (`pool`).
 pub(crate) struct Pooled;
 
 impl Links for Pooled {
-    fn take(&mut self, ep: &Endpoint, budget: Duration) -> Result<Connection> {
+    fn check_out(&mut self, ep: &Endpoint, budget: Duration) -> Result<Connection> {
         pool::check_out(ep, budget)
     }
-    fn give(&mut self, ep: &Endpoint, conn: Connection) {
+    fn check_in(&mut self, ep: &Endpoint, conn: Connection) {
         pool::check_in(ep, conn)
     }
 }
