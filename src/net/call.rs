@@ -194,7 +194,11 @@ pub fn pipeline(
         let reply = if by_server {
             match reply {
                 Ok(v) if Fast::renewed(&v) => Ok(Value::Int(1)),
-                // Not renewed by the server's command: the script decides, on its own.
+                // An error reply the script would get too (a redirect, a passing state):
+                // this call's, as a script's would be.
+                Err(e) if !fast::refusal(&e) => Err(e),
+                // Not renewed by the server's command (or the command refused: its
+                // compare-and-delete off): the script decides, on its own.
                 other => {
                     if let Err(e) = other {
                         fast::refused(conn, e)?;

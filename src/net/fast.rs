@@ -192,12 +192,18 @@ fn with_exists(
     Ok((replies.next().unwrap_or(Value::Nil), replies.next().unwrap_or(Value::Nil)))
 }
 
+/// Whether an error reply refuses the server's own command itself (unknown, refused by
+/// an ACL, a syntax it lacks), which the script would not get.
+pub(crate) fn refusal(e: &RedisError) -> bool {
+    matches!(e.code(), Some("ERR" | "NOPERM" | "WRONGTYPE"))
+}
+
 /// An error reply to one of the server's own commands: one that the script would
 /// not get (the command itself refused: unknown, refused by an ACL, a syntax it
 /// lacks) turns the connection's compare-and-delete off; any other (of the
 /// connection, a redirect, a passing state) is the caller's.
 pub(crate) fn refused(conn: &mut Connection, e: RedisError) -> RedisResult<()> {
-    if matches!(e.code(), Some("ERR" | "NOPERM" | "WRONGTYPE")) {
+    if refusal(&e) {
         conn.cad = Cad::None;
         return Ok(());
     }
