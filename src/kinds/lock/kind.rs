@@ -9,7 +9,7 @@ use crate::hold::table::Part;
 use crate::kinds::core::entry::{self, Mark};
 use crate::kinds::core::waiting::{self, Fences, Numbers, Try};
 use crate::kinds::core::{Attempt, Common, Kind, QUEUE_SLACK};
-use crate::kinds::lock::part::{Alone, LockPart};
+use crate::kinds::lock::part::{As, LockPart};
 use crate::kinds::lock::scripts::{Acquire, Cancel, ReadAcquire, Take};
 use crate::kinds::retake;
 use crate::net::call::Call;
@@ -19,7 +19,7 @@ use crate::net::wire::Watch;
 use crate::topology::landed::Landed;
 use redis::{ErrorKind, RedisError, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How an acquisition takes the lock.
@@ -51,8 +51,11 @@ pub(crate) enum Released {
 
 /// A `Lock`'s own state, beside the core's.
 pub(crate) struct LockKind {
-    /// The key in read mode, made on the first read acquisition.
-    read: Option<Arc<LockPart>>,
+    /// The key held as a read share (`As::Read`), made on the first read hold.
+    as_read: OnceLock<Arc<LockPart>>,
+    /// The key held alone (`As::Alone`), made on the first hold taken alone: every
+    /// later one hands out the same `Arc`.
+    as_alone: OnceLock<Arc<LockPart>>,
     /// The acquisition in progress.
     mode: Mode,
     /// Whether the acquisition in progress issues a fencing token.
@@ -89,7 +92,8 @@ impl LockKind {
     pub fn new(id: u64, wait_replicas: u32) -> Self {
         LockKind {
             id,
-            read: None,
+            as_read: OnceLock::new(),
+            as_alone: OnceLock::new(),
             mode: Mode::Write,
             fence: false,
             held: Held::Write,
@@ -102,21 +106,14 @@ impl LockKind {
         }
     }
 
-    /// An acquisition in `mode` starts at `start` (`fence`: it issues a fencing token)
-    /// on `part`. Back for the lock, the object no longer leaves it free to re-take.
-    pub fn begin(&mut self, mode: Mode, fence: bool, part: &LockPart, start: Instant) {
+    /// An acquisition in `mode` starts at `start` (`fence`: it issues a fencing token).
+    /// Back for the lock, the object no longer leaves it free to re-take.
+    pub fn begin(&mut self, mode: Mode, fence: bool, start: Instant) {
         self.mode = mode;
         self.fence = fence;
         self.quick = retake::came_back(self.id, start);
         self.left_free = None;
         self.alone.store(false, Ordering::Relaxed);
-        if mode == Mode::Read && self.read.is_none() {
-            self.read = Some(Arc::new(LockPart {
-                keys: part.keys.clone(),
-                route: part.route.clone(),
-                read: true,
-            }));
-        }
     }
 
     /// Whether a release of this object's hold now is of a short hold, which may only
@@ -393,10 +390,12 @@ impl Kind for LockKind {
     }
 
     fn held_as(&self, part: &Arc<LockPart>) -> Arc<dyn Part> {
-        match (&self.read, self.mode) {
-            (Some(read), Mode::Read) => read.clone(),
-            _ if self.alone.load(Ordering::Relaxed) => Arc::new(Alone(part.clone())),
-            _ => part.clone(),
+        if self.mode == Mode::Read {
+            kept_as(&self.as_read, part, As::Read)
+        } else if self.alone.load(Ordering::Relaxed) {
+            kept_as(&self.as_alone, part, As::Alone)
+        } else {
+            part.clone()
         }
     }
 
@@ -436,16 +435,10 @@ impl Kind for LockKind {
     }
 
     fn renewed_as(&self, part: &Arc<LockPart>) -> Arc<dyn Part> {
-        if !self.renewed_read.load(Ordering::Relaxed) {
-            return self.held_as(part);
-        }
-        match &self.read {
-            Some(read) => read.clone(),
-            None => Arc::new(LockPart {
-                keys: part.keys.clone(),
-                route: part.route.clone(),
-                read: true,
-            }),
+        if self.renewed_read.load(Ordering::Relaxed) {
+            kept_as(&self.as_read, part, As::Read)
+        } else {
+            self.held_as(part)
         }
     }
 
@@ -493,6 +486,12 @@ impl Kind for LockKind {
     }
 }
 
+/// The object's `part` (held `As::Write`) held `held`: the one kept in `slot`, made on
+/// first need. A hold hands out a clone of it, so that no acquisition allocates one.
+fn kept_as(slot: &OnceLock<Arc<LockPart>>, part: &LockPart, held: As) -> Arc<LockPart> {
+    slot.get_or_init(|| Arc::new(part.held_as(held))).clone()
+}
+
 /// Runs the writer's release script where the key lives (on a Redlock quorum, what a
 /// majority answered counts); `short` as in `release.lua`. A token that readers hold
 /// may be one of them: its share is released then.
@@ -526,4 +525,71 @@ fn unexpected(script: &str, reply: &Value) -> RedisError {
         "unexpected reply",
         format!("{script} script: {reply:?}"),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::keys::LockKeys;
+    use crate::topology::route::Route;
+
+    /// What a part's renewal, then its release of the same token, are sent as: the
+    /// script's name, or the server's own command.
+    fn sent_as(part: &dyn Part) -> (&'static str, &'static str) {
+        let renew = part.renew(b"t", b"1000");
+        let renewal = match renew.call() {
+            Call::Fast(Fast::Renew { script, .. }) => {
+                assert_eq!(script.script().name(), "lock/renew");
+                "SET IFEQ"
+            }
+            Call::Script(args) => args.script().name(),
+            _ => "other",
+        };
+        let release = part.release(b"t").expect("a token releases");
+        let release = match release.call() {
+            Call::Script(args) => args.script().name(),
+            _ => "other",
+        };
+        (renewal, release)
+    }
+
+    /// A hold taken alone, or as a read share, is recorded with a part its object made
+    /// once: no acquisition allocates one. Held alone, the key is renewed by the server's
+    /// own command where it may be, and released by the writer's script.
+    #[test]
+    fn holds_share_the_parts_their_object_made_once() {
+        let settings = Settings::default();
+        let topology = settings.check().expect("the defaults");
+        let route = Route::for_key(&topology, &settings, b"k").expect("a route");
+        let keys = LockKeys::new(b"k".to_vec());
+        let mut kind = LockKind::new(keys.id, 0);
+        let part = Arc::new(LockPart { keys, route, held: As::Write });
+        let written: Arc<dyn Part> = part.clone();
+
+        kind.begin(Mode::Write, false, Instant::now());
+        assert!(Arc::ptr_eq(&kind.held_as(&part), &written));
+        assert_eq!(sent_as(&*kind.held_as(&part)), ("lock/renew", "lock/release"));
+
+        kind.alone.store(true, Ordering::Relaxed);
+        let alone = kind.held_as(&part);
+        assert!(!Arc::ptr_eq(&alone, &written));
+        assert!(Arc::ptr_eq(&kind.held_as(&part), &alone));
+        assert!(Arc::ptr_eq(&kind.renewed_as(&part), &alone));
+        assert_eq!(sent_as(&*alone), ("SET IFEQ", "lock/release"));
+        assert_eq!(alone.key(), part.key());
+
+        kind.begin(Mode::Write, false, Instant::now());
+        assert!(Arc::ptr_eq(&kind.held_as(&part), &written));
+        kind.alone.store(true, Ordering::Relaxed);
+        assert!(Arc::ptr_eq(&kind.held_as(&part), &alone));
+
+        kind.begin(Mode::Read, false, Instant::now());
+        let read = kind.held_as(&part);
+        assert!(Arc::ptr_eq(&kind.held_as(&part), &read));
+        assert_eq!(sent_as(&*read), ("lock/read_renew", "lock/read_release"));
+        kind.begin(Mode::Write, false, Instant::now());
+        kind.renewed_read.store(true, Ordering::Relaxed);
+        assert!(Arc::ptr_eq(&kind.renewed_as(&part), &read));
+    }
 }

@@ -29,7 +29,7 @@ mod part;
 pub mod scripts;
 
 pub use inspect::{inspect_key, Inspection, State};
-pub(crate) use part::LockPart;
+pub(crate) use part::{As, LockPart};
 
 use crate::clock::Boot;
 use crate::config::Settings;
@@ -93,7 +93,7 @@ impl Lock {
         retake::note_made(id);
         let terms = Terms::new(settings, wait, ttl_ms);
         let c = Common::new("lock", name.to_vec(), terms, settings, &topology);
-        let part = Arc::new(LockPart { keys, route, read: false });
+        let part = Arc::new(LockPart { keys, route, held: As::Write });
         Ok(Lock { h: Box::new(Holder::one(c, part, LockKind::new(id, settings.wait_replicas))) })
     }
 
@@ -218,8 +218,7 @@ impl Lock {
         // Decided once for the whole wait: a retry that found the key handed over reads
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
-        let h = &mut self.h;
-        h.kind.begin(mode, fence, &h.parts[0], start);
+        self.h.kind.begin(mode, fence, start);
         self.h.obtain(start, token, chosen_token, wait)
     }
 
@@ -250,8 +249,7 @@ impl Lock {
             self.h.claims[0].clear();
             return Ok(None);
         }
-        let part = self.h.parts[0].clone();
-        self.h.kind.begin(Mode::Read, false, &part, Instant::now());
+        self.h.kind.begin(Mode::Read, false, Instant::now());
         Ok(Some(self.h.took(token, None, crate::clock::lease_bound(sent, self.h.c.terms.lease))))
     }
 
