@@ -1,6 +1,6 @@
 -- Queue entries and the messages that answer them, as the scripts read and write
 -- them: the one place of their formats on the server's side (the client's is
--- kinds::core::entry, and tests/core.rs runs each side against the other).
+-- kinds::core::entry, and tests/lua_scripts.rs runs each side against the other).
 --
 -- An entry, as queued: "<until>:<lease ms>:<mark>:<channel length>:<channel><rest>".
 -- until, in ms on the server's clock, is when its waiter stops waiting (see stamp);
