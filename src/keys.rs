@@ -37,7 +37,7 @@ impl LockKeys {
             queue: aux_key(&lock, b":queue"),
             patience: aux_key(&lock, b":patience"),
             fence: aux_key(&lock, b":fence"),
-            readers: aux_key(&lock, b":readers"),
+            readers: aux_key(&lock, HOLDERS),
             owner: aux_key(&lock, b":owner"),
             id: fnv1a(&lock),
             lock,
@@ -57,16 +57,21 @@ const SUFFIXES: [&[u8]; 5] = [b":queue", b":patience", b":fence", b":readers", b
 /// A lock named like one (`{a}:queue`) is taken for one: names of that shape are
 /// the library's.
 pub fn is_aux(key: &[u8]) -> bool {
-    SUFFIXES.iter().any(|suffix| {
+    aux_of(key).is_some()
+}
+
+/// The lock key and suffix whose auxiliary key `key` is, if it is one (`is_aux`).
+pub fn aux_of(key: &[u8]) -> Option<(&[u8], &'static [u8])> {
+    SUFFIXES.iter().find_map(|&suffix| {
         let candidates: [Option<&[u8]>; 3] = [
             // `key` wrapped: `{key}suffix`.
-            key.strip_suffix(*suffix)
+            key.strip_suffix(suffix)
                 .and_then(|k| k.strip_prefix(b"{"))
                 .and_then(|k| k.strip_suffix(b"}")),
             // A tagged key: `key suffix`.
-            key.strip_suffix(*suffix),
+            key.strip_suffix(suffix),
             // A borrowed tag: `{tag}key suffix}`.
-            key.strip_suffix(b"}").and_then(|k| k.strip_suffix(*suffix)).and_then(|k| {
+            key.strip_suffix(b"}").and_then(|k| k.strip_suffix(suffix)).and_then(|k| {
                 let close = k.iter().position(|&b| b == b'}')?;
                 k.strip_prefix(b"{").map(|_| &k[close + 1..])
             }),
@@ -74,9 +79,13 @@ pub fn is_aux(key: &[u8]) -> bool {
         candidates
             .into_iter()
             .flatten()
-            .any(|base| !base.is_empty() && aux_key(base, suffix) == key)
+            .find(|base| !base.is_empty() && aux_key(base, suffix) == key)
+            .map(|base| (base, suffix))
     })
 }
+
+/// The suffix of the key that holds a semaphore's holders (a lock's readers).
+pub const HOLDERS: &[u8] = b":readers";
 
 /// The auxiliary key `suffix` of the lock key `key`.
 pub fn aux_key(key: &[u8], suffix: &[u8]) -> Vec<u8> {

@@ -2,7 +2,9 @@
 //! the re-take of the default (not fair) mode, where a process in a tight loop of
 //! very short holds may take the lock straight back instead of handing it over (see
 //! the module comment of `lock`); and the way in to a lock (or a semaphore) that is
-//! contended, which goes straight to the script that queues (`contended_lately`).
+//! contended, which goes straight to the script that queues (`contended_lately`);
+//! and a semaphore found held by others, whose next tries go straight to the script
+//! (`shared_lately`).
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -22,16 +24,25 @@ const CONTENDED_LATELY: Duration = Duration::from_secs(1);
 
 /// What this thread (the PHP process) last did with lock names: which lock
 /// (`LockKeys::id`) it last released and when, which one it last made a `Lock`
-/// object for and when, and which one it last had to wait for and when.
+/// object for and when, which one it last had to wait for and when, and which
+/// semaphore it last found held by others when it tried to take it alone.
 #[derive(Clone, Copy)]
 struct Recent {
     released: (u64, Option<Instant>),
     made: (u64, Option<Instant>),
     waited: (u64, Option<Instant>),
+    shared: (u64, Option<Instant>),
 }
 
 thread_local! {
-    static RECENT: Cell<Recent> = const { Cell::new(Recent { released: (0, None), made: (0, None), waited: (0, None) }) };
+    static RECENT: Cell<Recent> = const {
+        Cell::new(Recent {
+            released: (0, None),
+            made: (0, None),
+            waited: (0, None),
+            shared: (0, None),
+        })
+    };
 }
 
 /// An acquisition of lock (or semaphore) `id` found it busy (`true`) or free (`false`) at `now`.
@@ -53,6 +64,19 @@ pub(in crate::kinds) fn note_contended(id: u64, busy: bool, now: Instant) {
 /// cost the server a round trip more.
 pub(in crate::kinds) fn contended_lately(id: u64, start: Instant) -> bool {
     let (last, at) = RECENT.with(|r| r.get().waited);
+    last == id && at.is_some_and(|at| start.saturating_duration_since(at) < CONTENDED_LATELY)
+}
+
+/// A semaphore's first try found `id` held by others at `now` (its `SET NX` failed).
+pub(in crate::kinds) fn note_shared(id: u64, now: Instant) {
+    RECENT.with(|r| r.set(Recent { shared: (id, Some(now)), ..r.get() }));
+}
+
+/// Whether this process found semaphore `id` held by others within `CONTENDED_LATELY`
+/// of `start`: its next try is then the script, which takes free permits beside the
+/// other holders, instead of a `SET NX` that would most likely fail first.
+pub(in crate::kinds) fn shared_lately(id: u64, start: Instant) -> bool {
+    let (last, at) = RECENT.with(|r| r.get().shared);
     last == id && at.is_some_and(|at| start.saturating_duration_since(at) < CONTENDED_LATELY)
 }
 

@@ -61,9 +61,11 @@ function wait_or_queue(Client $c, Client $obs, string $k, int $want, string $dsn
 /** What the server and every idle object say now (see check_snapshot()). */
 function snapshot(Model $m, array $clients, array $blocked, array $made, array $env): array {
     $r0 = now();
-    $rep = $env['raw']->pipeline([['PTTL', 'k0'], ['GET', 'k0'], ['PTTL', 'k1'], ['GET', 'k1'], ['PTTL', 's0']]);
+    // A semaphore held alone lives in its holders' key, its own absent (docs/semaphores.md):
+    // its PTTL is the longer of the two.
+    $rep = $env['raw']->pipeline([['PTTL', 'k0'], ['GET', 'k0'], ['PTTL', 'k1'], ['GET', 'k1'], ['PTTL', 's0'], ['PTTL', '{s0}:readers']]);
     $r1 = now();
-    $s = ['p0' => $r0, 'r0' => $r0, 'r1' => $r1, 'raw' => ['k0' => ['pttl' => $rep[0], 'get' => $rep[1]], 'k1' => ['pttl' => $rep[2], 'get' => $rep[3]], 's0' => ['pttl' => $rep[4]]], 'objs' => []];
+    $s = ['p0' => $r0, 'r0' => $r0, 'r1' => $r1, 'raw' => ['k0' => ['pttl' => $rep[0], 'get' => $rep[1]], 'k1' => ['pttl' => $rep[2], 'get' => $rep[3]], 's0' => ['pttl' => max($rep[4], $rep[5])]], 'objs' => []];
     $calls = [];
     foreach (array_keys($made) as $oid) {
         [$c, $o] = explode('/', $oid);

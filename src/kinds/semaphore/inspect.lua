@@ -3,7 +3,8 @@
 --
 -- @key sem         the semaphore's hash (see lib/permits)
 -- @key queue       the queue
--- @key holders     the holders, scored by when their lease ends
+-- @key holders     the holders, scored by when their lease ends (or a hold taken
+--                  alone: see lib/permits)
 --
 -- Returns {permits, used, waiters, holders}: the number the live holders agreed on
 -- (-1 when none holds), the permits they hold, the queue entries whose waiter still
@@ -13,7 +14,16 @@
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
 local list, used = {}, 0
-local live = redis.call('zrangebyscore', holders, '(' .. now, '+inf', 'withscores')
+local live = redis.pcall('zrangebyscore', holders, '(' .. now, '+inf', 'withscores')
+if live.err then
+    -- A hold taken alone (see lib/permits): its string, read as it is.
+    local v = redis.call('get', holders)
+    local p, w = string.match(v, '^(%d+):(%d+):')
+    if not p then return live end
+    local ms = redis.call('pttl', holders)
+    if ms < 0 then ms = -1 end
+    return {tonumber(p), tonumber(w), live_waiters(queue), {{tonumber(w), ms, ''}}}
+end
 for i = 1, #live, 2 do
     local t, score = live[i], live[i + 1]
     local w = tonumber(redis.call('hget', sem, 'w:' .. t)) or 0

@@ -8,6 +8,14 @@
 //! permits come back when its lease ends. The keys live as long as the longest
 //! lease.
 //!
+//! A hold that finds nobody holding any, in the default mode, without `owner_info`
+//! or `durable`, is taken without a script: `SET holders '<permits>:<weight>:<token>'
+//! NX PX lease` (`lib/permits.lua`), and released by a small look at that string.
+//! The first script that meets it (another acquisition, a renewal, `available()`)
+//! turns it into the hash and the sorted set, its lease kept. A first try that finds
+//! the key held goes on with the script at once, and this process's tries of the
+//! next second go straight to it (`retake::shared_lately`).
+//!
 //! Hand-over: a release gives the freed permits to the queued waiters that now fit,
 //! in queue order, each woken on its own channel (`waiting`). With `fair`, nobody
 //! overtakes the first waiter. Without it, a waiter (or a newcomer) that fits may
@@ -26,6 +34,7 @@ use crate::kinds::core::waiting::{self, Fences, Try};
 use crate::kinds::core::{Attempt, Common, Holder, Kind, QUEUE_SLACK};
 use crate::kinds::retake;
 use crate::net::call::{Call, Owned};
+use crate::net::fast::Fast;
 use crate::net::pool::Retry;
 use crate::net::resp;
 use crate::net::wire::Watch;
@@ -33,8 +42,9 @@ use crate::terms::{self, Terms};
 use crate::token::{self, Token};
 use crate::topology::route::Route;
 use crate::topology::rules::{self, Need};
-use redis::Value;
+use redis::{ErrorKind, RedisError, Value};
 use scripts::{Acquire, Cancel, Inspect, Release, Renew, State};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -71,7 +81,9 @@ pub(crate) struct Permits {
 }
 
 impl Permits {
-    fn release_call<'a>(&'a self, token: &'a [u8]) -> Release<'a> {
+    /// The release of `token` (`alone`: its hold was taken alone, see the module
+    /// comment: looked for as such first).
+    fn release_call<'a>(&'a self, token: &'a [u8], alone: bool) -> Release<'a> {
         let k = &self.keys;
         Release {
             sem: &k.lock,
@@ -80,6 +92,7 @@ impl Permits {
             holders: &k.readers,
             token,
             wait: PATIENCE_MS,
+            alone,
         }
     }
 }
@@ -106,7 +119,7 @@ impl Part for Permits {
     }
 
     fn release<'a>(&'a self, token: &'a [u8]) -> Option<Owned<'a>> {
-        Some(Owned::script(self.release_call(token)))
+        Some(Owned::script(self.release_call(token, false)))
     }
 }
 
@@ -118,6 +131,10 @@ pub(crate) struct PermitsKind {
     permits_arg: String,
     /// The permits the acquisition in progress wants.
     weight: u32,
+    /// Whether the hold in progress was taken alone, without a script (see the module
+    /// comment); its release looks for it as such first. Set by that first try alone;
+    /// any other way in, or a release, clears it.
+    alone: AtomicBool,
 }
 
 /// A counting semaphore on one Redis key.
@@ -162,8 +179,13 @@ impl Semaphore {
         // Permits have no fencing tokens.
         c.fencing = false;
         let keys = LockKeys::new(key);
-        let kind =
-            PermitsKind { id: keys.id, permits, permits_arg: permits.to_string(), weight: 1 };
+        let kind = PermitsKind {
+            id: keys.id,
+            permits,
+            permits_arg: permits.to_string(),
+            weight: 1,
+            alone: AtomicBool::new(false),
+        };
         Ok(Semaphore { h: Holder::one(c, Arc::new(Permits { keys, route }), kind) })
     }
 
@@ -336,6 +358,46 @@ fn pair(reply: &Value) -> Option<(i64, i64)> {
 }
 
 impl PermitsKind {
+    /// The acquire script's call for try `a` (`life`: its queue entry's, `weight`: the
+    /// permits wanted, as the script takes them).
+    fn acquire_call<'a>(
+        &'a self,
+        c: &'a Common,
+        part: &'a Permits,
+        a: &Attempt<'a>,
+        life: &'a str,
+        weight: &'a str,
+        again: bool,
+    ) -> Acquire<'a> {
+        let k = &part.keys;
+        Acquire {
+            sem: &k.lock,
+            queue: &k.queue,
+            patience: &k.patience,
+            holders: &k.readers,
+            token: a.token,
+            lease: c.terms.ttl_arg.as_bytes(),
+            sent: a.sent,
+            life: life.as_bytes(),
+            permits: self.permits_arg.as_bytes(),
+            weight: weight.as_bytes(),
+            wait: PATIENCE_MS,
+            info: &c.record,
+            again,
+            fair: c.terms.fair,
+        }
+    }
+
+    /// What the acquire script's `reply` says of the try.
+    fn tried(&self, c: &Common, part: &Permits, reply: &Value) -> Result<Try> {
+        match waiting::reply_parts(reply) {
+            Some((1, _, _, _)) => Ok(Try::Acquired(None)),
+            Some((-1, stored, _, _)) => Err(self.mismatch(c, stored)),
+            Some((_, ms, queued, clock)) => Ok(Try::busy(ms, queued, clock)),
+            None => Err(part.route.unexpected("semaphore/acquire", reply)),
+        }
+    }
+
     fn mismatch(&self, c: &Common, stored: i64) -> LockError {
         LockError::PermitsMismatch {
             key: String::from_utf8_lossy(&c.name).into_owned(),
@@ -350,6 +412,7 @@ impl Kind for PermitsKind {
     const RELEASE: &'static str = "release()";
 
     fn attempt(&self, c: &Common, part: &Permits, a: &Attempt<'_>) -> Result<Try> {
+        self.alone.store(false, Ordering::Relaxed);
         let life = a
             .deadline
             .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
@@ -357,30 +420,60 @@ impl Kind for PermitsKind {
             .as_millis()
             .to_string();
         let weight = self.weight.to_string();
-        let k = &part.keys;
         let reply = part.route.call(Retry::ToSettle, |run, settling| {
-            run(&Call::Script(&Acquire {
-                sem: &k.lock,
-                queue: &k.queue,
-                patience: &k.patience,
-                holders: &k.readers,
-                token: a.token,
-                lease: c.terms.ttl_arg.as_bytes(),
-                sent: a.sent,
-                life: life.as_bytes(),
-                permits: self.permits_arg.as_bytes(),
-                weight: weight.as_bytes(),
-                wait: PATIENCE_MS,
-                info: &c.record,
-                again: a.again || settling,
-                fair: c.terms.fair,
-            }))
+            let again = a.again || settling;
+            run(&Call::Script(&self.acquire_call(c, part, a, &life, &weight, again)))
         })?;
-        match waiting::reply_parts(&reply) {
-            Some((1, _, _, _)) => Ok(Try::Acquired(None)),
-            Some((-1, stored, _, _)) => Err(self.mismatch(c, stored)),
-            Some((_, ms, queued, clock)) => Ok(Try::busy(ms, queued, clock)),
-            None => Err(part.route.unexpected("semaphore/acquire", &reply)),
+        self.tried(c, part, &reply)
+    }
+
+    fn first_try(&self, c: &Common, part: &Permits, token: &[u8]) -> Result<Try> {
+        let once = Attempt { token, sent: b"", again: false, deadline: None };
+        self.alone.store(false, Ordering::Relaxed);
+        let now = Instant::now();
+        if c.terms.fair
+            || c.owner_info
+            || c.terms.durable.is_some()
+            || retake::shared_lately(self.id, now)
+        {
+            return self.attempt(c, part, &once);
+        }
+        let weight = self.weight.to_string();
+        let mut value = format!("{}:{weight}:", self.permits).into_bytes();
+        value.extend_from_slice(token);
+        let ms = c.terms.lease.map(|_| c.terms.ttl_arg.as_bytes());
+        let set = Fast::plain(&part.keys.readers, &value, ms);
+        let life = QUEUE_SLACK.as_millis().to_string();
+        let taken = part.route.call(Retry::ToSettle, |run, settling| {
+            if settling {
+                // The SET's reply was lost: the script finds out whether it landed (its
+                // head reads the string), and answers as a try.
+                let acquire = self.acquire_call(c, part, &once, &life, &weight, true);
+                return run(&Call::Script(&acquire)).map(Some);
+            }
+            match run(&Call::Command(&set))? {
+                Value::Okay => Ok(None),
+                Value::Nil => Ok(Some(Value::Nil)),
+                // A broken or hostile server: an error, never `false`.
+                other => Err(RedisError::from((
+                    ErrorKind::UnexpectedReturnType,
+                    "unexpected reply",
+                    format!("to SET NX: {other:?}"),
+                ))),
+            }
+        })?;
+        match taken {
+            None => {
+                self.alone.store(true, Ordering::Relaxed);
+                Ok(Try::Acquired(None))
+            }
+            // Held by others, who may leave permits free: the script decides, and the
+            // next second's tries go to it first.
+            Some(Value::Nil) => {
+                retake::note_shared(self.id, now);
+                self.attempt(c, part, &once)
+            }
+            Some(reply) => self.tried(c, part, &reply),
         }
     }
 
@@ -412,8 +505,16 @@ impl Kind for PermitsKind {
         }
     }
 
-    fn release(&mut self, _c: &Common, part: &Permits, token: &[u8], _own: bool) -> Result<u64> {
-        let reply = part.route.ask(&Call::Script(&part.release_call(token)))?;
+    fn release(&mut self, _c: &Common, part: &Permits, token: &[u8], own: bool) -> Result<u64> {
+        // This object's hold taken alone is over, or given back. Another token's
+        // release looks for a hold taken alone too while this object's is one: the
+        // key is that string then, and a token that differs leaves it as it is.
+        let alone = if own {
+            self.alone.swap(false, Ordering::Relaxed)
+        } else {
+            self.alone.load(Ordering::Relaxed)
+        };
+        let reply = part.route.ask(&Call::Script(&part.release_call(token, alone)))?;
         Ok(u64::from(resp::int(&reply) == Some(1)))
     }
 
@@ -424,7 +525,8 @@ impl Kind for PermitsKind {
         token: &[u8],
         watch: Watch,
     ) -> Result<()> {
-        part.route.fire(&Call::Script(&part.release_call(token)), Some(watch))
+        let alone = self.alone.swap(false, Ordering::Relaxed);
+        part.route.fire(&Call::Script(&part.release_call(token, alone)), Some(watch))
     }
 
     fn straight_to_wait(&self, _c: &Common, start: Instant) -> bool {

@@ -7,9 +7,28 @@
 -- @key holders     the holders, scored by when their lease ends
 -- @arg token       the token
 -- @arg wait        the first waiter's patience in ms
+-- @flag alone      the hold was taken alone (see lib/permits): looked for as such first
 --
 -- Returns 1 when the hold was released with its lease still running, 0 when the
 -- token held nothing (or its lease had ended).
+--
+-- A hold taken alone and still so is released by a look at its string: GET, DEL,
+-- and EXISTS of the queue. Someone queued (before it was taken: a waiter queued
+-- after it would have turned it into the hash) gets the freed permits below, in
+-- this same step.
+local freed = nil
+if alone then
+    local v = redis.pcall('get', holders)
+    -- An error: the holders are a sorted set now, and the release is the usual one.
+    if type(v) ~= 'table' then
+        local p, t = nil, nil
+        if v then p, t = string.match(v, '^(%d+):%d+:(.*)$') end
+        if t ~= token then return 0 end
+        redis.call('del', holders)
+        if redis.call('exists', queue) == 0 then return 1 end
+        freed = p
+    end
+end
 --@include semaphore/lib/permits
 --@include semaphore/lib/hand_out
 -- One read for what the release needs (the hold's weight, the semaphore's terms and
@@ -20,7 +39,10 @@
 local w, count, fair, held = unpack(redis.call('hmget', sem, 'w:' .. token, 'permits', 'fair', 'used'))
 held = tonumber(held) or 0
 local live = 0
-if redis.call('zrem', holders, token) == 1 then
+if freed then
+    -- Released alone above, with waiters queued: nothing else is held.
+    live, count, fair = 1, freed, '0'
+elseif redis.call('zrem', holders, token) == 1 then
     live = 1
     held = held - (tonumber(w) or 0)
 end

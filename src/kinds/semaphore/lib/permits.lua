@@ -6,10 +6,16 @@
 --             weight), 'o:<token>' (who holds or waits, with owner_info)
 --   queue     the queue, whose entries' mark is the waiter's weight (lib/entry)
 --   patience  the first waiter's patience, "<deadline ms>:<entry>"
---   holders   the holders, scored by when their lease ends
+--   holders   the holders, scored by when their lease ends; or, for a hold taken
+--             alone (the first try's SET NX PX, no script: nobody held any), a
+--             string '<permits>:<weight>:<token>' with the hold's lease as its
+--             expiry, and no hash. A Lock's readers are always a sorted set, so a
+--             string here is a semaphore's (listings tell it so).
 --
 -- `first` is the holder whose lease ends first, {token, score} ({} when none), as
 -- the reclaim left it, or nil when the reclaim dropped some (read it again then).
+-- A hold taken alone is first turned into the hash and the sorted set (what every
+-- script below reads), its lease kept: from then on it is a hold like any other.
 -- drop(t) frees a holder's permits; used() the permits held; add(t, w, lease,
 -- permits, fair, held) records a hold, `held` being the permits held before it,
 -- and answers the permits held after; keep() sets both keys' expiry from the
@@ -25,9 +31,31 @@ local function drop(t)
     redis.call('hincrby', sem, 'used', -w)
     redis.call('zrem', holders, t)
 end
+-- A hold taken alone, as the hash and sorted set (see above); anything else than
+-- that string fails as ZRANGE failed.
+local function from_alone(failed)
+    local v = redis.call('get', holders)
+    local p, w, t = string.match(v, '^(%d+):(%d+):(.*)$')
+    if not p then return redis.error_reply(failed.err) end
+    local ms = redis.call('pttl', holders)
+    local score = 'inf'
+    if ms >= 0 then score = now + ms end
+    redis.call('del', holders)
+    redis.call('zadd', holders, score, t)
+    redis.call('hset', sem, 'permits', p, 'fair', '0', 'w:' .. t, w, 'used', w)
+    if ms >= 0 then
+        redis.call('pexpire', sem, math.max(1, ms))
+        redis.call('pexpire', holders, math.max(1, ms))
+    end
+    return {t, score}
+end
 -- The earliest lease tells whether any has ended: the reclaim's range is read only
 -- then, so a script pays one call for it, which acquire reuses.
-local first = redis.call('zrange', holders, 0, 0, 'withscores')
+local first = redis.pcall('zrange', holders, 0, 0, 'withscores')
+if first.err then
+    first = from_alone(first)
+    if first.err then return first end
+end
 if first[2] and first[2] ~= 'inf' and tonumber(first[2]) <= now then
     for _, t in ipairs(redis.call('zrangebyscore', holders, '-inf', now)) do drop(t) end
     first = nil
