@@ -16,11 +16,6 @@
 local t0 = redis.call('time')
 local now = tonumber(t0[1]) * 1000 + math.floor(tonumber(t0[2]) / 1000)
 local holder = redis.call('get', lock)
--- A semaphore held alone keeps a string where a lock keeps its readers (see
--- semaphore/lib/permits): the key is no lock, as a semaphore's hash would say.
-if not holder and redis.call('type', readers).ok == 'string' then
-    return redis.error_reply('WRONGTYPE the key is a semaphore, not a lock')
-end
 local state, pttl, count, mine, records = 'free', -2, 0, 0, {}
 if holder then
     pttl = redis.call('pttl', lock)
