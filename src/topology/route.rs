@@ -139,7 +139,7 @@ impl Route {
             Route::Quorum(q) => {
                 let lease =
                     lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
-                Ok(majority(q.try_acquire(key, token, lease, undo)?.is_some()))
+                Ok(majority(q.take(key, token, lease, undo)?.is_some()))
             }
             _ => self.call(Retry::ToSettle, one),
         }
@@ -160,7 +160,7 @@ impl Route {
     ) -> Result<Option<bool>> {
         let Route::Quorum(q) = self else { return Ok(None) };
         let lease = lease.ok_or_else(|| LockError::InvalidValue(NEEDS_LEASE.to_string()))?;
-        Ok(Some(q.try_take(call, took, key, token, lease, undo)?.is_some()))
+        Ok(Some(q.take_by(call, took, key, token, lease, undo)?.is_some()))
     }
 
     /// How long the key still lives, in ms: `None` when it does not exist,

@@ -29,7 +29,7 @@ impl<K: Kind> Holder<K> {
     /// The one way in for every acquisition, which started at `start`: `token`
     /// (`chosen`: the caller's, which another holder may use too) with one try on each
     /// part, or (`wait`) until the deadline. `Ok(None)` when busy then.
-    pub fn obtain(
+    pub fn acquire(
         &mut self,
         start: Instant,
         token: Token,
@@ -37,15 +37,15 @@ impl<K: Kind> Holder<K> {
         wait: bool,
     ) -> Result<Option<Token>> {
         let mut undone = None;
-        match self.rounds(start, token, chosen, wait, &mut undone) {
+        match self.acquire_rounds(start, token, chosen, wait, &mut undone) {
             // A wait that ends after a durable grant was undone says so, not "busy".
             Ok(None) => undone.map_or(Ok(None), Err),
             other => other,
         }
     }
 
-    /// `obtain`'s rounds; `undone` keeps why the last durable grant was undone.
-    fn rounds(
+    /// `acquire`'s rounds; `undone` keeps why the last durable grant was undone.
+    fn acquire_rounds(
         &mut self,
         start: Instant,
         token: Token,
@@ -80,7 +80,7 @@ impl<K: Kind> Holder<K> {
                 // topology says which), waited out, here for every kind. The lease is
                 // counted from before the try was sent.
                 let sent = Boot::now();
-                match self.kind.first_try(&self.c, part, &token) {
+                match self.kind.try_first(&self.c, part, &token) {
                     Ok(Try::Acquired(fences)) => {
                         if let Some(until) = clock::taken(sent, self.c.terms.lease) {
                             got[i] = Some((fences, until));
@@ -142,7 +142,7 @@ impl<K: Kind> Holder<K> {
                 // time since); of several, the first ones taken may have run out since.
                 if let (None, [Some((fences, until))]) = (&durable, &mut got[..]) {
                     let (fences, until) = (fences.take(), *until);
-                    return Ok(Some(self.took(token, fences, until)));
+                    return Ok(Some(self.acquired(token, fences, until)));
                 }
                 let until = got.iter().flatten().filter_map(|(_, u)| *u).min();
                 if !clock::is_stale(until) {
@@ -153,7 +153,7 @@ impl<K: Kind> Holder<K> {
                         .map(|f| {
                             Numbers::of(f.iter().flat_map(|n| n.as_slice()).copied().collect())
                         });
-                    return Ok(Some(self.took(token, fences, until)));
+                    return Ok(Some(self.acquired(token, fences, until)));
                 }
                 // Taken too late to be used (a paused process): given back, and tried again.
                 stats::note(Counter::Stale);
@@ -240,10 +240,10 @@ impl<K: Kind> Holder<K> {
     /// Records an acquisition whose lease ends at `until` at the earliest: in the
     /// object, and in the table of holds, one hold a part (renewed by the watchdog with
     /// `auto_renew`, on a schedule counted from when the lease began, not from now).
-    pub(crate) fn took(&mut self, token: Token, fences: Fences, until: Until) -> Token {
+    pub(crate) fn acquired(&mut self, token: Token, fences: Fences, until: Until) -> Token {
         self.c.fences = if self.c.fencing { fences } else { None };
         let now = Instant::now();
-        self.kind.taking(&mut self.c, &self.parts, &token, now);
+        self.kind.acquiring(&mut self.c, &self.parts, &token, now);
         crate::stats::note(crate::stats::Counter::Acquired);
         self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
         token

@@ -38,16 +38,22 @@ pub(crate) trait Kind: Sized {
     const RELEASE: &'static str = "releaseLock()";
 
     /// A try on `part` (see `Attempt`).
-    fn attempt(&self, c: &Common, part: &Self::Part, a: &Attempt<'_>) -> Result<Try>;
+    fn try_part(&self, c: &Common, part: &Self::Part, a: &Attempt<'_>) -> Result<Try>;
 
     /// The first try of an acquisition, queueing nothing.
-    fn first_try(&self, c: &Common, part: &Self::Part, token: &[u8]) -> Result<Try> {
-        self.attempt(c, part, &Attempt { token, sent: b"", again: false, deadline: None })
+    fn try_first(&self, c: &Common, part: &Self::Part, token: &[u8]) -> Result<Try> {
+        self.try_part(c, part, &Attempt { token, sent: b"", again: false, deadline: None })
     }
 
     /// A try on a route that keeps no queue (a Redlock quorum), which the wait polls.
-    fn poll(&self, c: &Common, part: &Self::Part, token: &[u8], deadline: Instant) -> Result<Try> {
-        self.attempt(c, part, &Attempt { token, sent: b"", again: true, deadline: Some(deadline) })
+    fn try_poll(
+        &self,
+        c: &Common,
+        part: &Self::Part,
+        token: &[u8],
+        deadline: Instant,
+    ) -> Result<Try> {
+        self.try_part(c, part, &Attempt { token, sent: b"", again: true, deadline: Some(deadline) })
     }
 
     /// The queue entry of a wait on `part` for `token`, naming `channel`, less its
@@ -131,7 +137,7 @@ pub(crate) trait Kind: Sized {
 
     /// An acquisition of `token` on `parts` is about to be recorded (after its last
     /// try, found fresh at `now`), its fencing tokens, if any, in `c.fences`.
-    fn taking(
+    fn acquiring(
         &mut self,
         _c: &mut Common,
         _parts: &[Arc<Self::Part>],

@@ -30,9 +30,9 @@ impl<K: Kind> Waiter for PartWait<'_, K> {
         h.kind.entry(&h.c, &h.parts[self.part], self.token, channel)
     }
 
-    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
+    fn try_part(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try> {
         let h = self.holder;
-        h.kind.attempt(
+        h.kind.try_part(
             &h.c,
             &h.parts[self.part],
             &Attempt { token: self.token, sent: entry, again, deadline: Some(deadline) },
@@ -57,8 +57,8 @@ impl<K: Kind> Waiter for PartWait<'_, K> {
         self.holder.abandon(self.part, self.token);
     }
 
-    fn poll(&self, deadline: Instant) -> Result<Try> {
+    fn try_poll(&self, deadline: Instant) -> Result<Try> {
         let h = self.holder;
-        h.kind.poll(&h.c, &h.parts[self.part], self.token, deadline)
+        h.kind.try_poll(&h.c, &h.parts[self.part], self.token, deadline)
     }
 }

@@ -145,7 +145,7 @@ pub(crate) trait Waiter {
     fn entry(&self, channel: &str) -> Vec<u8>;
     /// One try. A non-empty `entry` queues the waiter when busy; `again`: it may be
     /// queued already, or hold it (an earlier try's reply was lost).
-    fn attempt(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try>;
+    fn try_part(&self, entry: &[u8], again: bool, deadline: Instant) -> Result<Try>;
     /// Leaves the queue at the deadline. `Some(fencing tokens)` when the hold was
     /// handed to this waiter meanwhile: it is the caller's after all.
     fn cancel(&self, entry: &[u8]) -> Result<Option<Fences>>;
@@ -158,8 +158,8 @@ pub(crate) trait Waiter {
     fn abandon(&self);
     /// One try that queues nothing, for a route that keeps no queue
     /// (`Route::lease_only`, a Redlock quorum): the wait polls it with back-off.
-    fn poll(&self, deadline: Instant) -> Result<Try> {
-        self.attempt(&[], true, deadline)
+    fn try_poll(&self, deadline: Instant) -> Result<Try> {
+        self.try_part(&[], true, deadline)
     }
 }
 
@@ -286,7 +286,7 @@ fn queue_and_listen(
             queued_as = Some((ch, entry.clone()));
         }
         let sent = Boot::now();
-        let (pttl, queued) = match w.attempt(&entry, may_be_queued, deadline) {
+        let (pttl, queued) = match w.try_part(&entry, may_be_queued, deadline) {
             Ok(Try::Acquired(fence)) => {
                 let Some(until) = clock::taken(sent, w.lease()) else {
                     // Taken (or found its own) too late to use: the next try starts
@@ -421,7 +421,7 @@ fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
             return Waited::TimedOut;
         }
         let sent = Boot::now();
-        match w.poll(deadline) {
+        match w.try_poll(deadline) {
             Ok(Try::Acquired(fence)) => {
                 if let Some(until) = clock::taken(sent, w.lease()) {
                     return Waited::Got(fence, until);

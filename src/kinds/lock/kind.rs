@@ -139,7 +139,7 @@ impl LockKind {
     }
 
     /// One run of the acquire script (a writer's or a reader's).
-    fn acquire(
+    fn acquire_script(
         &self,
         c: &Common,
         part: &LockPart,
@@ -200,18 +200,18 @@ impl LockKind {
 impl Kind for LockKind {
     type Part = LockPart;
 
-    fn attempt(&self, c: &Common, part: &LockPart, a: &Attempt<'_>) -> Result<Try> {
+    fn try_part(&self, c: &Common, part: &LockPart, a: &Attempt<'_>) -> Result<Try> {
         // A hold that comes by the wait may have waiters behind it: the scripts release it.
         self.alone.store(false, Ordering::Relaxed);
         // A retry after a lost reply must find what the first run did.
         part.route.call(crate::net::pool::Retry::ToSettle, |run, settling| {
-            self.acquire(c, part, a, run, a.again || settling)
+            self.acquire_script(c, part, a, run, a.again || settling)
         })
     }
 
-    fn first_try(&self, c: &Common, part: &LockPart, token: &[u8]) -> Result<Try> {
+    fn try_first(&self, c: &Common, part: &LockPart, token: &[u8]) -> Result<Try> {
         if self.mode != Mode::Write || c.terms.fair {
-            return self.attempt(
+            return self.try_part(
                 c,
                 part,
                 &Attempt { token, sent: b"", again: false, deadline: None },
@@ -258,7 +258,7 @@ impl Kind for LockKind {
                     // The SET's reply was lost: the script finds out whether it landed. It
                     // must not issue a number: finding the key held already, it would read
                     // the counter, whose value is the previous holder's (`fence` is off here).
-                    return self.acquire(c, part, &attempt, run, true);
+                    return self.acquire_script(c, part, &attempt, run, true);
                 }
                 let ms = c.terms.lease.map(|_| lease);
                 // Where the server has its own compare-and-delete, the same write asks
@@ -287,8 +287,14 @@ impl Kind for LockKind {
     }
 
     /// The first try again: the cheapest, and the one a quorum runs on every node.
-    fn poll(&self, c: &Common, part: &LockPart, token: &[u8], _deadline: Instant) -> Result<Try> {
-        self.first_try(c, part, token)
+    fn try_poll(
+        &self,
+        c: &Common,
+        part: &LockPart,
+        token: &[u8],
+        _deadline: Instant,
+    ) -> Result<Try> {
+        self.try_first(c, part, token)
     }
 
     fn entry(&self, c: &Common, _part: &LockPart, token: &[u8], channel: &str) -> Vec<u8> {
@@ -461,7 +467,7 @@ impl Kind for LockKind {
         retake::note_contended(self.id, busy, at);
     }
 
-    fn taking(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8], now: Instant) {
+    fn acquiring(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8], now: Instant) {
         self.held = self.held_now();
         if self.held == Held::Write && self.wait_replicas > 0 {
             // `WAIT` covers this connection's own writes, and a lock handed over was

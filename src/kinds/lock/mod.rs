@@ -154,12 +154,12 @@ impl Lock {
     /// taking is never re-entry) or, in fair mode, when others already wait for it.
     /// An object that holds a read share upgrades it (see `acquire`).
     pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.obtain(chosen, Held::Write, false, "Lock::tryLock()")
+        self.acquire_as(chosen, Held::Write, false, "Lock::tryLock()")
     }
 
     /// One try for a read share (see `acquire_read`).
     pub fn try_acquire_read(&mut self) -> Result<Option<Token>> {
-        self.obtain(None, Held::Read, false, "Lock::tryReadLock()")
+        self.acquire_as(None, Held::Read, false, "Lock::tryReadLock()")
     }
 
     /// Waits up to the object's `$timeOut` for a read share: many readers hold the
@@ -168,7 +168,7 @@ impl Lock {
     /// that holds a read share already gets `None`.
     pub fn acquire_read(&mut self) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.obtain(None, Held::Read, wait, "Lock::addReadLock()")
+        self.acquire_as(None, Held::Read, wait, "Lock::addReadLock()")
     }
 
     /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
@@ -180,12 +180,12 @@ impl Lock {
     /// readers that both wait to upgrade wait for each other until their deadlines).
     pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.obtain(chosen, Held::Write, wait, "Lock::addLock()")
+        self.acquire_as(chosen, Held::Write, wait, "Lock::addLock()")
     }
 
     /// Every acquisition: what this object holds decides the mode (a downgrade, an
     /// upgrade), then the core's way in. `method` names the PHP method in errors.
-    fn obtain(
+    fn acquire_as(
         &mut self,
         chosen: Option<Token>,
         want: Held,
@@ -219,7 +219,7 @@ impl Lock {
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
         self.h.kind.begin(mode, fence, start);
-        self.h.obtain(start, token, chosen_token, wait)
+        self.h.acquire(start, token, chosen_token, wait)
     }
 
     /// What this object holds, as far as it knows: none, or a hold the watchdog
@@ -250,7 +250,11 @@ impl Lock {
             return Ok(None);
         }
         self.h.kind.begin(Mode::Read, false, Instant::now());
-        Ok(Some(self.h.took(token, None, crate::clock::lease_bound(sent, self.h.c.terms.lease))))
+        Ok(Some(self.h.acquired(
+            token,
+            None,
+            crate::clock::lease_bound(sent, self.h.c.terms.lease),
+        )))
     }
 
     /// Deletes the key if it holds `token` (default: this object's token), or hands it

@@ -102,7 +102,7 @@ impl GroupsKind {
 impl Kind for GroupsKind {
     type Part = Group;
 
-    fn attempt(&self, c: &Common, group: &Group, a: &Attempt<'_>) -> Result<Try> {
+    fn try_part(&self, c: &Common, group: &Group, a: &Attempt<'_>) -> Result<Try> {
         let life = a
             .deadline
             .map(|d| d.saturating_duration_since(Instant::now()) + QUEUE_SLACK)
@@ -128,17 +128,17 @@ impl Kind for GroupsKind {
     }
 
     /// On a Redlock quorum, polling is the only way to wait (no queue there).
-    fn first_try(&self, c: &Common, group: &Group, token: &[u8]) -> Result<Try> {
+    fn try_first(&self, c: &Common, group: &Group, token: &[u8]) -> Result<Try> {
         if group.route.lease_only() {
-            return self.poll(c, group, token, Instant::now());
+            return self.try_poll(c, group, token, Instant::now());
         }
-        self.attempt(c, group, &Attempt { token, sent: b"", again: false, deadline: None })
+        self.try_part(c, group, &Attempt { token, sent: b"", again: false, deadline: None })
     }
 
     /// One try that queues nothing: on a Redlock quorum, `take` on every node, held
     /// when a majority took every key within the lease's validity (otherwise undone
     /// everywhere); elsewhere a try of the acquire script without an entry.
-    fn poll(&self, c: &Common, group: &Group, token: &[u8], deadline: Instant) -> Result<Try> {
+    fn try_poll(&self, c: &Common, group: &Group, token: &[u8], deadline: Instant) -> Result<Try> {
         let undo = group.release_call(token);
         let take = Take { keys: &group.keys, token, lease: c.terms.ttl_arg.as_bytes() };
         match group.route.take_on_quorum(
@@ -151,7 +151,7 @@ impl Kind for GroupsKind {
         )? {
             Some(true) => Ok(Try::Acquired(None)),
             Some(false) => Ok(Try::busy_unqueued()),
-            None => self.attempt(
+            None => self.try_part(
                 c,
                 group,
                 &Attempt { token, sent: b"", again: true, deadline: Some(deadline) },
@@ -217,7 +217,7 @@ impl Kind for GroupsKind {
     }
 
     /// Fencing tokens stand only when every key taken alone has a number.
-    fn taking(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8], _now: Instant) {
+    fn acquiring(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8], _now: Instant) {
         let reads = &self.reads;
         c.fences = c.fences.take().filter(|f| {
             f.as_slice().len() == reads.len()

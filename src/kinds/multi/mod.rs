@@ -173,23 +173,23 @@ impl MultiLock {
 
     /// One try: `Some(token)` when every key was taken, `None` when any is held.
     pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.obtain(chosen, false)
+        self.acquire_with(chosen, false)
     }
 
     /// Waits up to `$timeOut` for every key (see the module comment).
     pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.obtain(chosen, wait)
+        self.acquire_with(chosen, wait)
     }
 
-    fn obtain(&mut self, chosen: Option<Token>, wait: bool) -> Result<Option<Token>> {
+    fn acquire_with(&mut self, chosen: Option<Token>, wait: bool) -> Result<Option<Token>> {
         self.h.kind.fence = self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
         let chosen_token = chosen.is_some();
         let token = match chosen {
             Some(t) => t,
             None => token::generate()?,
         };
-        self.h.obtain(std::time::Instant::now(), token, chosen_token, wait)
+        self.h.acquire(std::time::Instant::now(), token, chosen_token, wait)
     }
 
     /// Acquires like `acquire()`, a timeout being `LockError::Timeout` (`synchronized()`).

@@ -201,24 +201,24 @@ impl Semaphore {
     /// Takes `weight` permits with one try: the token of this hold, or `None` when
     /// too few are free (or, see the module comment, when others wait first).
     pub fn try_acquire(&mut self, weight: i64) -> Result<Option<Token>> {
-        self.obtain(weight, false, "tryAcquire")
+        self.acquire_weight(weight, false, "tryAcquire")
     }
 
     /// Takes `weight` permits, waiting up to `$timeOut` (woken by the release that
     /// frees them, never polling while a subscriber can be had).
     pub fn acquire(&mut self, weight: i64) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.obtain(weight, wait, "acquire")
+        self.acquire_weight(weight, wait, "acquire")
     }
 
-    fn obtain(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
+    fn acquire_weight(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
         self.h.kind.weight = u32::try_from(weight).ok().filter(|w| (1..=self.h.kind.permits).contains(w)).ok_or_else(|| {
             LockError::InvalidValue(format!(
                 "Semaphore::{method}(): Argument #1 ($weight) must be between 1 and {} (the permits), {weight} given",
                 self.h.kind.permits
             ))
         })?;
-        self.h.obtain(Instant::now(), token::generate()?, false, wait)
+        self.h.acquire(Instant::now(), token::generate()?, false, wait)
     }
 
     /// Releases the hold of `token` (default: this object's) and hands the freed
@@ -323,7 +323,8 @@ impl Semaphore {
     /// not in every `acquire()`, which has no use for it).
     pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
         let wait = !self.h.c.terms.wait.is_zero();
-        let token = self.obtain(weight, wait, "synchronized")?.ok_or_else(|| self.h.c.timeout())?;
+        let token =
+            self.acquire_weight(weight, wait, "synchronized")?.ok_or_else(|| self.h.c.timeout())?;
         self.h.note_serials();
         Ok(token)
     }
@@ -411,7 +412,7 @@ impl Kind for PermitsKind {
     type Part = Permits;
     const RELEASE: &'static str = "release()";
 
-    fn attempt(&self, c: &Common, part: &Permits, a: &Attempt<'_>) -> Result<Try> {
+    fn try_part(&self, c: &Common, part: &Permits, a: &Attempt<'_>) -> Result<Try> {
         self.alone.store(false, Ordering::Relaxed);
         let life = a
             .deadline
@@ -427,7 +428,7 @@ impl Kind for PermitsKind {
         self.tried(c, part, &reply)
     }
 
-    fn first_try(&self, c: &Common, part: &Permits, token: &[u8]) -> Result<Try> {
+    fn try_first(&self, c: &Common, part: &Permits, token: &[u8]) -> Result<Try> {
         let once = Attempt { token, sent: b"", again: false, deadline: None };
         self.alone.store(false, Ordering::Relaxed);
         let now = Instant::now();
@@ -436,7 +437,7 @@ impl Kind for PermitsKind {
             || c.terms.durable.is_some()
             || retake::shared_lately(self.id, now)
         {
-            return self.attempt(c, part, &once);
+            return self.try_part(c, part, &once);
         }
         let weight = self.weight.to_string();
         let mut value = format!("{}:{weight}:", self.permits).into_bytes();
@@ -471,7 +472,7 @@ impl Kind for PermitsKind {
             // next second's tries go to it first.
             Some(Value::Nil) => {
                 retake::note_shared(self.id, now);
-                self.attempt(c, part, &once)
+                self.try_part(c, part, &once)
             }
             Some(reply) => self.tried(c, part, &reply),
         }

@@ -119,7 +119,7 @@ impl Quorum {
     /// later (it waited in a partition), and enough of them would hold a majority
     /// for a whole lease: the error says what was sent then, so that the caller
     /// keeps the token and its `releaseLock()` clears what landed.
-    pub fn try_acquire(
+    pub fn take(
         &self,
         key: &[u8],
         token: &[u8],
@@ -127,7 +127,7 @@ impl Quorum {
         undo: &Call<'_>,
     ) -> Result<Option<Duration>> {
         let ms = lease.as_millis().to_string();
-        self.try_take(
+        self.take_by(
             &Call::Command(&[b"SET", key, token, b"NX", b"PX", ms.as_bytes()]),
             &Value::Okay,
             key,
@@ -137,10 +137,10 @@ impl Quorum {
         )
     }
 
-    /// `try_acquire` for any taking `call` that answers `took` on a node where it took
+    /// `take` for any taking `call` that answers `took` on a node where it took
     /// what it takes (a MultiLock's keys: `key` is the first, by which a late reply's
     /// cleanup is found, as for a `SET` of it).
-    pub fn try_take(
+    pub fn take_by(
         &self,
         call: &Call<'_>,
         took: &Value,
