@@ -1,5 +1,7 @@
 --TEST--
 Twenty thousand distinct lock names, taken and released at the defaults, leave no key behind (no fencing counter, no queue)
+--CONFLICTS--
+cpu # 4 workers and the server busy for 3 s
 --EXTENSIONS--
 pcntl
 posix
