@@ -101,7 +101,7 @@ test-rust: deps
 	    REDIS_LOCK_TEST_BOOT_AHEAD=1 unshare --time --boottime 86400 $(CARGO) test --no-default-features --lib -q clock::; \
 	else echo "test-rust: no time namespace here (unshare --time): the boot-clock test ran without one"; fi
 
-## The phpt suite, PHPT_JOBS tests at a time (2; 1: one after another), beside each
+## The phpt suite, PHPT_JOBS tests at a time (3; 1: one after another), beside each
 ## other on one shared server (tools/test/phpt.sh).
 test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \

@@ -2,9 +2,9 @@
 # Usage: tools/test/phpt.sh [-r] PHP RUN_TESTS [ARGS...]
 # The phpt suite through PHP's run-tests.php (RUN_TESTS, run by PHP with -n; ARGS are
 # run-tests.php's: options, the tested PHP's ini, the files), PHPT_JOBS tests at a time
-# (default 2; 1 runs them one after another). Nearly every test waits (on a lock, a
+# (default 3; 1 runs them one after another). Nearly every test waits (on a lock, a
 # lease, a failover) far more than it computes: the suite is about 300 s on one
-# worker for 65 s of CPU, so two workers halve it on 2 cores.
+# worker for 65 s of CPU: 150 s on two workers, 107 s on three (docs/testing.md).
 #
 # A test that must not run beside some other says so in a --CONFLICTS-- section
 # (run-tests.php: tests naming the same key never run at once, one naming `all` runs
@@ -27,7 +27,7 @@ if [ "${1:-}" = -r ]; then retry=0; shift; fi
 php=$1
 run_tests=$2
 shift 2
-jobs=${PHPT_JOBS:-2}
+jobs=${PHPT_JOBS:-3}
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-phpt.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
