@@ -101,9 +101,11 @@ test-rust: deps
 	    REDIS_LOCK_TEST_BOOT_AHEAD=1 unshare --time --boottime 86400 $(CARGO) test --no-default-features --lib -q clock::; \
 	else echo "test-rust: no time namespace here (unshare --time): the boot-clock test ran without one"; fi
 
+## The phpt suite, PHPT_JOBS tests at a time (3; 1: one after another), beside each
+## other on one shared server (tools/test/phpt.sh).
 test-php: build
 	REDIS_LOCK_EXT=$(EXT) TEST_PHP_EXECUTABLE=$$(command -v $(PHP)) NO_INTERACTION=1 \
-	tools/test/with-redis.sh $(PHP) -n $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
+	tools/test/with-redis.sh tools/test/phpt.sh $(PHP) $(RUN_TESTS) -q --show-diff --set-timeout 300 $(PHP_EXT_ARGS) php-tests
 
 ## The module on a thread-safe (ZTS) PHP built from Debian's source (tools/env/php-src.sh
 ## zts, cached): the phpt suite with the ZTS CLI, the -zts PIE archive, and the threaded

@@ -1,5 +1,7 @@
 --TEST--
 $timeOut and $lockOut are seconds, int or float, honoured to the millisecond; the wait never overshoots
+--CONFLICTS--
+cpu # deadlines checked to 40 ms
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

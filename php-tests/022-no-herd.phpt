@@ -1,5 +1,7 @@
 --TEST--
 No thundering herd: with 64 processes waiting on one key, each release costs a handful of commands, not one per waiter
+--CONFLICTS--
+cpu # forks 64 waiters at once
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

@@ -1,5 +1,7 @@
 --TEST--
 10k watchdog-renewed acquisitions: every one is renewed, memory stays flat, and the process keeps exactly one watchdog thread, which blocks every signal
+--CONFLICTS--
+cpu # 1,000 locks renewed by the watchdog, 3 s of CPU
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

@@ -1,5 +1,7 @@
 --TEST--
 TLS against real servers with certificates made by openssl: tls_ca_file, the OS store through SSL_CERT_FILE, #insecure, mutual TLS; wake-on-release over TLS on the one connection a process locks with, and the watchdog; clear, quick errors for an unknown CA, a wrong name, an expired certificate, a missing client certificate, unreadable or garbage files, and a protocol mismatch, none saying the lock may have been taken
+--CONFLICTS--
+cpu # makes RSA certificates with openssl, 3 s of CPU
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

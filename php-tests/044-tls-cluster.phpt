@@ -1,5 +1,7 @@
 --TEST--
 Redis Cluster over TLS (tls-cluster, tls-replication): the slot map read over TLS names the nodes' TLS ports, and locks across slots are taken and released on their masters over TLS with tls_ca_file; a waiter listens on a sharded channel on its command connection and is woken by the release; a cluster seed with the wrong CA is a clear LockConnectionException
+--CONFLICTS--
+cpu # makes RSA certificates and a TLS cluster, 4 s of CPU
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

@@ -1,5 +1,7 @@
 --TEST--
 redis-lock CLI, list: a table and JSON of 1,000 locks and semaphores (write, read, no expiry, waiters, an odd key) under a prefix, sorted, with owners and no token; --limit bounds it and says so; a PATTERN; php.ini's directives; the server unchanged
+--CONFLICTS--
+cpu # keeps a core busy for 2.5 s (the tool over many keys)
 --EXTENSIONS--
 pcntl
 posix

@@ -1,5 +1,7 @@
 --TEST--
 MultiLock under contention: 8 processes take random 3-key subsets of 10 keys (and 2 more take single keys with Lock); every per-key counter is exact, no wait times out, nothing is left in Redis but the fencing counters (and a Lock's expiring patience); a stream of Lock holders on one key does not starve a MultiLock that also wants it
+--CONFLICTS--
+cpu # 10 processes, 3 s of CPU
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

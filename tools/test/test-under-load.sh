@@ -8,16 +8,18 @@
 # to the end and its failed tests (those that passed only on run-tests.php's
 # retry too) are listed after it; the exit status is 1 when any run failed.
 # -i runs the same loop idle, without the hog (to compare). -r turns the retry off
-# (a copy of run-tests.php whose error_may_be_retried() says no), so that a failed
-# first try shows its diff instead of being tried again. The bridges' tests run
-# as make test-bridges runs them (phpunit, Debian's php.ini and conf.d read).
+# (tools/test/phpt.sh -r), so that a failed first try shows its diff instead of
+# being tried again. The phpt files run as make test-php runs them, PHPT_JOBS at a
+# time (tools/test/phpt.sh), so the tests beside each other are part of the load.
+# The bridges' tests run as make test-bridges runs them (phpunit, Debian's php.ini
+# and conf.d read).
 #
 # The hog is plain sh, no new dependency. It is stopped on any exit of this script
 # (trap), and each loop also ends by itself once this script is gone, so a
 # SIGKILL leaves nothing spinning.
 #
 # Environment: EXT (the module, default target/release/libredis_lock.so), PHP,
-# PHP_CONFIG, HOGS (busy loops, default nproc), REDIS_LOCK_TEST_SERVER.
+# PHP_CONFIG, HOGS (busy loops, default nproc), PHPT_JOBS, REDIS_LOCK_TEST_SERVER.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
@@ -32,7 +34,7 @@ while getopts n:irbB opt; do
         r) retry=0 ;;
         b) bridges=1 ;;
         B) bridges=1; phpt=0 ;;
-        *) sed -n '2,14s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+        *) sed -n '2,15s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -45,13 +47,8 @@ phpunit=$(command -v phpunit || true)
 [ "$bridges" = 0 ] || [ -n "$phpunit" ] || { echo "test-under-load: no phpunit (tools/env/deps.sh installs it)" >&2; exit 2; }
 run_tests=$("${PHP_CONFIG:-php-config}" --extension-dir)/build/run-tests.php
 logs=$(mktemp -d "${TMPDIR:-/tmp}/redis-lock-load.XXXXXX")
-if [ "$retry" = 0 ]; then
-    sed 's/^function error_may_be_retried(\(.*\)): bool$/function error_may_be_retried(\1): bool { return false; }\nfunction error_may_be_retried_off(\1): bool/' \
-        "$run_tests" > "$logs/run-tests.php"
-    grep -q 'error_may_be_retried_off' "$logs/run-tests.php" \
-        || { echo "test-under-load: this run-tests.php has no error_may_be_retried() to turn off" >&2; exit 2; }
-    run_tests=$logs/run-tests.php
-fi
+no_retry=()
+[ "$retry" = 0 ] && no_retry=(-r)
 
 hog_pids=()
 stop_hog() {
@@ -84,7 +81,7 @@ for run in $(seq "$runs"); do
     summary=
     if [ "$phpt" = 1 ]; then
         REDIS_LOCK_EXT=$ext TEST_PHP_EXECUTABLE=$(command -v "$php") NO_INTERACTION=1 \
-            tools/test/with-redis.sh "$php" -n "$run_tests" -q --show-diff --set-timeout 300 \
+            tools/test/with-redis.sh tools/test/phpt.sh "${no_retry[@]}" "$php" "$run_tests" -q --show-diff --set-timeout 300 \
             -W "$logs/results.$run" -n -d extension=posix -d extension="$ext" "$@" \
             > "$logs/run.$run" 2>&1 || rc=$?
         # run-tests.php tries a failed test again once when it uses usleep() or

@@ -3,7 +3,8 @@
 #
 # The module on a thread-safe (ZTS) PHP built from Debian's source with FrankenPHP's
 # flags (tools/env/php-src.sh zts, cached after the first build):
-#   1. it builds against it and loads; the whole phpt suite passes with the ZTS CLI;
+#   1. it builds against it and loads; the whole phpt suite passes with the ZTS CLI
+#      (tools/test/phpt.sh: PHPT_JOBS tests at a time);
 #   2. make dist writes the -zts archive PIE asks for;
 #   3. the threaded harness (harness/: the embed SAPI, 16 PHP threads in one process,
 #      against a real server): an exact counter under one lock (and, as the control,
@@ -52,7 +53,7 @@ if [ "$out" = loaded ]; then ok "the ZTS PHP loads it, without a warning"; else 
 
 echo "# the phpt suite with the ZTS CLI"
 suite=$(REDIS_LOCK_EXT=$module TEST_PHP_EXECUTABLE=$zts_php NO_INTERACTION=1 \
-    "$zts_php" -n "$prefix/lib/php/build/run-tests.php" -q --show-diff --set-timeout 300 \
+    tools/test/phpt.sh "$zts_php" "$prefix/lib/php/build/run-tests.php" -q --show-diff --set-timeout 300 \
     -n -d "extension=$module" php-tests 2>&1)
 summary=$(grep -E "^Tests (passed|failed|skipped) *:" <<<"$suite" | tr -s ' ')
 if grep -q "^Tests failed *: *0 " <<<"$suite" && grep -q "^Tests passed *: *[1-9]" <<<"$suite"; then
