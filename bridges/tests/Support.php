@@ -201,6 +201,27 @@ final class Support
         return 'app_database_' . \Illuminate\Support\Facades\Cache::store('redis')->getPrefix() . $name;
     }
 
+    /**
+     * A semaphore's keys in Redis: its hash, and its holders' key, which alone holds a
+     * hold taken without a script ('<permits>:<weight>:<token>', docs/semaphores.md).
+     * For a key without a hash tag.
+     */
+    public static function semaphoreKeys(string $key): array
+    {
+        return [$key, '{' . $key . '}:readers'];
+    }
+
+    /** The permits a semaphore's holders gave, as Redis has them (null: none holds it). */
+    public static function semaphorePermits(\Redis|\RespRedis $redis, string $key): ?string
+    {
+        [$hash, $holders] = self::semaphoreKeys($key);
+        if ($redis->exists($hash)) {
+            return $redis->hGetAll($hash)['permits'] ?? null;
+        }
+        $alone = $redis->exists($holders) ? $redis->get($holders) : false;
+        return is_string($alone) ? strstr($alone, ':', true) : null;
+    }
+
     /** Removes a file or a folder with all it holds (links are removed, not followed). */
     public static function removeTree(string $path): void
     {
