@@ -12,7 +12,8 @@
 //! - `net`: one connection stack: sockets and TLS, RESP, the connections and their
 //!   registry, pub/sub, scripts on the wire, where a waiter listens;
 //! - the ground floor, here: `clock` (the boot clock lease bounds are kept on), `config` (with `values`, `dsn` and `terms`), `keys`, `token`,
-//!   `fork_wiped`, `error`, `owner` (who holds what) and `stats` (the process's counters).
+//!   `fork_wiped`, `error`, `owner` (who holds what), `stats` (the process's counters)
+//!   and `trace` (a debug trace of durable checks, `REDIS_LOCK_TRACE`).
 //!
 //! `docs/architecture.md` walks through them.
 
@@ -26,6 +27,7 @@ pub mod owner;
 pub mod stats;
 pub mod terms;
 pub mod token;
+pub mod trace;
 pub mod values;
 
 pub mod hold;

@@ -46,7 +46,12 @@ pub(crate) fn on_conn(
     };
     let waits: Vec<Durable> = [asked(false), asked(true)].into_iter().flatten().collect();
     let calls: Vec<Call<'_>> = batch.iter().map(|r| r.call).collect();
-    let (replies, acks) = durable::wait_calls(&waits, |tail| call::pipeline(conn, &calls, tail))?;
+    let t0 = crate::trace::now_ns();
+    let sent = durable::wait_calls(&waits, |tail| call::pipeline(conn, &calls, tail));
+    if !waits.is_empty() && crate::trace::on() {
+        trace_check(conn, batch.len(), &waits, &sent, t0);
+    }
+    let (replies, acks) = sent?;
     let mut out = Vec::with_capacity(batch.len());
     for (r, reply) in batch.iter().zip(replies) {
         out.push(reply.and_then(|reply| {
@@ -66,6 +71,61 @@ pub(crate) fn on_conn(
         }));
     }
     Ok(out)
+}
+
+/// The debug trace of one durable check (`crate::trace`, `REDIS_LOCK_TRACE`): the
+/// server it reached (the connection's peer and serial), what the renewals and the
+/// wait answered, how long the round trip took.
+fn trace_check(
+    conn: &Connection,
+    renewals: usize,
+    waits: &[Durable],
+    sent: &RedisResult<(call::Replies, call::Replies)>,
+    t0: u64,
+) {
+    use crate::trace::json;
+    let wait: Vec<String> = waits
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {}",
+                if d.aof { "WAITAOF 1" } else { "WAIT" },
+                d.replicas,
+                d.timeout.as_millis()
+            )
+        })
+        .collect();
+    let what = match sent {
+        Ok((replies, acks)) => {
+            let renewed: Vec<String> = replies
+                .iter()
+                .map(|r| match r {
+                    Ok(v) => json(&format!("{v:?}")),
+                    Err(e) => json(&format!("error: {e}")),
+                })
+                .collect();
+            let acks: Vec<String> = acks
+                .iter()
+                .map(|r| match r {
+                    Ok(redis::Value::Int(n)) => n.to_string(),
+                    Ok(v) => json(&format!("{v:?}")),
+                    Err(e) => json(&format!("error: {e}")),
+                })
+                .collect();
+            format!("\"renewed\":[{}],\"acks\":[{}]", renewed.join(","), acks.join(","))
+        }
+        Err(e) => format!("\"error\":{}", json(&e.to_string())),
+    };
+    crate::trace::write(
+        "durable-check",
+        t0,
+        &format!(
+            "\"peer\":{},\"conn\":{},\"renewals\":{renewals},\"wait\":{},{what}",
+            json(&crate::trace::peer(conn.fd())),
+            conn.serial(),
+            json(&wait.join("; "))
+        ),
+    );
 }
 
 impl Route {

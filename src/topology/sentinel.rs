@@ -90,9 +90,11 @@ impl Sentinels {
         for node in &self.nodes {
             let left =
                 connect_timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+            let t0 = crate::trace::now_ns();
             let named = match self.ask(node, left, read_timeout) {
                 Ok(addr) => addr,
                 Err(cause) => {
+                    trace_named(node, None, &cause, t0);
                     causes.push(format!("{}: {cause}", dsn::display_addr(node)));
                     continue;
                 }
@@ -102,10 +104,12 @@ impl Sentinels {
                 .map_err(|e| Found::Unreachable(e, Box::new(info.clone())));
             match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
                 Ok(conn) => {
+                    trace_named(node, Some((&named, conn.serial())), "master", t0);
                     self.reached.store(true, std::sync::atomic::Ordering::Relaxed);
                     return Ok(conn);
                 }
                 Err(found) => {
+                    trace_named(node, Some((&named, 0)), &found.describe(), t0);
                     failing_over |=
                         found.failing_over(self.reached.load(std::sync::atomic::Ordering::Relaxed));
                     causes.push(format!(
@@ -178,6 +182,31 @@ impl Discovery for Sentinels {
     ) -> Result<Connection, Undiscovered> {
         self.connect_master(info, connect_timeout, read_timeout)
     }
+}
+
+/// The debug trace (`crate::trace`) of one sentinel asked: the master it named (and
+/// the serial of the connection made to it, 0 for none), and what was found there.
+fn trace_named(
+    sentinel: &ConnectionInfo,
+    named: Option<(&(String, u16), u64)>,
+    found: &str,
+    t0: u64,
+) {
+    if !crate::trace::on() {
+        return;
+    }
+    use crate::trace::json;
+    let (named, conn) = named.map_or(("".to_string(), 0), |(n, c)| (display(n), c));
+    crate::trace::write(
+        "sentinel-named",
+        t0,
+        &format!(
+            "\"sentinel\":{},\"named\":{},\"conn\":{conn},\"found\":{}",
+            json(&dsn::display_addr(sentinel)),
+            json(&named),
+            json(found)
+        ),
+    );
 }
 
 fn display((host, port): &(String, u16)) -> String {

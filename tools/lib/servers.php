@@ -221,25 +221,34 @@ function rl_proxied_replica_args(array $proxy): array {
  * replica's sync. Each server started is added to $started, for the cleanup.
  * $proxied: each node behind a fault proxy of its own (added to $proxies, [the
  * master's, the replica's]), which it announces (rl_proxied_replica_args()); the
- * replica replicates from the master's proxy.
+ * replica replicates from the master's proxy. $replicas: more replicas of the same
+ * master, each started as the first (returned after it, their proxies after its).
  */
-function rl_start_pair(bool $proxied = false, array &$started = [], array &$proxies = []): array {
+function rl_start_pair(bool $proxied = false, array &$started = [], array &$proxies = [], int $replicas = 1): array {
     if (!$proxied) {
         // No 5 s wait for more replicas before the first full sync.
         $started[] = $master = rl_start_redis(['--repl-diskless-sync-delay', '0']);
-        $started[] = $replica = rl_start_redis(['--replicaof', '127.0.0.1', (string) $master['port']]);
-        return [$master, $replica];
+        $nodes = [$master];
+        for ($i = 0; $i < $replicas; $i++) {
+            $started[] = $nodes[] = rl_start_redis(['--replicaof', '127.0.0.1', (string) $master['port']]);
+        }
+        return $nodes;
     }
     // The proxies first: each node knows its proxy's port from its start.
-    $ports = [rl_free_port(), rl_free_port()];
-    $proxies[0] = rl_fault_proxy($ports[0]);
-    $proxies[1] = rl_fault_proxy($ports[1]);
-    // No 5 s wait for more replicas before a full sync (either node may be the master).
+    $ports = [];
+    for ($i = 0; $i <= $replicas; $i++) {
+        $ports[$i] = rl_free_port();
+        $proxies[$i] = rl_fault_proxy($ports[$i]);
+    }
+    // No 5 s wait for more replicas before a full sync (any node may be the master).
     foreach ($ports as $port) { rl_rmtree(sys_get_temp_dir() . '/rl-redis-' . $port); }
     $started[] = $master = rl_start_redis(array_merge(['--repl-diskless-sync-delay', '0'], rl_proxied_replica_args($proxies[0])), $ports[0]);
-    $started[] = $replica = rl_start_redis(array_merge(['--repl-diskless-sync-delay', '0'], rl_proxied_replica_args($proxies[1]),
-        ['--replicaof', '127.0.0.1', (string) $proxies[0]['port']]), $ports[1]);
-    return [$master, $replica];
+    $nodes = [$master];
+    for ($i = 1; $i <= $replicas; $i++) {
+        $started[] = $nodes[] = rl_start_redis(array_merge(['--repl-diskless-sync-delay', '0'], rl_proxied_replica_args($proxies[$i]),
+            ['--replicaof', '127.0.0.1', (string) $proxies[0]['port']]), $ports[$i]);
+    }
+    return $nodes;
 }
 
 /** Waits until the replica $replica has its link to its master up; throws at $deadline (microtime(true)). */
@@ -254,10 +263,11 @@ function rl_wait_synced(array $replica, float $deadline): void {
 
 /**
  * Three sentinels on loopback monitoring service "mymaster" at 127.0.0.1:$masterPort
- * with short timeouts; each one started is added to $started (rl_start_redis()-shaped
+ * with short timeouts (down after 0.5 s; a failover times out after
+ * $failoverTimeoutMs); each one started is added to $started (rl_start_redis()-shaped
  * arrays, for the cleanup). Returns them.
  */
-function rl_start_sentinels(int $masterPort, array &$started): array {
+function rl_start_sentinels(int $masterPort, array &$started, int $failoverTimeoutMs = 3000): array {
     $sentinels = [];
     for ($i = 0; $i < 3; $i++) {
         $port = rl_free_port();
@@ -269,7 +279,7 @@ function rl_start_sentinels(int $masterPort, array &$started): array {
             "pidfile $dir/redis.pid", "logfile $dir/redis.log",
             "sentinel monitor mymaster 127.0.0.1 $masterPort 2",
             'sentinel down-after-milliseconds mymaster 500',
-            'sentinel failover-timeout mymaster 3000',
+            "sentinel failover-timeout mymaster $failoverTimeoutMs",
             'sentinel parallel-syncs mymaster 1', '']));
         exec(rl_bin('sentinel') . ' ' . escapeshellarg("$dir/sentinel.conf"), $out, $rc);
         if ($rc !== 0) { throw new RuntimeException(rl_bin('sentinel') . ' failed'); }
@@ -282,40 +292,44 @@ function rl_start_sentinels(int $masterPort, array &$started): array {
 }
 
 /**
- * A master, one replica and three sentinels on loopback, the sentinels watching
- * service "mymaster" with short timeouts; returns ['master'=>, 'replica'=>,
- * 'sentinels'=>[...], 'proxies' => [...]] (rl_start_redis() arrays), once the
- * sentinels know each other and the replica. Stop it with rl_stop_sentinel_set().
+ * A master, one replica (or $replicas) and three sentinels on loopback, the sentinels
+ * watching service "mymaster" with short timeouts (rl_start_sentinels(): down after
+ * 0.5 s, a failover timing out after $failoverTimeoutMs); returns ['master'=>,
+ * 'replica'=> (the first), 'replicas' => [every replica], 'sentinels'=>[...],
+ * 'proxies' => [...]] (rl_start_redis() arrays), once every replica is in sync and
+ * the sentinels know each other and every replica. Stop it with
+ * rl_stop_sentinel_set().
  *
  * $proxied: a fault proxy (rl_fault_proxy()) in front of each node, through which
  * everything reaches the node: each node announces its proxy
- * (replica-announce-ip/-port), the replica replicates from the master's proxy, and
+ * (replica-announce-ip/-port), the replicas replicate from the master's proxy, and
  * the sentinels monitor the master at its proxy, so that they, and the clients they
  * name the master to, reach the nodes there too. A partition or reset of a node's
- * proxy is then every client's. 'proxies' are [the master's, the replica's] (by the
- * nodes' first roles; none unproxied); a node restarted later keeps its proxy if it
- * is started with rl_proxied_replica_args().
+ * proxy is then every client's. 'proxies' are [the master's, the replicas'...] (by
+ * the nodes' first roles; none unproxied); a node restarted later keeps its proxy if
+ * it is started with rl_proxied_replica_args().
  */
-function rl_start_sentinel_set(bool $proxied = false): array {
+function rl_start_sentinel_set(bool $proxied = false, int $replicas = 1, int $failoverTimeoutMs = 3000): array {
     $started = [];
     $proxies = [];
     try {
-        [$master, $replica] = rl_start_pair($proxied, $started, $proxies);
+        $nodes = rl_start_pair($proxied, $started, $proxies, $replicas);
+        $master = array_shift($nodes);
         $deadline = microtime(true) + 10;
-        rl_wait_synced($replica, $deadline);
-        $sentinels = rl_start_sentinels($proxied ? $proxies[0]['port'] : $master['port'], $started);
-        // Sentinels find each other and the replica (at its proxy, if proxied) through
-        // the master (hello every 2 s).
+        foreach ($nodes as $replica) { rl_wait_synced($replica, $deadline); }
+        $sentinels = rl_start_sentinels($proxied ? $proxies[0]['port'] : $master['port'], $started, $failoverTimeoutMs);
+        // Sentinels find each other and the replicas (at their proxies, if proxied)
+        // through the master (hello every 2 s).
         foreach ($sentinels as $s) {
             while (true) {
                 $peers = Resp::poll($s['dsn'], 'SENTINEL', 'SENTINELS', 'mymaster');
-                $replicas = Resp::poll($s['dsn'], 'SENTINEL', 'REPLICAS', 'mymaster');
-                if (is_array($peers) && count($peers) === 2 && is_array($replicas) && count($replicas) === 1) { break; }
+                $known = Resp::poll($s['dsn'], 'SENTINEL', 'REPLICAS', 'mymaster');
+                if (is_array($peers) && count($peers) === 2 && is_array($known) && count($known) === $replicas) { break; }
                 if (microtime(true) > $deadline + 10) { throw new RuntimeException("sentinel {$s['port']} did not converge: " . rl_log_tail($s)); }
                 usleep(100000);
             }
         }
-        return ['master' => $master, 'replica' => $replica, 'sentinels' => $sentinels, 'proxies' => $proxies];
+        return ['master' => $master, 'replica' => $nodes[0], 'replicas' => $nodes, 'sentinels' => $sentinels, 'proxies' => $proxies];
     } catch (Throwable $e) {
         // Nothing outlives a set that did not come up.
         foreach ($started as $srv) { rl_stop_redis($srv); }
@@ -330,6 +344,7 @@ function rl_stop_sentinel_set(array $set): void {
     }
     rl_stop_redis($set['master']);
     rl_stop_redis($set['replica']);
+    foreach (array_slice($set['replicas'] ?? [], 1) as $r) { rl_stop_redis($r); }
     foreach ($set['proxies'] ?? [] as $p) { rl_stop_proxy($p); }
 }
 

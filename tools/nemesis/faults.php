@@ -147,7 +147,7 @@ abstract class Fault
     public function settle(Plan $p): float { return 0.0; }
 
     /** Whether it is left out rather than shortened when it would end past the quiet end. */
-    public function whole(): bool { return false; }
+    public function whole(Plan $p): bool { return false; }
 
     /**
      * One fault of kind $kind planned for worker $w (chosen for every kind, used by
@@ -354,13 +354,27 @@ final class Stall extends Fault
     }
 }
 
-/** Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and files. */
+/**
+ * Redis (on Redlock: one node) SIGKILLed, restarted after 0–0.2 s on the same port and
+ * files; on Sentinel the master of the moment, restarted from its AOF 1–2.5 s later as
+ * it was, a master (as a server restarted by its supervisor comes back: the sentinels
+ * make it a replica if they promoted another meanwhile, or find it again as the master
+ * if they did not), with its announce settings (its proxy).
+ */
 final class Kill extends Fault
 {
     public function reserve(): float { return 1.0; }
 
+    public function settle(Plan $p): float { return $p->sentinel ? 2.0 : 0.0; }
+
+    public function whole(Plan $p): bool { return $p->sentinel; }
+
     public function plan(Plan $p, string $kind, int $w): array
     {
+        if ($p->sentinel) {
+            // Whichever node is the master when the fault comes; one master fault at a time.
+            return [['kind' => 'kill', 'nodes' => ['master'], 'len' => mt_rand(1000, 2500) / 1000], ['master']];
+        }
         $node = mt_rand(0, $p->nodes - 1);
         $len = mt_rand(0, 200) / 1000;  // down before the restart begins
         return [['kind' => 'kill', 'nodes' => [$node], 'len' => $len], ["node:$node"]];
@@ -370,11 +384,16 @@ final class Kill extends Fault
     {
         $run = $i->run;
         $n = $i->f['nodes'][0];
-        $i->onStart(fn() => rl_kill_redis($run->nodes[$n]));
-        $i->onEnd(function () use ($i, $run, $n) {
+        $i->onStart(function () use (&$n, $run) {
+            if ($run->sentinel) { $n = ($run->masterNow)(); }
+            rl_kill_redis($run->nodes[$n]);
+        });
+        $i->onEnd(function () use (&$n, $i, $run) {
             $r0 = ($run->nowMs)();
-            $run->nodes[$n] = rl_start_redis($run->persistArgs, $run->nodes[$n]['port']);
-            $i->rec(['restart_t0' => $r0]);
+            // On Sentinel: whom the sentinels name as it comes back (itself: no failover yet).
+            $named = $run->sentinel ? rescue($run->masterNow) : null;
+            $run->nodes[$n] = rl_start_redis(array_merge($run->persistArgs, $run->nodeArgs[$n] ?? []), $run->nodes[$n]['port']);
+            $i->rec(['restart_t0' => $r0] + ($run->sentinel ? ['nodes' => [$n], 'master_at_restart' => $named] : []));
         });
     }
 }
@@ -426,7 +445,7 @@ final class Failover extends Fault
 
     public function settle(Plan $p): float { return $p->sentinel || $p->cluster ? 2.0 : 0.0; }
 
-    public function whole(): bool { return true; }
+    public function whole(Plan $p): bool { return true; }
 
     public function plan(Plan $p, string $kind, int $w): array
     {

@@ -26,6 +26,13 @@
 //                     (replica-announce-ip/-port; the sentinels monitor the master at its
 //                     proxy), so that the workers, the sentinels and the replica all
 //                     reach a node through its proxy
+//   sentinel2         issue 58's set: a master and two replicas (AOF always on each), 3
+//                     sentinels (down after 0.5 s, failover-timeout 2 s), proxied as
+//                     sentinel; the extension's default timeouts (read_timeout 0.5 s,
+//                     durable_timeout 0.25 s) and the server's default
+//                     repl-diskless-sync-delay (5 s; --sync-delay S sets another, kept
+//                     by restarts); its default faults pause, stall and kill (the
+//                     master SIGKILLed, restarted from its AOF 1–2.5 s later)
 //   single-clock, redlock-clock, sentinel-clock
 //                     single, redlock and sentinel with every lock server under the clock
 //                     shim (tools/test/clockshift/: its wall clock moves by an offset), for
@@ -48,7 +55,7 @@
 // the run on either key: addLock($token), extendLock($token), releaseLock($token)).
 // Redlock runs mutex, token and sync (it refuses fair, shared locks and semaphores).
 // Every other worker has `auto_renew` (sync always has it). Leases 0.5 s (sentinel-clock: 2 s), waits 1 s,
-// read_timeout 0.2 s, fencing on (unless --fencing 0).
+// read_timeout 0.2 s (sentinel2: 0.5 s, the default), fencing on (unless --fencing 0).
 // Each hold writes `bound` events: getRemainingLifetime() sampled after the acquire,
 // every 20 ms of its section when it moved, and before the release.
 // RESP3 (single, single-nopersist, redlock, redlock-nopersist; the default is the
@@ -63,8 +70,15 @@
 // longer than an election (the Cluster's node timeout is 1 s, an election about 2.5 s),
 // every acquire must wait the election out: the checker fails the run on an acquire
 // that threw, unless it waited its whole wait and an election was still on then.
-// --durable N (sentinel, cluster): durable grants, `durable => N` (durable_timeout 0.1 s):
-// an acquisition, a hand-over or a renewal counts only once N replicas have it.
+// --durable N (sentinel, cluster): durable grants, `durable => N` (durable_timeout 0.1 s;
+// sentinel2: 0.25 s, the default): an acquisition, a hand-over or a renewal counts only
+// once N replicas have it.
+// --watch (issue 58: where a durable wait's time goes): a watcher process (watch.php)
+// polls every node's INFO replication and persistence and every sentinel's master
+// (directly, not through the proxies) every 50 ms and writes each change (`repl`,
+// `named` events); the workers run with REDIS_LOCK_TRACE, the extension's debug trace
+// (src/trace.rs): each durable check (the node it reached, what WAIT counted, how
+// long) and each master a sentinel named, as `trace` events. where.php reads them.
 // Threads (--threads N): the last N workers are PHP threads in one process, the ZTS
 // harness (harness/, `script` scenario: NEMESIS_HARNESS) with the module built for
 // the ZTS PHP (NEMESIS_ZTS_EXT); `make test-zts` builds both. They share the module's
@@ -95,7 +109,7 @@ require_once __DIR__ . '/../../php-tests/_helper.inc';
 require_once __DIR__ . '/paths.php';
 require_once __DIR__ . '/faults.php';
 
-$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:', 'wait:', 'fencing:', 'expect:', 'keys:']);
+$opt = getopt('', ['seed:', 'topology:', 'duration:', 'workers:', 'threads:', 'faults:', 'workloads:', 'out:', 'quiet', 'help', 'resp3', 'no-resp3', 'wait-replicas:', 'durable:', 'wait:', 'fencing:', 'expect:', 'keys:', 'sync-delay:', 'watch']);
 if (isset($opt['help'])) {
     // The comment at the top of this file.
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) {
@@ -131,6 +145,12 @@ const TOPOLOGIES = [
         'workloads' => ['mutex', 'sync', 'token']],
     'sentinel' => ['nodes' => 2, 'persist' => true, 'sentinel' => true, 'faults' => ['pause', 'pause-waiter', 'stall', 'failover', 'partition', 'reset'],
         'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
+    // Issue 58's set: two replicas, the sentinels' failover-timeout 2 s, the extension's
+    // default timeouts and the server's default wait before a diskless full sync.
+    'sentinel2' => ['nodes' => 3, 'persist' => true, 'sentinel' => true, 'replicas' => 2, 'failover_timeout' => 2000,
+        'read_timeout' => 0.5, 'durable_timeout' => 0.25, 'sync_delay' => 5, 'quiet' => 3.0,
+        'faults' => ['pause', 'stall', 'kill', 'pause-waiter', 'failover', 'partition', 'reset'],
+        'default_faults' => ['pause', 'stall', 'kill'], 'workloads' => ['mutex', 'fair', 'sync', 'token', 'rw', 'sem']],
     // Every lock server under the clock shim; by default only the clock faults.
     'single-clock' => ['nodes' => 1, 'persist' => true, 'clock' => true,
         'faults' => ['clock-forward', 'clock-back', 'partition', 'pause', 'reset', 'stall', 'kill', 'pause-waiter'],
@@ -149,11 +169,15 @@ const TOPOLOGIES = [
 const LEASE = 0.5;
 const WAIT = 1.0;
 const READ_TIMEOUT = 0.2;
+// The workers' durable_timeout (--durable), where the topology does not say.
+const DURABLE_TIMEOUT = 0.1;
 // The quiet end of a run, in which every key must be taken again. Durable grants need
 // a replica: after a failover while the old master lives, the sentinels make it one
 // only about 8 s after it is back (a returned master is left alone for four publish
-// periods), so those runs end with 12 s of quiet.
-define('QUIET', (int) ($opt['durable'] ?? 0) > 0 ? 12.0 : 3.0);
+// periods), so those runs end with 12 s of quiet. sentinel2 keeps 3 s either way: a
+// second replica follows the new master within a second or two, and a seed's plain and
+// durable runs get the same schedule, so that their sections compare (issue 58).
+define('QUIET', (TOPOLOGIES[$topology] ?? [])['quiet'] ?? ((int) ($opt['durable'] ?? 0) > 0 ? 12.0 : 3.0));
 // The lock keys: k0 and k1, or --keys N of them (k0 … kN-1): more keys, less
 // contention, so that more holds are taken with nobody queued (alone).
 define('KEYS', array_map(fn($i) => "k$i", range(0, max(2, (int) ($opt['keys'] ?? 2)) - 1)));
@@ -215,6 +239,16 @@ $fencingOpt = $opt['fencing'] ?? '1';
 if (!in_array($fencingOpt, ['0', '1'], true)) { fail('--fencing must be 0 or 1'); }
 $fencing = $fencingOpt === '1';
 if (!$fencing) { $mix .= ', no fencing'; }
+// The replicas' wait before a diskless full sync (repl-diskless-sync-delay): the
+// topology's (sentinel: 0 at the start, and a failover's restart), or --sync-delay S.
+$syncDelay = isset($opt['sync-delay']) ? (int) $opt['sync-delay'] : ($topo['sync_delay'] ?? null);
+if ($syncDelay !== null && ($syncDelay < 0 || $syncDelay > 60)) { fail('--sync-delay must be 0 to 60 s'); }
+if (isset($opt['sync-delay']) && !($topo['sentinel'] ?? false)) { fail('--sync-delay needs sentinel or sentinel2'); }
+if (isset($opt['sync-delay'])) { $mix .= ", sync delay $syncDelay s"; }
+$watch = isset($opt['watch']);
+if ($watch && !($topo['sentinel'] ?? false)) { fail('--watch needs sentinel or sentinel2'); }
+$readTimeout = $topo['read_timeout'] ?? READ_TIMEOUT;
+$durableTimeout = $topo['durable_timeout'] ?? DURABLE_TIMEOUT;
 if (isset($opt['keys']) && ((int) $opt['keys'] < 2 || (int) $opt['keys'] > 16)) { fail('--keys must be 2 to 16'); }
 if (count(KEYS) !== 2) { $mix .= ', ' . count(KEYS) . ' keys'; }
 $expect = paths_parse_expect($opt['expect'] ?? '');
@@ -265,7 +299,7 @@ function schedule(array $kinds, float $duration, int $nworkers, Plan $plan): arr
         // Each fault ends by duration − 3 s; a restart takes up to about a second, and
         // the sentinels settle a failover (or a long stall) within about two more.
         $reserve = $fault->reserve();
-        if ($t + $reserve > $lastEnd || $fault->whole() && $t + $f['len'] + $reserve > $lastEnd) { continue; }
+        if ($t + $reserve > $lastEnd || $fault->whole($plan) && $t + $f['len'] + $reserve > $lastEnd) { continue; }
         if ($t + $f['len'] + $reserve > $lastEnd) { $f['len'] = max(0.0, $lastEnd - $reserve - $t); }
         $len = $f['len'];
         $settle = $fault->settle($plan);
@@ -289,11 +323,13 @@ $store = null;      // the fenced store
 $proxies = [];      // [worker][node] => rl_fault_proxy array
 $nodeProxies = [];  // [node] => rl_fault_proxy array: on Sentinel and Cluster, the one every client reaches the node through
 $procs = [];        // worker => ['proc' =>, 'pid' =>]
+$watcher = null;    // --watch: the watcher process (proc_open)
 $stopped = [];      // pid => true: stopped by us, to continue in the cleanup
 $cleaned = false;
-$cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$nodeProxies, &$procs, &$stopped, &$cleaned) {
+$cleanup = function () use (&$nodes, &$sentinels, &$store, &$proxies, &$nodeProxies, &$procs, &$stopped, &$cleaned, &$watcher) {
     if ($cleaned) { return; }
     $cleaned = true;
+    if (is_resource($watcher)) { proc_terminate($watcher, SIGKILL); proc_close($watcher); }
     foreach (array_keys($stopped) as $pid) { @posix_kill($pid, SIGCONT); }
     foreach ($procs as $p) {
         if (is_resource($p['proc']) && proc_get_status($p['proc'])['running']) { @posix_kill($p['pid'], SIGKILL); }
@@ -330,18 +366,22 @@ if ($cluster) {
     }
 } elseif ($sentinel) {
     // Each node behind a proxy of its own, which it announces; the sentinels monitor the master there.
-    $set = rl_start_sentinel_set(proxied: true);
-    $nodes = [$set['master'], $set['replica']];
+    $set = rl_start_sentinel_set(proxied: true, replicas: $topo['replicas'] ?? 1, failoverTimeoutMs: $topo['failover_timeout'] ?? 3000);
+    $nodes = [$set['master'], ...$set['replicas']];
     $nodeProxies = $set['proxies'];
     $sentinels = $set['sentinels'];
-    foreach ($nodeProxies as $i => $px) { $nodeArgs[$i] = rl_proxied_replica_args($px); }
+    foreach ($nodeProxies as $i => $px) {
+        // A restart keeps its proxy, and the run's wait before a full sync where it sets one.
+        $nodeArgs[$i] = array_merge(rl_proxied_replica_args($px), $syncDelay === null ? [] : ['--repl-diskless-sync-delay', (string) $syncDelay]);
+    }
     // The helper starts them without persistence; a restart must find its AOF.
-    // Either may become the master and have to sync a restarted node: at once, not
-    // after the default 5 s wait for more replicas.
+    // Any may become the master and have to sync a restarted node: on sentinel at
+    // once, not after the default 5 s wait for more replicas (sentinel2: the server's
+    // default, or --sync-delay).
     foreach ($nodes as $n) {
         rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendonly', 'yes');
         rl_cmd($n['dsn'], 'CONFIG', 'SET', 'appendfsync', 'always');
-        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0');
+        rl_cmd($n['dsn'], 'CONFIG', 'SET', 'repl-diskless-sync-delay', (string) ($syncDelay ?? 0));
     }
 } else {
     $nodes = rl_start_many($topo['nodes'], $persistArgs);
@@ -394,10 +434,11 @@ $replay = sprintf('NEMESIS_EXT=%s%s php -n -d extension=posix tools/nemesis/run.
     $seed, $topology, $duration, $nworkers, $nthreads ? " --threads $nthreads" : '',
     isset($opt['faults']) ? ' --faults ' . $opt['faults'] : '', isset($opt['workloads']) ? ' --workloads ' . $opt['workloads'] : '',
     ['native' => '', 'half' => ' --resp3', 'none' => ' --no-resp3'][$resp3] . ($waitReplicas ? " --wait-replicas $waitReplicas" : '') . ($durable ? " --durable $durable" : '') . (isset($opt['wait']) ? " --wait $wait" : '')
+    . (isset($opt['sync-delay']) ? " --sync-delay $syncDelay" : '') . ($watch ? ' --watch' : '')
     . ($fencing ? '' : ' --fencing 0') . (count(KEYS) !== 2 ? ' --keys ' . count(KEYS) : '') . ($expect ? ' --expect ' . paths_expect_text($expect, ',') : ''));
 $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $mix, 'faults' => $faultKinds,
     'duration' => $duration, 'quiet' => QUIET, 'workers' => $nworkers, 'threads' => $nthreads, 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'elections_waited' => $electionsWaited,
-    'read_timeout' => READ_TIMEOUT, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
+    'read_timeout' => $readTimeout, 'persist' => $topo['persist'], 'nodes' => $topo['nodes'], 'sentinel' => $sentinel,
     // Whether holds carry fencing numbers: where the lock issues them, unless --fencing 0.
     'fenced' => $fencing && ($topo['nodes'] === 1 || $sentinel || $cluster), 'cluster' => $cluster, 'fencing' => $fencing,
     // Fences may go back only where the counter can be lost: no persistence, or a
@@ -410,15 +451,31 @@ $header = ['type' => 'run', 'seed' => $seed, 'topology' => $topology, 'mix' => $
     'git' => trim((string) shell_exec('git -C ' . escapeshellarg($root) . ' rev-parse --short HEAD 2>/dev/null')),
     // bound events (getRemainingLifetime() samples) in every hold; how the workers speak RESP3.
     'bounds' => true, 'resp3' => $resp3, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
+    'durable_timeout' => $durable ? $durableTimeout : null,
+    // Sentinel: the replicas' wait before a diskless full sync (null: the server's
+    // default), the sentinels' failover-timeout, and whether the run was watched (--watch).
+    'sync_delay' => $sentinel ? $syncDelay ?? 0 : null, 'failover_timeout' => $sentinel ? $topo['failover_timeout'] ?? 3000 : null, 'watch' => $watch,
+    // --watch: each node's own port and its proxy's (what the sentinels, the replicas and the trace name).
+    'ports' => $watch ? array_map(fn($i) => ['port' => $nodes[$i]['port'], 'proxy' => $nodeProxies[$i]['port']], array_keys($nodes)) : null,
     // The lock servers' wall clocks can move (the clock shim), and by how much each starts off.
     'clock' => $topo['clock'] ?? false, 'clock_offsets' => ($topo['clock'] ?? false) ? array_map('rl_clock_offset', $nodes) : null,
     // On Sentinel and Cluster each node has one proxy, every client's: partitions and resets are a node's.
     'node_proxies' => $sentinel || $cluster,
-    'started' => date('c'), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
+    'started' => date('c'), 'load' => sys_getloadavg(), 'replay' => $replay, 'assign' => $workerCfg, 'schedule' => $schedule];
 
 $t0 = hrtime(true);
 $nowMs = fn(): float => round((hrtime(true) - $t0) / 1e6, 3);
 $endMs = $duration * 1000;
+if ($watch) {
+    // The extension's debug trace, every worker's in one file (a line is one write).
+    putenv("REDIS_LOCK_TRACE=$partsDir/trace.jsonl");
+    $wcfg = ['t0' => $t0, 'out' => "$partsDir/repl.jsonl",
+        'nodes' => array_map(fn($i) => ['port' => $nodes[$i]['port'], 'proxy' => $nodeProxies[$i]['port']], array_keys($nodes)),
+        'sentinels' => array_column($sentinels, 'port')];
+    $watcher = proc_open([PHP_BINARY, '-n', __DIR__ . '/watch.php', json_encode($wcfg)],
+        [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$partsDir/watch.out", 'w'], 2 => ['file', "$partsDir/watch.out", 'a']], $pipes);
+    if (!$watcher) { fail('the watcher did not start'); }
+}
 $threadArgs = [];
 for ($w = 0; $w < $nworkers; $w++) {
     $cfg = ['id' => $w, 'seed' => $seed, 'topology' => $topology, 'workload' => $workerCfg[$w]['workload'],
@@ -427,7 +484,7 @@ for ($w = 0; $w < $nworkers; $w++) {
         'dsns' => array_map(fn($p) => $p['dsn'] . ($resp3 === 'half' && $w % 2 === 1 ? '?protocol=resp3' : ''), $proxies[$w]),
         'sentinels' => array_map(fn($s) => $s['dsn'], $sentinels),
         'cluster' => $cluster ? array_column($nodeProxies, 'dsn') : [],
-        'store' => $store['port'], 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'read_timeout' => READ_TIMEOUT, 'wait_replicas' => $waitReplicas, 'durable' => $durable,
+        'store' => $store['port'], 'keys' => KEYS, 'lease' => $topo['lease'] ?? LEASE, 'wait' => $wait, 'read_timeout' => $readTimeout, 'wait_replicas' => $waitReplicas, 'durable' => $durable, 'durable_timeout' => $durableTimeout,
         'fencing' => $fencing, 't0' => $t0, 'end' => $endMs, 'out' => "$partsDir/w$w.jsonl", 'thread' => $isThread($w)];
     if ($isThread($w)) { $threadArgs[$w] = json_encode($cfg); continue; }
     $cmd = [PHP_BINARY, '-n', '-d', 'extension=posix', '-d', "extension=$ext", __DIR__ . '/worker.php', json_encode($cfg)];
@@ -532,6 +589,13 @@ foreach ($procs as $w => $p) {
         'code' => $code, 'signal' => $signal, 'thread' => isset($p['threads']), 'output' => substr($stderr, 0, 2000)];
 }
 $procs = [];
+if (is_resource($watcher)) {
+    proc_terminate($watcher, SIGKILL);
+    proc_close($watcher);
+    $watcher = null;
+    $said = trim((string) @file_get_contents("$partsDir/watch.out"));
+    if ($said !== '') { fwrite(STDERR, "nemesis: the watcher said: " . substr($said, 0, 500) . "\n"); }
+}
 
 // What the fenced store counted, beside the workers' own records of its answers.
 $storeCounts = [];
@@ -545,6 +609,15 @@ foreach (glob("$partsDir/w*.jsonl") as $part) {
         $e = json_decode($l, true);
         if (is_array($e)) { $lines[] = $e; } else { $lines[] = ['op' => 'bad-line', 'text' => substr($l, 0, 300)]; }
     }
+}
+// --watch: the watcher's records, and the extension's trace (its times are
+// CLOCK_MONOTONIC ns, made ms from the run's origin here).
+foreach (@file("$partsDir/repl.jsonl", FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) ?: [] as $l) {
+    if (is_array($e = json_decode($l, true))) { $lines[] = $e; }
+}
+foreach (@file("$partsDir/trace.jsonl", FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) ?: [] as $l) {
+    if (!is_array($e = json_decode($l, true))) { continue; }
+    $lines[] = ['op' => 'trace', 'ev' => $e['ev'], 't0' => round(($e['t'] - $t0) / 1e6, 3)] + array_diff_key($e, ['ev' => 1, 't' => 1]);
 }
 foreach ($faultLog as $f) { $lines[] = $f; }
 foreach ($exits as $x) { $lines[] = $x; }

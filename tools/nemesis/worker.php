@@ -7,7 +7,8 @@
 //   Redlock node), sentinels or cluster (the sentinels, reached directly, or the
 //   cluster's seeds, the nodes' proxies), thread (run as a
 //   thread of the ZTS harness: `exit` ends only the thread), store (the fenced store's port), keys, lease, wait,
-//   read_timeout, fencing (false: the locks have 'fencing' => false and no
+//   read_timeout, wait_replicas, durable and durable_timeout (0.1 s unless given),
+//   fencing (false: the locks have 'fencing' => false and no
 //   getFencingToken() is ever called; default true), t0 (the run's hrtime origin,
 //   ns), end (ms from t0), out (path).
 // Times are hrtime() (CLOCK_MONOTONIC, one clock for every process on the host),
@@ -124,7 +125,7 @@ $store = new Store((int) $cfg['store']);
 $fencing = (bool) ($cfg['fencing'] ?? true);
 $opts = ['read_timeout' => (float) $cfg['read_timeout'], 'auto_renew' => (bool) $cfg['auto_renew'], 'fencing' => $fencing];
 if (($cfg['wait_replicas'] ?? 0) > 0) { $opts['wait_replicas'] = (int) $cfg['wait_replicas']; }
-if (($cfg['durable'] ?? 0) > 0) { $opts += ['durable' => (int) $cfg['durable'], 'durable_timeout' => 0.1]; }
+if (($cfg['durable'] ?? 0) > 0) { $opts += ['durable' => (int) $cfg['durable'], 'durable_timeout' => (float) ($cfg['durable_timeout'] ?? 0.1)]; }
 if ($cfg['cluster'] ?? []) {
     $opts['cluster'] = $cfg['cluster'];
 } elseif ($cfg['sentinels']) {
