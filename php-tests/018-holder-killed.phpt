@@ -1,7 +1,7 @@
 --TEST--
 A holder killed with SIGKILL never releases: the waiter still gets the lock when its lease runs out, not a polling interval later
 --CONFLICTS--
-cpu # a wake-up checked to 50 ms of the expiry
+all # a wake-up checked to 50 ms of the expiry: alone
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

@@ -1,7 +1,7 @@
 --TEST--
 addLock() gives up at its deadline, within tens of milliseconds, whether it waits on a wake-up or polls, and leaves nothing queued
 --CONFLICTS--
-cpu # deadlines checked to 50 ms
+all # deadlines checked to 50 ms: alone
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

@@ -1,7 +1,7 @@
 --TEST--
 Watchdog under faults: a Redis stall shorter than the lease is ridden out by retried renewals; one longer than the lease marks the lock lost, which isOwned() and releaseLock() then report without asking the stalled server
 --CONFLICTS--
-cpu # an answer without a round trip checked to 50 ms
+all # an answer without a round trip checked to 50 ms: alone
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

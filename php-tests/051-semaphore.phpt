@@ -1,7 +1,7 @@
 --TEST--
 Semaphore: 16 processes on 4 permits never exceed 4 holders; weights; a SIGKILLed holder's permits come back at its lease end; wake on release, not polling; 64 waiters cause no herd; a heavy waiter is not starved by light ones; fair mode lets nobody pass; bad input
 --CONFLICTS--
-cpu # forks 64 waiters at once; and a wake-up within 100 ms
+all # forks 64 waiters at once, and checks a wake-up to 100 ms: alone
 --EXTENSIONS--
 pcntl
 posix
