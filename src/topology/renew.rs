@@ -46,9 +46,11 @@ pub(crate) fn on_conn(
     };
     let waits: Vec<Durable> = [asked(false), asked(true)].into_iter().flatten().collect();
     let calls: Vec<Call<'_>> = batch.iter().map(|r| r.call).collect();
-    let t0 = crate::trace::now_ns();
+    // The debug trace's clock is read only when the trace is on (`REDIS_LOCK_TRACE`).
+    let traced = !waits.is_empty() && crate::trace::on();
+    let t0 = if traced { crate::trace::now_ns() } else { 0 };
     let sent = durable::wait_calls(&waits, |tail| call::pipeline(conn, &calls, tail));
-    if !waits.is_empty() && crate::trace::on() {
+    if traced {
         trace_check(conn, batch.len(), &waits, &sent, t0);
     }
     let (replies, acks) = sent?;
