@@ -1,5 +1,5 @@
 --TEST--
-Durable grants (durable, durable_aof): with the replica frozen, a try, a hand-over, an extension and the watchdog's renewals are not acknowledged within durable_timeout and do not count: the try and the hand-over are undone (the key is free, not_durable counts them) and the caller is told with a LockConnectionException, a waiting caller waits on and gets the lock once the replica is back; with the replica up every kind acquires, and WAIT runs once per acquisition; options are checked
+Durable grants (durable, durable_aof): with the replica frozen, a try, a hand-over, an extension and the watchdog's renewals are not acknowledged within durable_timeout and do not count: the try and the hand-over are undone (the key is free, not_durable counts them) and the caller is told with a LockConnectionException, a waiting caller waits on and gets the lock once the replica is back; a durable_timeout longer than read_timeout is waited out whole; with the replica up every kind acquires, and WAIT runs once per acquisition; options are checked
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
 --FILE--
@@ -28,7 +28,7 @@ try {
     $stat = fn() => redis_lock_stats()['not_durable'];
 
     // Options.
-    foreach ([['durable' => -1], ['durable' => 'x'], ['durable_timeout' => 0], ['durable' => 1, 'durable_timeout' => 0.5],
+    foreach ([['durable' => -1], ['durable' => 'x'], ['durable_timeout' => 0],
               ['durable' => 1, 'servers' => [$m['dsn'], $m['dsn'], $m['dsn']]]] as $bad) {
         try { new Lock('k', 0, 1, $bad + ['dsn' => $m['dsn']]); echo "accepted\n"; }
         catch (ValueError | TypeError $e) { echo get_class($e), ': ', $e->getMessage(), "\n"; }
@@ -57,6 +57,17 @@ try {
     // Not before durable_timeout, nor after read_timeout (5 s): room for a busy machine.
     echo "after about durable_timeout: ", var_export($took > 0.29 && $took < 2.3, true), ", key left: ", rl_cmd($m['dsn'], 'EXISTS', $k),
         ", not_durable: ", $stat(), ", isOwned: ", var_export($q->isOwned(), true), "\n";
+
+    // The acknowledgement's own wait is not capped by read_timeout: a durable_timeout
+    // longer than it is waited out whole, and what ends it is the count, not a timeout.
+    $long = new Lock($k, 0, 10, ['durable_timeout' => 1.0, 'read_timeout' => 0.3] + $o);
+    $t0 = microtime(true);
+    try { $long->tryLock(); echo "acquired without the replica\n"; }
+    catch (LockConnectionException $e) {
+        echo "longer than read_timeout: ", $e->getMessage(), "\n";
+    }
+    $took = microtime(true) - $t0;
+    echo "after durable_timeout, not read_timeout: ", var_export($took > 0.99, true), ", key left: ", rl_cmd($m['dsn'], 'EXISTS', $k), "\n";
 
     // A wait goes on, and gets it once the replica is back.
     exec(sprintf('(sleep 0.35; kill -CONT %d) > /dev/null 2>&1 &', $r['pid']));
@@ -149,12 +160,13 @@ try {
 ValueError: option "durable" must be %s
 TypeError: option "durable" must be of type int, string given
 ValueError: option "durable_timeout" must be a finite number of seconds greater than 0, 0 given
-ValueError: durable_timeout (0.5 s) must be shorter than read_timeout (0.5 s): the acknowledgement is one reply
 ValueError: options "durable" and "durable_aof" need one server, Sentinel or Cluster: Redlock ("servers") counts on a majority of masters, not on their replicas
 acquired: true, on the replica at once: true, WAITs: 1
 bool(true)
 LockConnectionException: redis-lock: Redis at %s could not make the lock durable: 0 of 1 replicas acknowledged it within 300 ms (WAIT)
 after about durable_timeout: true, key left: 0, not_durable: 1, isOwned: false
+longer than read_timeout: redis-lock: Redis at %s could not make the lock durable: 0 of 1 replicas acknowledged it within 1000 ms (WAIT)
+after durable_timeout, not read_timeout: true, key left: 0
 waited for the replica: true, on the replica: true
 bool(true)
 waiter: LockConnectionException (durable), not_durable %d, handed over %d, key left: 0

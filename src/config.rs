@@ -117,7 +117,8 @@ options! {
     /// Durable grants count only once the master's own AOF has them on disk too
     /// (`WAITAOF`, Redis 7.2 or later).
     pub durable_aof: bool = "0", bool_value;
-    /// How long a durable grant waits for its acknowledgements.
+    /// How long a durable grant waits for its acknowledgements: the reply that brings
+    /// them may come that long after `read_timeout`.
     pub durable_timeout: Duration = "0.25", positive_seconds;
     /// Seed nodes of a Redis Cluster.
     cluster: Vec<String> = "", cluster_seeds;
@@ -242,13 +243,6 @@ impl Settings {
             return Err(LockError::InvalidValue(
                 "options \"tls_cert_file\" and \"tls_key_file\" go together: a client certificate needs its key".to_string(),
             ));
-        }
-        if (self.durable > 0 || self.durable_aof) && self.durable_timeout >= self.read_timeout {
-            return Err(LockError::InvalidValue(format!(
-                "durable_timeout ({} s) must be shorter than read_timeout ({} s): the acknowledgement is one reply",
-                self.durable_timeout.as_secs_f64(),
-                self.read_timeout.as_secs_f64()
-            )));
         }
         if self.retry_delay_max < self.retry_delay {
             return Err(LockError::InvalidValue(format!(

@@ -66,8 +66,10 @@ pub enum LockError {
 }
 
 /// Error replies that pass with time: a script still running, a server loading its
-/// data or between masters, a cluster resharding.
-const PASSING: [&str; 6] = ["BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN", "READONLY"];
+/// data or between masters, a cluster resharding, a master short of the replicas
+/// its `min-replicas-to-write` asks for (refused whole: a script's first write).
+const PASSING: [&str; 7] =
+    ["BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN", "READONLY", "NOREPLICAS"];
 
 impl LockError {
     /// Whether this is a passing state of the server (`PASSING`: loading its data,

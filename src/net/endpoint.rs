@@ -49,6 +49,16 @@ pub trait Discovery: Send + Sync + std::fmt::Debug {
         connect_timeout: Duration,
         read_timeout: Duration,
     ) -> std::result::Result<Connection, Undiscovered>;
+
+    /// Whether it still finds the server `conn` reached (`Connection::named`), asked
+    /// now within these timeouts: `Some(false)` when it names another, `None` when it
+    /// could not tell.
+    fn still_names(
+        &self,
+        conn: &Connection,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> Option<bool>;
 }
 
 /// Why a discovery found no server to connect to.
@@ -132,6 +142,24 @@ impl Endpoint {
     /// found again.
     pub(crate) fn on_replica(&self, e: &RedisError) -> bool {
         self.discovery.is_some() && e.code() == Some("READONLY")
+    }
+
+    /// Whether `conn`'s server was found by the discovery (a Sentinel master) and is no
+    /// longer the one it names: a master the sentinels replaced, which a connection
+    /// reached before they did (or while they still named it) and keeps. Asked when a
+    /// durable check went unacknowledged there; `false` when it cannot tell.
+    pub(crate) fn replaced(&self, conn: &Connection) -> bool {
+        self.discovery.as_ref().is_some_and(|d| {
+            d.still_names(conn, self.connect_timeout, self.read_timeout) == Some(false)
+        })
+    }
+
+    /// Whether `e`, an error reply on `conn`, says its server is a master short of the
+    /// replicas its `min-replicas-to-write` asks for (`NOREPLICAS`) and is one the
+    /// discovery no longer names (`replaced`): the connection is dropped like one on
+    /// a replica, and the next finds the master named.
+    pub(crate) fn short_and_replaced(&self, e: &RedisError, conn: &Connection) -> bool {
+        e.code() == Some("NOREPLICAS") && self.replaced(conn)
     }
 
     /// The parsed settings: address, credentials, database.

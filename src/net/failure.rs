@@ -104,6 +104,7 @@ pub(super) fn passing_state(e: &RedisError) -> String {
         Some("BUSY") => "a script is still running",
         Some("TRYAGAIN") => "the slot is being migrated",
         Some("CLUSTERDOWN") => "the cluster is down",
+        Some("NOREPLICAS") => "it has fewer good replicas than its min-replicas-to-write",
         _ => "a passing state",
     };
     format!("{what} ({} {})", e.code().unwrap_or(""), e.detail().unwrap_or("").trim())

@@ -226,7 +226,13 @@ pub fn run<T>(
         };
         let err = match op(reg.conns.used(at), false) {
             Ok(v) => return Ok(v),
-            Err(e) if !breaks_connection(&e) && !ep.on_replica(&e) => return Err(ep.error(&e)),
+            Err(e)
+                if !breaks_connection(&e)
+                    && !ep.on_replica(&e)
+                    && !ep.short_and_replaced(&e, reg.conns.used(at)) =>
+            {
+                return Err(ep.error(&e))
+            }
             Err(e) => e,
         };
         reg.conns.take(ep.id());
@@ -246,8 +252,9 @@ pub fn run<T>(
             connect(ep)
         };
         // The first try was sent: what it did is unknown, unless a demoted master
-        // refused it (READONLY). A failover found while reconnecting stays a passing state.
-        let ran = !ep.on_replica(&err);
+        // refused it (READONLY, or NOREPLICAS: refused whole). A failover found while
+        // reconnecting stays a passing state.
+        let ran = !ep.on_replica(&err) && err.code() != Some("NOREPLICAS");
         let mut conn = reconnected.map_err(|second| match second {
             LockError::Connection { addr, cause, .. } => LockError::Connection {
                 addr,

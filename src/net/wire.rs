@@ -49,6 +49,8 @@ pub struct Connection {
     pub(super) cad: Cad,
     /// This connection among every one the process made (`serial`).
     serial: u64,
+    /// The address a discovery named for it (a Sentinel master), as it named it.
+    named: Option<Box<str>>,
 }
 
 /// Messages kept for a waiter at most: more are stale ones nobody reads.
@@ -77,6 +79,7 @@ impl Connection {
             wake_generation: 0,
             cad: Cad::None,
             serial: next_serial(),
+            named: None,
         };
         let settings = info.redis_settings();
         let password = settings.password();
@@ -120,6 +123,16 @@ impl Connection {
     /// so a hold that remembers it can tell later whether it is still the same one.
     pub fn serial(&self) -> u64 {
         self.serial
+    }
+
+    /// The address a discovery named for this connection (`None`: a fixed server).
+    pub fn named(&self) -> Option<&str> {
+        self.named.as_deref()
+    }
+
+    /// Notes that a discovery found this connection's server as `addr`.
+    pub fn set_named(&mut self, addr: String) {
+        self.named = Some(addr.into_boxed_str());
     }
 
     /// Whether the server has closed its side, or the socket failed, as far as the

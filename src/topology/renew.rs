@@ -49,7 +49,19 @@ pub(crate) fn on_conn(
     // The debug trace's clock is read only when the trace is on (`REDIS_LOCK_TRACE`).
     let traced = !waits.is_empty() && crate::trace::on();
     let t0 = if traced { crate::trace::now_ns() } else { 0 };
+    // The acknowledgement's own wait is not the server's slowness: its reply may take
+    // that long more than `read_timeout`.
+    let patient = waits.iter().map(|d| d.timeout).max().zip(batch.first()).map(|(wait, r)| {
+        let base = r.route.node().read_timeout();
+        (base, base.saturating_add(wait))
+    });
+    if let Some((_, longer)) = patient {
+        conn.set_read_timeout(Some(longer))?;
+    }
     let sent = durable::wait_calls(&waits, |tail| call::pipeline(conn, &calls, tail));
+    if let (Some((base, _)), Ok(_)) = (patient, &sent) {
+        conn.set_read_timeout(Some(base))?;
+    }
     if traced {
         trace_check(conn, batch.len(), &waits, &sent, t0);
     }
@@ -160,14 +172,33 @@ impl Route {
             })
     }
 
+    /// A durable check not acknowledged on a master the sentinels no longer name
+    /// (`Endpoint::replaced`) drops the connection, so that the next command (the
+    /// retry here, else the caller's next try) reaches the master they name.
     fn renew_as(&self, r: &Renewing<'_>) -> Result<Landed> {
-        match self {
-            Route::Quorum(q) => q.extend(&mut Pooled, &r.call, r.lease),
-            _ => self.on_server(Retry::IfStale, |conn, _| {
-                on_conn(conn, &[r])?
-                    .pop()
-                    .unwrap_or_else(|| Err(unexpected("no reply".to_string())))
-            }),
+        if let Route::Quorum(q) = self {
+            return q.extend(&mut Pooled, &r.call, r.lease);
+        }
+        let mut replaced = None;
+        let landed = self.on_server(Retry::IfStale, |conn, _| {
+            let landed = on_conn(conn, &[r])?
+                .pop()
+                .unwrap_or_else(|| Err(unexpected("no reply".to_string())))?;
+            match landed {
+                Landed::Unsure(why) if replaced.is_none() && self.node().replaced(conn) => {
+                    let on = conn.named().unwrap_or("?");
+                    replaced =
+                        Some(format!("{why}, on {on}, a master the sentinels no longer name"));
+                    Err(RedisError::from((ErrorKind::Client, "a replaced master", on.to_string())))
+                }
+                landed => Ok(landed),
+            }
+        });
+        match (landed, replaced) {
+            // Not retried, or the retry found no master yet: not acknowledged, and the
+            // caller's next try finds the master the sentinels name.
+            (Err(_), Some(why)) => Ok(Landed::Unsure(why)),
+            (landed, _) => landed,
         }
     }
 }
@@ -224,7 +255,12 @@ impl Renewer {
             }
             .and_then(|mut conn| {
                 let replies = on_conn(&mut conn, &items).ok()?;
-                self.conns.insert(id.clone(), conn);
+                // A durable renewal not acknowledged on a master the sentinels replaced:
+                // the next round reconnects to the one they name.
+                let unsure = replies.iter().any(|r| matches!(r, Ok(Landed::Unsure(_))));
+                if !(unsure && ep.replaced(&conn)) {
+                    self.conns.insert(id.clone(), conn);
+                }
                 Some(replies)
             });
             match replies {

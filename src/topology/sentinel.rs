@@ -103,7 +103,8 @@ impl Sentinels {
             let reached = pool::open(&info, &self.tls, left, read_timeout, self.max_reply, true)
                 .map_err(|e| Found::Unreachable(e, Box::new(info.clone())));
             match reached.and_then(|mut conn| role_is_master(&mut conn).map(|_| conn)) {
-                Ok(conn) => {
+                Ok(mut conn) => {
+                    conn.set_named(display(&named));
                     trace_named(node, Some((&named, conn.serial())), "master", t0);
                     self.reached.store(true, std::sync::atomic::Ordering::Relaxed);
                     return Ok(conn);
@@ -181,6 +182,35 @@ impl Discovery for Sentinels {
         read_timeout: Duration,
     ) -> Result<Connection, Undiscovered> {
         self.connect_master(info, connect_timeout, read_timeout)
+    }
+
+    /// The first sentinel that answers decides: a lagging one may still name the old
+    /// master for a moment, which costs a check, never a grant (`WAIT` decides those).
+    fn still_names(
+        &self,
+        conn: &Connection,
+        connect_timeout: Duration,
+        read_timeout: Duration,
+    ) -> Option<bool> {
+        let was = conn.named()?;
+        let start = Instant::now();
+        for node in &self.nodes {
+            let left =
+                connect_timeout.saturating_sub(start.elapsed()).max(Duration::from_millis(1));
+            let t0 = crate::trace::now_ns();
+            if let Ok(named) = self.ask(node, left, read_timeout) {
+                let now = display(&named);
+                let same = now == was;
+                trace_named(
+                    node,
+                    Some((&named, conn.serial())),
+                    if same { "still named" } else { "replaced" },
+                    t0,
+                );
+                return Some(same);
+            }
+        }
+        None
     }
 }
 

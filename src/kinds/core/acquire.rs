@@ -132,6 +132,16 @@ impl<K: Kind> Holder<K> {
                             }
                             continue;
                         }
+                        // So too when the check was refused whole for a passing state
+                        // (NOREPLICAS: the master lost its replicas since the try).
+                        Err(e) if e.is_passing() && !e.sent() => {
+                            self.give_back(&token, &mut got);
+                            *undone = Some(e);
+                            if !wait || Instant::now() >= deadline {
+                                return Ok(None);
+                            }
+                            continue;
+                        }
                         Err(e) => {
                             self.give_back(&token, &mut got);
                             return Err(self.maybe_taken(token, e));
