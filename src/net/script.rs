@@ -101,6 +101,10 @@ impl Script {
     #[cold]
     #[inline(never)]
     fn explain(&self, e: RedisError) -> RedisError {
+        // A passing state (NOREPLICAS) keeps its code: waits ride it out.
+        if e.code().is_some_and(crate::error::passing_code) {
+            return e;
+        }
         let text = e.to_string();
         let Some(at) = text.find("@user_script:") else { return e };
         let digits: String = text[at + 13..].chars().take_while(char::is_ascii_digit).collect();
