@@ -172,11 +172,13 @@ fn run(shared: &'static Shared) {
                     hold.until = Some(lease_end(sent, due.sets));
                     r.due = done + table::interval(r.lease);
                 }
-                Landed::Unsure(_) if hold.until.is_some_and(|u| Boot::now() >= u) => {
+                Landed::Unsure(_) | Landed::Slow(_)
+                    if hold.until.is_some_and(|u| Boot::now() >= u) =>
+                {
                     // Unconfirmed for a whole lease: Redis has let the key go by now.
                     hold.mark_lost(done);
                 }
-                Landed::Unsure(_) => {
+                Landed::Unsure(_) | Landed::Slow(_) => {
                     // It may have landed: a last renewal (cut by max_hold) shortens
                     // the lease the server keeps.
                     hold.cap(lease_end(sent, due.sets));

@@ -17,6 +17,10 @@ pub enum Landed {
     /// Not confirmed: it may have landed, or not (a quorum without a majority in time,
     /// a durable hold not acknowledged in time). Why, for a message.
     Unsure(String),
+    /// A durable check not acknowledged within the time it had, while its master listed
+    /// the replicas asked for as online: slow, not missing (`renew::ride`). Why, for a
+    /// message. Only an acquisition with time to wait asks for that (`Route::confirm`).
+    Slow(String),
 }
 
 impl Landed {

@@ -146,19 +146,22 @@ impl Route {
     /// Runs the token-checked renewal `call` that sets `lease`, from a request's thread.
     /// On a quorum, `Yes` needs a majority within the validity the lease leaves.
     pub fn renew(&self, call: &Call<'_>, lease: Duration) -> Result<Landed> {
-        self.renew_as(&Renewing { route: self, call: *call, lease, durable: None })
+        self.renew_as(&Renewing { route: self, call: *call, lease, durable: None }, Duration::ZERO)
     }
 
     /// Makes a hold durable (`Durable`): `prime`, its token-checked renewal (a write of
     /// this connection's own, which is all `WAIT` counts: a hold handed over was
     /// written by the releaser's), then `WAIT` (`WAITAOF` with `aof`), in one round
     /// trip on one connection. `Unsure` says what acknowledged it, for the message. A
-    /// quorum keeps no replicas: nothing to wait for.
-    pub fn confirm(&self, prime: &Call<'_>, d: &Durable) -> Result<Landed> {
+    /// quorum keeps no replicas: nothing to wait for. Not acknowledged in time while
+    /// the master has the replicas asked for online, it waits again, up to `patience`
+    /// more (`ride`).
+    pub fn confirm(&self, prime: &Call<'_>, d: &Durable, patience: Duration) -> Result<Landed> {
         if self.lease_only() {
             return Ok(Landed::Yes);
         }
-        self.renew_as(&Renewing { route: self, call: *prime, lease: d.timeout, durable: Some(*d) })
+        let check = Renewing { route: self, call: *prime, lease: d.timeout, durable: Some(*d) };
+        self.renew_as(&check, patience)
             .map_err(|e| match e {
                 LockError::Server { addr, cause }
                     if d.aof && cause.contains("unknown command") && cause.contains("WAITAOF") =>
@@ -175,7 +178,7 @@ impl Route {
     /// A durable check not acknowledged on a master the sentinels no longer name
     /// (`Endpoint::replaced`) drops the connection, so that the next command (the
     /// retry here, else the caller's next try) reaches the master they name.
-    fn renew_as(&self, r: &Renewing<'_>) -> Result<Landed> {
+    fn renew_as(&self, r: &Renewing<'_>, patience: Duration) -> Result<Landed> {
         if let Route::Quorum(q) = self {
             return q.extend(&mut Pooled, &r.call, r.lease);
         }
@@ -191,6 +194,12 @@ impl Route {
                         Some(format!("{why}, on {on}, a master the sentinels no longer name"));
                     Err(RedisError::from((ErrorKind::Client, "a replaced master", on.to_string())))
                 }
+                Landed::Unsure(why) => match r.durable {
+                    Some(d) if !patience.is_zero() => {
+                        ride(conn, &d, patience, why, self.node().read_timeout())
+                    }
+                    _ => Ok(Landed::Unsure(why)),
+                },
                 landed => Ok(landed),
             }
         });
@@ -200,6 +209,58 @@ impl Route {
             (Err(_), Some(why)) => Ok(Landed::Unsure(why)),
             (landed, _) => landed,
         }
+    }
+}
+
+/// A durable check not acknowledged in time on a master that lists the replicas it
+/// asks for as online (`ROLE` lists only those: not one in a full sync, nor one gone):
+/// they are slow (a disk that syncs every write, a busy machine), not missing, so the
+/// same write is waited for again, up to `patience` in all. A master short of them
+/// (cut off, its replicas resyncing) is not waited on: the caller undoes the hold, so
+/// that it blocks nobody meanwhile, and tries again.
+fn ride(
+    conn: &mut Connection,
+    d: &Durable,
+    patience: Duration,
+    mut why: String,
+    read_timeout: Duration,
+) -> RedisResult<Landed> {
+    let until = Instant::now() + patience;
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let online = online_replicas(conn)?;
+        if online < i64::from(d.replicas) {
+            return Ok(Landed::Unsure(format!("{why}; {online} replicas online")));
+        }
+        if left.is_zero() {
+            return Ok(Landed::Slow(why));
+        }
+        let again = Durable { timeout: d.timeout.min(left), ..*d };
+        conn.set_read_timeout(Some(read_timeout.saturating_add(again.timeout)))?;
+        let (_, acks) = durable::wait_calls(&[again], |tail| call::pipeline(conn, &[], tail))?;
+        conn.set_read_timeout(Some(read_timeout))?;
+        let ack = acks.into_iter().next().unwrap_or_else(|| Err(unexpected("no WAIT".into())))?;
+        match durable::judge(&ack, &again) {
+            Some(Ok(())) => return Ok(Landed::Yes),
+            Some(Err(short)) => why = short,
+            None => return Err(unexpected(format!("WAIT: {ack:?}"))),
+        }
+    }
+}
+
+/// How many replicas the connection's server lists as online (`ROLE`); 0 when it is
+/// not a master.
+fn online_replicas(conn: &mut Connection) -> RedisResult<i64> {
+    use redis::Value;
+    match crate::net::wire::request(conn, &[b"ROLE"])? {
+        Value::Array(items) => match (items.first(), items.get(2)) {
+            (Some(Value::BulkString(role)), Some(Value::Array(replicas))) if role == b"master" => {
+                Ok(i64::try_from(replicas.len()).unwrap_or(i64::MAX))
+            }
+            (Some(Value::BulkString(_)), _) => Ok(0),
+            _ => Err(unexpected(format!("ROLE: {items:?}"))),
+        },
+        other => Err(unexpected(format!("ROLE: {other:?}"))),
     }
 }
 

@@ -186,7 +186,7 @@ impl Route {
             return;
         }
         let timeout = (self.node().read_timeout() / 2).max(Duration::from_millis(1));
-        let _ = self.confirm(prime, &Durable { replicas, aof: false, timeout });
+        let _ = self.confirm(prime, &Durable { replicas, aof: false, timeout }, Duration::ZERO);
     }
 
     /// A reply of a shape `script` never gives, as the error it is: the server broke

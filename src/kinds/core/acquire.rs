@@ -17,6 +17,7 @@ use crate::kinds::core::wait::PartWait;
 use crate::kinds::core::waiting::{self, Fences, Numbers, Try, Waited};
 use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
+use crate::terms::Durable;
 use crate::token::Token;
 use crate::topology::landed::Landed;
 use std::time::{Duration, Instant};
@@ -24,6 +25,19 @@ use std::time::{Duration, Instant};
 /// What a round took of one part: its fencing tokens, and when its lease ends at the
 /// earliest.
 type Taken = (Fences, Until);
+
+/// How much longer than `durable_timeout` a durable check of what `got` took may wait
+/// for replicas that are online but slow: until the wait's `deadline` (none without
+/// a wait), and no more than half of what the lease has left after the first wait,
+/// so that a hold granted late still has the other half.
+fn ride_patience(got: &[Option<Taken>], d: &Durable, deadline: Option<Instant>) -> Duration {
+    let Some(deadline) = deadline else { return Duration::ZERO };
+    let waiting = deadline.saturating_duration_since(Instant::now());
+    match got.iter().flatten().filter_map(|(_, u)| *u).min() {
+        Some(until) => waiting.min(until.left().saturating_sub(d.timeout) / 2),
+        None => waiting,
+    }
+}
 
 impl<K: Kind> Holder<K> {
     /// The one way in for every acquisition, which started at `start`: `token`
@@ -119,13 +133,19 @@ impl<K: Kind> Holder<K> {
                 }
                 let durable = self.c.terms.durable;
                 if let Some(d) = &durable {
-                    match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d, false) {
+                    let patience = ride_patience(&got, d, wait.then_some(deadline));
+                    match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d, false, patience)
+                    {
                         Ok(Landed::Yes) => {}
                         // Undone, and the wait goes on while it lasts.
                         why @ (Ok(_) | Err(LockError::NotDurable { .. })) => {
                             self.give_back(&token, &mut got);
-                            if let Err(e) = why {
-                                *undone = Some(e);
+                            match why {
+                                Err(e) => *undone = Some(e),
+                                // Replicas online but slow: a wait that ends now ends as
+                                // one for a busy lock (false), as the set is whole.
+                                Ok(Landed::Slow(_)) => *undone = None,
+                                Ok(_) => {}
                             }
                             if !wait || Instant::now() >= deadline {
                                 return Ok(None);

@@ -19,20 +19,30 @@ impl<K: Kind> Holder<K> {
     /// a reader's token is checked as a read share), to the lease `ms` ("0": none).
     /// `Yes` when every part was acknowledged as `d` asks; `Lost` when the token no
     /// longer held one (its lease ran out meanwhile, or the server lost it): nothing to
-    /// undo. Not acknowledged in time: `LockError::NotDurable`, and the caller undoes it.
+    /// undo. `Slow` when a part's master listed the replicas asked for as online but
+    /// they did not acknowledge within `patience` more: the caller undoes it. Not
+    /// acknowledged in time otherwise: `LockError::NotDurable`, and the caller undoes it.
+    /// `patience`: how much longer each part's check may wait for replicas that are
+    /// online but slow (`Route::confirm`).
     pub(super) fn confirm(
         &self,
         token: &[u8],
         ms: &[u8],
         d: &Durable,
         extending: bool,
+        patience: std::time::Duration,
     ) -> Result<Landed> {
         for part in &self.parts {
             let held = if extending { self.kind.renewed_as(part) } else { self.kind.held_as(part) };
-            let landed = held.route().confirm(&held.renew(token, ms).call(), d)?;
+            let landed = held.route().confirm(&held.renew(token, ms).call(), d, patience)?;
             match landed {
                 Landed::Yes => {}
                 Landed::Lost => return Ok(Landed::Lost),
+                // Slow replicas, online: undone, and not "not durable" (`acquire`).
+                Landed::Slow(cause) => {
+                    crate::stats::note(crate::stats::Counter::Undurable);
+                    return Ok(Landed::Slow(cause));
+                }
                 Landed::Unsure(cause) => {
                     crate::stats::note(crate::stats::Counter::Undurable);
                     let addr = held.route().node().addr().to_string();

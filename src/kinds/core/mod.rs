@@ -316,12 +316,12 @@ impl<K: Kind> Holder<K> {
                     done = false;
                     *reached = part.route().lease_only();
                 }
-                Landed::Unsure(_) => return Ok(None),
+                Landed::Unsure(_) | Landed::Slow(_) => return Ok(None),
             }
         }
         // A durable hold's extension counts once acknowledged.
         if let (true, Some(d)) = (done, &self.c.terms.durable) {
-            done = self.confirm(token, ms_arg.as_bytes(), d, true)? == Landed::Yes;
+            done = self.confirm(token, ms_arg.as_bytes(), d, true, Duration::ZERO)? == Landed::Yes;
         }
         Ok(Some(done))
     }
