@@ -369,6 +369,18 @@ expect('fencing off: a lease violation is still one', [
     ['fencing' => 'off']);
 expect('fencing off: a clean run passes', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200)], 0, [], $unfenced,
     [$V => '0', 'stale entries' => 'no fences', 'verdict' => 'ok'], [], [], ['fencing' => 'off']);
+// Availability (issue 58): a durable run beside the plain run of the same topology,
+// faults and seed, judged with it; share_of_plain (--expect) is a floor in percent.
+$plainPath = history('avail plain', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200), hold(0, 2, 'k0', 202, 300)], ['mix' => 'avail']);
+$durable = ['mix' => 'avail, durable 1', 'durable' => 1, 'expect' => ['share_of_plain' => 50]];
+expect('availability: a durable run with half the plain run\'s sections or more passes', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200)], 0,
+    ['### Availability', '| single / avail, durable 1 | 1 | 3 | 2 | 67 % | ≥ 50 % |'], $durable, [], [], [$plainPath]);
+expect('availability: fewer than the share expected fails the run', [hold(0, 1, 'k0', 1, 100)], 1,
+    ['availability: 1 sections, 33 % of the plain run\'s 3, below the 50 % expected', '| single / avail, durable 1 | 1 | 3 | 1 | 33 % |'], $durable, [], [], [$plainPath]);
+expect('availability: a durable run expecting a share with no plain run beside it fails', [hold(0, 1, 'k0', 1, 100)], 1,
+    ['path share_of_plain: no plain run of single / avail seed 1'], $durable, ['verdict' => 'FAIL']);
+expect('availability: a plain run of another seed is no pair', [hold(0, 1, 'k0', 1, 100)], 1,
+    ['no plain run'], ['seed' => 2] + $durable, [], [], [$plainPath]);
 expect('--md and resp3: the table carries resp3, the file is written', [
     hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200),
 ], 0, ['synthetic md / resp3 half'], ['resp3' => 'half', 'mix' => 'synthetic md'], ['resp3' => 'half'], [], ['--md', "$dir/out.md"]);

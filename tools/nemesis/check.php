@@ -54,13 +54,16 @@
 //   processes (compare-and-delete releases, renewals and kicks, durable checks
 //   acknowledged and refused, hand-overs, renewals, losses) and, on Redlock, the
 //   decisions a majority made (acquisitions, releases), in tables of their own;
+// - availability: a durable run's sections beside those of the plain run of the same
+//   topology, faults and seed, when one is judged with it (issue 58);
 // It exits 1 when a run has a lease violation, a promise that fails the sanity checks,
 // a silent overlap, a stale entry on one server with persistence on (without it, or
 // after a failover to a replica, the counter can go back, as docs/long-work.md says), a
 // worker crash (non-zero exit, a signal, a fatal error, an error outside the
 // LockException family), a key or worker stuck after the faults ended, or a path it
-// expected (the header's `expect`, run.php --expect) that ran fewer times than that; it
-// prints the seed and the replay command of each failed run.
+// expected (the header's `expect`, run.php --expect) that ran fewer times than that, or
+// a durable run that expected a share of its plain run's sections (share_of_plain) and
+// made fewer; it prints the seed and the replay command of each failed run.
 declare(strict_types=1);
 
 require_once __DIR__ . '/paths.php';
@@ -79,6 +82,43 @@ for ($i = 0; $i < count($args); $i++) {
 if (!$files) {
     fwrite(STDERR, "usage: check.php [--md FILE] [--verbose] HISTORY.jsonl...\n");
     exit(2);
+}
+
+/** A run's fault mix without its durable option: what its plain run's mix reads. */
+function plain_mix(string $mix): string {
+    return preg_replace('/, durable(?:_aof)? \d+/', '', $mix);
+}
+
+/**
+ * Availability (issue 58): each durable run (`durable` or `durable_aof` in its header)
+ * gets `availability` = [the plain run's sections, its share of them in percent] when
+ * a plain run of the same topology, fault mix and seed was judged with it; one that
+ * expects `share_of_plain` (--expect) fails below that share, or without such a run.
+ */
+function availability(array &$runs): void {
+    foreach ($runs as &$r) {
+        $h = $r['head'];
+        if (!($h['durable'] ?? 0) && !($h['durable_aof'] ?? false)) { continue; }
+        $plain = null;
+        foreach ($runs as $p) {
+            $ph = $p['head'];
+            if (!($ph['durable'] ?? 0) && !($ph['durable_aof'] ?? false) && $ph['topology'] === $h['topology']
+                && $ph['seed'] === $h['seed'] && $ph['mix'] === plain_mix($h['mix']) && ($ph['duration'] ?? 0) === ($h['duration'] ?? 0)) {
+                $plain = $p;
+            }
+        }
+        $want = $h['expect']['share_of_plain'] ?? null;
+        if ($plain === null) {
+            if ($want !== null) { $r['fails'][] = "path share_of_plain: no plain run of {$h['topology']} / " . plain_mix($h['mix']) . " seed {$h['seed']} judged beside it"; }
+            continue;
+        }
+        $share = 100 * $r['sections'] / max(1, $plain['sections']);
+        $r['availability'] = [$plain['sections'], $share];
+        if ($want !== null && $share < $want) {
+            $r['fails'][] = sprintf('availability: %d sections, %.0f %% of the plain run\'s %d, below the %d %% expected (share_of_plain)',
+                $r['sections'], $share, $plain['sections'], $want);
+        }
+    }
 }
 
 /** Judges one history; returns its figures, its failures and the details behind them. */
@@ -395,9 +435,10 @@ $runs = [];
 foreach ($files as $f) {
     try { $runs[] = judge($f); } catch (Throwable $e) { fwrite(STDERR, "check: $f: {$e->getMessage()}\n"); exit(2); }
 }
+availability($runs);
 
 // Runs in the order of the topologies (as run.php lists them), then fault mix, resp3, then seed.
-$order = ['single', 'single-nopersist', 'single-clock', 'redlock', 'redlock-nopersist', 'redlock-clock', 'sentinel', 'sentinel-clock', 'cluster'];
+$order = ['single', 'single-nopersist', 'single-clock', 'redlock', 'redlock-nopersist', 'redlock-clock', 'sentinel', 'sentinel2', 'sentinel-clock', 'cluster'];
 $rank = fn(array $r) => [array_search($r['head']['topology'], $order, true), $r['head']['mix'], (string) ($r['head']['resp3'] ?? ''), $r['head']['seed']];
 usort($runs, fn($a, $b) => $rank($a) <=> $rank($b));
 

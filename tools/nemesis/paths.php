@@ -35,9 +35,12 @@ const PATHS = [
     'connects' => 'connections opened',
     'quorum_acquisitions' => 'Redlock acquisitions a majority took',
     'quorum_releases' => 'Redlock releases a majority answered',
+    'share_of_plain' => 'sections, in percent of those of the plain run of the same topology, faults and seed',
 ];
 /** The paths counted from the history, not from redis_lock_stats(). */
 const QUORUM_PATHS = ['quorum_acquisitions', 'quorum_releases'];
+/** The paths judged against another run (check.php's `availability`), not one alone. */
+const PAIRED_PATHS = ['share_of_plain'];
 
 /** `NAME=N,NAME=N` as [name => N], or the reason it is not one. */
 function paths_parse_expect(string $spec): array|string {
@@ -99,6 +102,7 @@ function paths_count(array $head, array $stats, array $attempts): array {
 function paths_short(array $head, array $paths): array {
     $short = [];
     foreach ($head['expect'] ?? [] as $name => $least) {
+        if (in_array($name, PAIRED_PATHS, true)) { continue; }
         $ran = $paths['counts'][$name] ?? null;
         if ($ran === null || $ran < $least) { $short[$name] = [$ran, (int) $least]; }
     }

@@ -106,6 +106,22 @@ function report(array $runs, bool $verbose, ?string $md): int {
     // The paths that ran (paths.php).
     foreach (paths_tables($runs, $groups) as $l) { $out[] = $l; }
 
+    // Availability: durable runs beside their plain runs (check.php's availability()).
+    $paired = array_filter($runs, fn($r) => isset($r['availability']));
+    if ($paired) {
+        $out[] = '';
+        $out[] = '### Availability: durable runs beside the plain run of the same topology, faults and seed';
+        $out[] = '';
+        $out[] = '| topology / faults | seed | plain: sections | durable: sections | share | expected | durable: acquire ok / false / exc |';
+        $out[] = '|---|---|---|---|---|---|---|';
+        foreach ($paired as $r) {
+            [$plain, $share] = $r['availability'];
+            $want = $r['head']['expect']['share_of_plain'] ?? null;
+            $out[] = sprintf('| %s / %s | %d | %d | %d | %.0f %% | %s | %d / %d / %d |', $r['head']['topology'], $r['head']['mix'], $r['head']['seed'],
+                $plain, $r['sections'], $share, $want === null ? '–' : "≥ $want %", $r['acq']['ok'], $r['acq']['fail'], $r['acq']['exc']);
+        }
+    }
+
     // Errors by class, per topology × mix.
     $out[] = '';
     $out[] = '### Errors by class (all runs of a topology × fault mix)';

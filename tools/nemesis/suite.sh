@@ -25,9 +25,11 @@
 #                    the same failovers with the clocks together, and one server,
 #                    the Cluster and durable Sentinel without fencing on 8 keys:
 #                    the rows that run the server's own compare-and-delete where
-#                    it has one),
+#                    it has one, and issue 58's sentinel2, plain and durable, with
+#                    the default repl-diskless-sync-delay and with 0, where a durable
+#                    run must make half its plain run's sections),
 #                    NEMESIS_DURATION s each (default 30); the table goes to
-#                    bench/results/nemesis.md (NEMESIS_MD); about 80 min
+#                    bench/results/nemesis.md (NEMESIS_MD); about 90 min
 #   suite.sh threads `make test-zts`'s run: single (AOF), 20 s of every fault, 3 of 6
 #                    workers as threads (NEMESIS_HARNESS, NEMESIS_ZTS_EXT)
 # The extension is NEMESIS_EXT (default: this tree's target/release/libredis_lock.so).
@@ -131,12 +133,18 @@ long)
     # Each run: topology[:faults[:workloads[:threads[:options]]]][%NAME=N,...][@FROM-TO].
     # Options, joined by +: resp3 (--resp3), no-resp3 (--no-resp3), wait-replicas
     # (--wait-replicas 1), durable (--durable 1), long-wait (--wait 5: with the
-    # failover fault alone, elections the acquires must wait out), nofence (--fencing 0)
-    # and keysN (--keys N). %NAME=N,...: the row's own floors (per 20 s, as the
-    # defaults above, which they add to or replace). @FROM-TO: the seeds of that row, in
-    # place of NEMESIS_SEEDS.
+    # failover fault alone, elections the acquires must wait out), nofence (--fencing 0),
+    # keysN (--keys N) and syncdelayN (--sync-delay N). %NAME=N,...: the row's own
+    # floors (per 20 s, as the defaults above, which they add to or replace; but
+    # share_of_plain, the percentage of the sections of the plain row of the same
+    # topology, faults and seed that a durable row must make, which must run before
+    # it). @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
+    # sentinel2 (issue 58: a master, two replicas, the stall and kill faults) runs plain
+    # and durable, with the servers' default repl-diskless-sync-delay (5 s) and with 0,
+    # the setting docs/sentinel.md asks of a durable deployment: there, durable must
+    # make half the plain row's sections.
     # One server with AOF has 20 seeds: the bar the table is held to.
-    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster cluster:failover:::long-wait sentinel:failover:::long-wait single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair single-clock:clock-forward single-clock:clock-back redlock-clock:clock-forward redlock-clock:clock-back sentinel-clock sentinel-clock:failover single::::nofence+keys8 single::mutex,token,sync::nofence+keys8%cad_releases=50,cad_renewals=40 single::reuse,mutex,sync,fair::nofence+keys8 cluster::::nofence+keys8 sentinel::::durable+nofence+keys8%cad_releases=12,cad_renewals=10}
+    runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster cluster:failover:::long-wait sentinel:failover:::long-wait single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair single-clock:clock-forward single-clock:clock-back redlock-clock:clock-forward redlock-clock:clock-back sentinel-clock sentinel-clock:failover single::::nofence+keys8 single::mutex,token,sync::nofence+keys8%cad_releases=50,cad_renewals=40 single::reuse,mutex,sync,fair::nofence+keys8 cluster::::nofence+keys8 sentinel::::durable+nofence+keys8%cad_releases=12,cad_renewals=10 sentinel2@1-3 sentinel2::::durable@1-3 sentinel2::::syncdelay0@1-3 sentinel2::::durable+syncdelay0%share_of_plain=50@1-3}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
     zts_ext=${NEMESIS_ZTS_EXT:-target/zts/release/libredis_lock.so}
     # row_flags OPTIONS: run.php's flags for a row's options (one a line).
@@ -152,7 +160,8 @@ long)
             long-wait) printf '%s\n' --wait 5 ;;
             nofence) printf '%s\n' --fencing 0 ;;
             keys[0-9]*) printf '%s\n' --keys "${x#keys}" ;;
-            *) echo "nemesis: unknown option $x (resp3, no-resp3, wait-replicas, durable, long-wait, nofence, keysN)" >&2; return 2 ;;
+            syncdelay[0-9]*) printf '%s\n' --sync-delay "${x#syncdelay}" ;;
+            *) echo "nemesis: unknown option $x (resp3, no-resp3, wait-replicas, durable, long-wait, nofence, keysN, syncdelayN)" >&2; return 2 ;;
             esac
         done
     }
@@ -181,10 +190,15 @@ long)
         fi
         IFS=: read -r t f w th o <<< "$r"
         mapfile -t flags < <(row_flags "$o")
-        # The row's own floors are per 20 s too.
+        # The row's own floors are per 20 s too; but share_of_plain, a percentage.
         scaled=
         IFS=, read -ra kvs <<< "$extra"
-        for kv in "${kvs[@]}"; do scaled+=${scaled:+,}${kv%%=*}=$(( ${kv#*=} * ${duration%.*} / 20 )); done
+        for kv in "${kvs[@]}"; do
+            case "$kv" in
+            share_of_plain=*) scaled+=${scaled:+,}$kv ;;
+            *) scaled+=${scaled:+,}${kv%%=*}=$(( ${kv#*=} * ${duration%.*} / 20 )) ;;
+            esac
+        done
         exp=$(expect_for "$t" "$o" "$duration" "$scaled")
         # Every field in the name (commas as +), so that no two rows share a file.
         name=$t${f:+-${f//,/+}}${w:+-${w//,/+}}${th:+-threads$th}${o:+-$o}
