@@ -374,9 +374,14 @@ expect('fencing off: a clean run passes', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 
 $plainPath = history('avail plain', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200), hold(0, 2, 'k0', 202, 300)], ['mix' => 'avail']);
 $durable = ['mix' => 'avail, durable 1', 'durable' => 1, 'expect' => ['share_of_plain' => 50]];
 expect('availability: a durable run with half the plain run\'s sections or more passes', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200)], 0,
-    ['### Availability', '| single / avail, durable 1 | 1 | 3 | 2 | 67 % | ≥ 50 % |'], $durable, [], [], [$plainPath]);
+    ['### Availability', '| single / avail, durable 1 | 1 | 3 | 2 | 67 % | ≥ 50 % (67 %) |'], $durable, [], [], [$plainPath]);
 expect('availability: fewer than the share expected fails the run', [hold(0, 1, 'k0', 1, 100)], 1,
-    ['availability: 1 sections, 33 % of the plain run\'s 3, below the 50 % expected', '| single / avail, durable 1 | 1 | 3 | 1 | 33 % |'], $durable, [], [], [$plainPath]);
+    ['availability: the durable runs of single / avail (seeds 1) made 1 sections, 33 % of their plain runs\' 3, below the 50 % expected', '| single / avail, durable 1 | 1 | 3 | 1 | 33 % |'], $durable, [], [], [$plainPath]);
+// Over the seeds: seed 1 at 33 % and seed 2 at 100 % make 4 of 6, 67 %: both pass.
+$plain2 = history('avail plain 2', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200), hold(0, 2, 'k0', 202, 300)], ['mix' => 'avail', 'seed' => 2]);
+$durable2 = history('avail durable 2', [hold(0, 1, 'k0', 1, 100), hold(1, 1, 'k0', 102, 200), hold(0, 2, 'k0', 202, 300)], ['seed' => 2] + $durable);
+expect('availability: judged over the seeds together (33 % and 100 %: 67 %)', [hold(0, 1, 'k0', 1, 100)], 0,
+    ['| single / avail, durable 1 | 1 | 3 | 1 | 33 % | ≥ 50 % (67 %) |', '| single / avail, durable 1 | 2 | 3 | 3 | 100 % | ≥ 50 % (67 %) |'], $durable, [], ['availability: the durable runs', 'no plain run'], [$plainPath, $plain2, $durable2]);
 expect('availability: a durable run expecting a share with no plain run beside it fails', [hold(0, 1, 'k0', 1, 100)], 1,
     ['path share_of_plain: no plain run of single / avail seed 1'], $durable, ['verdict' => 'FAIL']);
 expect('availability: a plain run of another seed is no pair', [hold(0, 1, 'k0', 1, 100)], 1,

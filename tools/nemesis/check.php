@@ -55,15 +55,16 @@
 //   acknowledged and refused, hand-overs, renewals, losses) and, on Redlock, the
 //   decisions a majority made (acquisitions, releases), in tables of their own;
 // - availability: a durable run's sections beside those of the plain run of the same
-//   topology, faults and seed, when one is judged with it (issue 58);
+//   topology, faults and seed, when one is judged with it (issue 58); with
+//   share_of_plain expected, over every seed of that topology and mix judged together;
 // It exits 1 when a run has a lease violation, a promise that fails the sanity checks,
 // a silent overlap, a stale entry on one server with persistence on (without it, or
 // after a failover to a replica, the counter can go back, as docs/long-work.md says), a
 // worker crash (non-zero exit, a signal, a fatal error, an error outside the
 // LockException family), a key or worker stuck after the faults ended, or a path it
 // expected (the header's `expect`, run.php --expect) that ran fewer times than that, or
-// a durable run that expected a share of its plain run's sections (share_of_plain) and
-// made fewer; it prints the seed and the replay command of each failed run.
+// a durable run that expected a share of its plain runs' sections (share_of_plain) where
+// its topology and mix made fewer over the seeds judged; it prints the seed and the replay command of each failed run.
 declare(strict_types=1);
 
 require_once __DIR__ . '/paths.php';
@@ -92,18 +93,23 @@ function plain_mix(string $mix): string {
 /**
  * Availability (issue 58): each durable run (`durable` or `durable_aof` in its header)
  * gets `availability` = [the plain run's sections, its share of them in percent] when
- * a plain run of the same topology, fault mix and seed was judged with it; one that
- * expects `share_of_plain` (--expect) fails below that share, or without such a run.
+ * a plain run of the same topology, fault mix, seed and length was judged with it.
+ * Runs that expect `share_of_plain` (--expect) are held to it over all their seeds
+ * judged together (one seed's interleavings vary a lot): each fails when the durable
+ * runs of its topology and mix made fewer than that share of their plain runs'
+ * sections in all, or when it has no plain run beside it.
  */
 function availability(array &$runs): void {
+    $durable = fn(array $h) => ($h['durable'] ?? 0) || ($h['durable_aof'] ?? false);
+    $sums = [];  // topology / plain mix => [durable sections, plain sections, seeds]
     foreach ($runs as &$r) {
         $h = $r['head'];
-        if (!($h['durable'] ?? 0) && !($h['durable_aof'] ?? false)) { continue; }
+        if (!$durable($h)) { continue; }
         $plain = null;
         foreach ($runs as $p) {
             $ph = $p['head'];
-            if (!($ph['durable'] ?? 0) && !($ph['durable_aof'] ?? false) && $ph['topology'] === $h['topology']
-                && $ph['seed'] === $h['seed'] && $ph['mix'] === plain_mix($h['mix']) && ($ph['duration'] ?? 0) === ($h['duration'] ?? 0)) {
+            if (!$durable($ph) && $ph['topology'] === $h['topology'] && $ph['seed'] === $h['seed']
+                && $ph['mix'] === plain_mix($h['mix']) && ($ph['duration'] ?? 0) === ($h['duration'] ?? 0)) {
                 $plain = $p;
             }
         }
@@ -112,11 +118,27 @@ function availability(array &$runs): void {
             if ($want !== null) { $r['fails'][] = "path share_of_plain: no plain run of {$h['topology']} / " . plain_mix($h['mix']) . " seed {$h['seed']} judged beside it"; }
             continue;
         }
-        $share = 100 * $r['sections'] / max(1, $plain['sections']);
-        $r['availability'] = [$plain['sections'], $share];
-        if ($want !== null && $share < $want) {
-            $r['fails'][] = sprintf('availability: %d sections, %.0f %% of the plain run\'s %d, below the %d %% expected (share_of_plain)',
-                $r['sections'], $share, $plain['sections'], $want);
+        $r['availability'] = [$plain['sections'], 100 * $r['sections'] / max(1, $plain['sections'])];
+        if ($want !== null) {
+            $g = "{$h['topology']} / " . plain_mix($h['mix']);
+            $sums[$g] ??= [0, 0, []];
+            $sums[$g][0] += $r['sections'];
+            $sums[$g][1] += $plain['sections'];
+            $sums[$g][2][] = $h['seed'];
+        }
+    }
+    unset($r);
+    foreach ($runs as &$r) {
+        $h = $r['head'];
+        $want = $h['expect']['share_of_plain'] ?? null;
+        $g = "{$h['topology']} / " . plain_mix($h['mix']);
+        if ($want === null || !isset($r['availability'], $sums[$g])) { continue; }
+        [$d, $p, $seeds] = $sums[$g];
+        $share = 100 * $d / max(1, $p);
+        $r['availability'][] = $share;
+        if ($share < $want) {
+            $r['fails'][] = sprintf('availability: the durable runs of %s (seeds %s) made %d sections, %.0f %% of their plain runs\' %d, below the %d %% expected (share_of_plain)',
+                $g, implode(', ', $seeds), $d, $share, $p, $want);
         }
     }
 }

@@ -112,13 +112,14 @@ function report(array $runs, bool $verbose, ?string $md): int {
         $out[] = '';
         $out[] = '### Availability: durable runs beside the plain run of the same topology, faults and seed';
         $out[] = '';
-        $out[] = '| topology / faults | seed | plain: sections | durable: sections | share | expected | durable: acquire ok / false / exc |';
+        $out[] = '| topology / faults | seed | plain: sections | durable: sections | share | expected (over the seeds) | durable: acquire ok / false / exc |';
         $out[] = '|---|---|---|---|---|---|---|';
         foreach ($paired as $r) {
             [$plain, $share] = $r['availability'];
+            $all = $r['availability'][2] ?? null;
             $want = $r['head']['expect']['share_of_plain'] ?? null;
             $out[] = sprintf('| %s / %s | %d | %d | %d | %.0f %% | %s | %d / %d / %d |', $r['head']['topology'], $r['head']['mix'], $r['head']['seed'],
-                $plain, $r['sections'], $share, $want === null ? '–' : "≥ $want %", $r['acq']['ok'], $r['acq']['fail'], $r['acq']['exc']);
+                $plain, $r['sections'], $share, $want === null ? '–' : sprintf('≥ %d %% (%.0f %%)', $want, $all), $r['acq']['ok'], $r['acq']['fail'], $r['acq']['exc']);
         }
     }
 

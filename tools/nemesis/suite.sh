@@ -136,15 +136,15 @@ long)
     # failover fault alone, elections the acquires must wait out), nofence (--fencing 0),
     # keysN (--keys N) and syncdelayN (--sync-delay N). %NAME=N,...: the row's own
     # floors (per 20 s, as the defaults above, which they add to or replace; but
-    # share_of_plain, the percentage of the sections of the plain row of the same
-    # topology, faults and seed that a durable row must make, which must run before
-    # it). @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
+    # share_of_plain, the percentage of the plain row's sections (same topology,
+    # faults and seeds) that a durable row must make over its seeds together).
+    # @FROM-TO: the seeds of that row, in place of NEMESIS_SEEDS.
     # sentinel2 (issue 58: a master, two replicas, the stall and kill faults) runs plain
     # and durable with repl-diskless-sync-delay 0, the setting docs/sentinel.md asks of
-    # a durable deployment: durable must make half the plain row's sections. With the
-    # servers' default (5 s) the set itself seldom has a replica in sync under these
-    # faults, and a durable run fails the liveness rule (keys not taken in the 3 s of
-    # quiet): docs/safety.md's availability table has those runs.
+    # a durable deployment: over seeds 1–3 durable must make half the plain row's
+    # sections. With the servers' default (5 s) the set itself seldom has a replica in
+    # sync under these faults, and a durable run fails the liveness rule (keys not
+    # taken in the 3 s of quiet): docs/safety.md's availability table has those runs.
     # One server with AOF has 20 seeds: the bar the table is held to.
     runs=${NEMESIS_RUNS:-single@1-20 single:pause-waiter:mutex,fair,sync,token single-nopersist redlock redlock-nopersist sentinel sentinel::::wait-replicas sentinel::::durable@1-8 cluster cluster:failover:::long-wait sentinel:failover:::long-wait single:::3 cluster:::3 single::mutex,multi,sync,token cluster::mutex,multi,sync,token redlock::mutex,multi,sync single::reuse,mutex,sync,fair single::::resp3 single::::no-resp3 redlock::reuse,mutex,sync cluster::reuse,mutex,sync,fair single-clock:clock-forward single-clock:clock-back redlock-clock:clock-forward redlock-clock:clock-back sentinel-clock sentinel-clock:failover single::::nofence+keys8 single::mutex,token,sync::nofence+keys8%cad_releases=50,cad_renewals=40 single::reuse,mutex,sync,fair::nofence+keys8 cluster::::nofence+keys8 sentinel::::durable+nofence+keys8%cad_releases=12,cad_renewals=10 sentinel2::::syncdelay0@1-3 sentinel2::::durable+syncdelay0%share_of_plain=50@1-3}
     harness=${NEMESIS_HARNESS:-target/zts-harness/release/redis-lock-zts-harness}
