@@ -39,15 +39,26 @@ impl Backoff {
         self.prev
     }
 
+    /// When the next pause ends, or `deadline` if that comes first; `None` once the
+    /// deadline has passed.
+    pub fn pause_until(&mut self, deadline: Instant) -> Option<Instant> {
+        let now = Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        Some(now + self.next_delay().min(deadline - now))
+    }
+
     /// Sleeps for the next pause, or until `deadline` if that comes first.
     /// Returns false, without sleeping, once the deadline has passed.
     pub fn sleep_before(&mut self, deadline: Instant) -> bool {
-        let now = Instant::now();
-        if now >= deadline {
-            return false;
+        match self.pause_until(deadline) {
+            Some(at) => {
+                std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                true
+            }
+            None => false,
         }
-        std::thread::sleep(self.next_delay().min(deadline - now));
-        true
     }
 }
 
