@@ -26,6 +26,7 @@ mod common;
 mod durable;
 pub mod entry;
 mod kind;
+mod queued;
 mod wait;
 pub(crate) mod waiting;
 

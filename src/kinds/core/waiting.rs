@@ -26,6 +26,7 @@ use crate::error::LockError;
 use crate::error::Result;
 use crate::kinds::core::backoff::Backoff;
 use crate::kinds::core::entry::{self, Message};
+use crate::kinds::core::queued::{Next, Queued};
 use crate::net::resp;
 use crate::net::wake;
 use crate::stats::{self, Counter};
@@ -34,12 +35,12 @@ use redis::Value;
 use std::time::{Duration, Instant};
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
-const EXPIRY_SLACK: Duration = Duration::from_millis(2);
+pub(super) const EXPIRY_SLACK: Duration = Duration::from_millis(2);
 
 /// A queued waiter looks again at least this often, whatever the holder's lease: a
 /// safety net for signals that cannot arrive (a releaser whose ACL forbids PUBLISH,
 /// a subscriber connection that died without a word).
-const RECHECK_EVERY: Duration = Duration::from_secs(1);
+pub(super) const RECHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// The fencing tokens of a hold, one per key taken alone (0 for a read share), when
 /// they were asked for.
@@ -178,6 +179,7 @@ pub(crate) enum Waited {
 /// Waits for the hold until `deadline`, after a first try that found it busy
 /// (`tried`), or as the first try (the caller expects it busy), and counts the wait
 /// (`stats`) once a try found it busy. Answers how it ended, and whether it was busy.
+/// Blocking: it sleeps and listens where the steps (`Waiting`) say.
 ///
 /// `may_hold`: the first try may find the hold this waiter's already (an earlier try
 /// took it too late to be used: stale).
@@ -187,342 +189,175 @@ pub(crate) fn wait(
     may_hold: bool,
     tried: bool,
 ) -> (Waited, bool) {
-    let started = Instant::now();
-    let mut busy = tried;
-    if tried {
-        stats::note(Counter::Contended);
-    }
-    let waited = wait_for(w, deadline, may_hold, &mut busy);
-    if busy {
-        stats::waited(started.elapsed());
-        if matches!(waited, Waited::TimedOut) {
-            stats::note(Counter::Timeouts);
-        }
-    }
-    (waited, busy)
-}
-
-/// `busy`: a try found the hold busy (set, and counted, at the first that does).
-fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool) -> Waited {
-    let route = w.route();
-    if route.lease_only() {
-        if may_hold {
-            // A stale hold on a quorum: it goes first, or the polls would find it busy.
-            w.abandon();
-        }
-        return poll(w, deadline);
-    }
-    // In a cluster, the first try found the slot's master: grants are published there.
-    let mut ear = wake::Listener::lend(route.node(), route.slot());
-    let waited = queue_and_listen(w, &mut ear, deadline, may_hold, busy);
-    if matches!(waited, Waited::Failed(_)) {
-        // An entry of this wait may still be queued: nobody must be found listening
-        // for it once the wait has ended (`wake::Listener::in_doubt`).
-        ear.in_doubt();
-    }
-    waited
-}
-
-/// The wait on a route that keeps a queue: an entry naming the channel of `lease`,
-/// then grants, notices and timers until the hold is had or the deadline passes.
-/// Blocking: it sleeps and listens where the steps (`Queued`) say.
-fn queue_and_listen(
-    w: &impl Waiter,
-    ear: &mut wake::Listener,
-    deadline: Instant,
-    may_hold: bool,
-    busy: &mut bool,
-) -> Waited {
-    let mut q = Queued::new(w, ear, deadline, may_hold, *busy);
-    let waited = loop {
-        match q.advance(w, ear) {
-            Next::Done(waited) => break waited,
-            Next::Pause(at) => std::thread::sleep(at.saturating_duration_since(Instant::now())),
-            Next::Listen { mut until, exact } => {
-                let woken = listen(ear, w.token(), &mut until);
-                if let Some(waited) = q.heard(w, ear, woken, exact) {
-                    break waited;
-                }
+    let mut waiting = Waiting::start(w, deadline, may_hold, tried);
+    let mut step = waiting.advance(w);
+    loop {
+        step = match step {
+            Step::Done(waited, busy) => return (waited, busy),
+            Step::Pause(at) => {
+                std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                waiting.advance(w)
             }
-        }
-    };
-    *busy = q.busy;
-    waited
+            Step::Listen { mut until, exact } => {
+                let woken = match waiting.ear() {
+                    Some(ear) => listen(ear, w.token(), &mut until),
+                    None => Woken::Broken,
+                };
+                waiting.heard(w, woken, exact)
+            }
+        };
+    }
 }
 
-/// What a wait does next (`Queued::advance`).
-enum Next {
-    /// It ended.
-    Done(Waited),
-    /// Nothing to listen to: it looks again at this instant (a back-off pause).
+/// A wait for one part, as steps: `start`, then `advance` (and `heard`, after a
+/// `Step::Listen`) until it is done, pausing or listening between as each step says.
+/// `wait` drives it, blocking; nothing in the steps blocks but the commands they send.
+pub(crate) struct Waiting {
+    started: Instant,
+    deadline: Instant,
+    how: How,
+}
+
+enum How {
+    /// A route that keeps no queue (a Redlock quorum): a try after each pause (`due`:
+    /// the pause comes next). `busy`: the first try found it busy.
+    Poll { backoff: Backoff, due: bool, busy: bool },
+    /// A route that keeps a queue: the wait's steps and its listener.
+    Queue(Box<Queued>, wake::Listener),
+    /// Done: its listener is given back.
+    Ended,
+}
+
+/// What a wait does next.
+pub(crate) enum Step {
+    /// It ended, and whether a try found the hold busy.
+    Done(Waited, bool),
+    /// It looks again (`Waiting::advance`) at this instant.
     Pause(Instant),
-    /// Queued: it listens on its subscriber until `until` (a notice may bring that
-    /// forward), and hands what came to `Queued::heard`. `exact`: a grant heard is this
-    /// waiter's (else the next try confirms it: a cluster's unsharded PUBLISH).
+    /// It listens on its subscriber (`Waiting::ear`) until `until` (a notice may bring
+    /// that forward), then hands what came to `Waiting::heard`. `exact`: a grant heard
+    /// is this waiter's (else the next try confirms it).
     Listen { until: Instant, exact: bool },
 }
 
-/// A wait on a route that keeps a queue, as steps: `advance` tries (queueing the
-/// waiter) and says what to wait for next; `heard` takes what listening brought. A
-/// blocking wait drives them (`queue_and_listen`); nothing in them blocks but the
-/// commands they send. It keeps only its own state: each step is handed the waiter
-/// and its listener, so that a wait can be driven from elsewhere too.
-struct Queued {
-    deadline: Instant,
-    /// The next try may find the hold this waiter's already (stale, or a try cut off).
-    may_hold: bool,
-    /// A try found the hold busy (set, and counted, at the first that does).
-    busy: bool,
-    backoff: Backoff,
-    /// The channel and entry this wait last queued with (as queued, once a reply
-    /// said so); it must not outlive the wait.
-    queued_as: Option<(String, Vec<u8>)>,
-    /// A grant heard on a cluster, which the next try confirms.
-    heard: bool,
-    /// This wait's latest exchange with the server that read its clock (a try that
-    /// stamped the entry): a grant's lease is bounded from it (`grant_bound`).
-    seen: Option<clock::Exchange>,
-    /// The last try's error, while tries keep failing: what the wait ends with.
-    failing: Option<LockError>,
-}
-
-impl Queued {
-    fn new(
-        w: &impl Waiter,
-        ear: &mut wake::Listener,
-        deadline: Instant,
-        may_hold: bool,
-        busy: bool,
-    ) -> Self {
-        // Listening before the first try of the wait, that try queues at once.
-        ear.ensure();
-        let backoff = w.backoff();
-        Queued {
-            deadline,
-            may_hold,
-            busy,
-            backoff,
-            queued_as: None,
-            heard: false,
-            seen: None,
-            failing: None,
+impl Waiting {
+    /// A wait for `w`'s part until `deadline` (see `wait` for `may_hold` and `tried`).
+    pub(crate) fn start(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bool) -> Self {
+        if tried {
+            stats::note(Counter::Contended);
         }
-    }
-
-    /// One try (queueing the waiter when busy), and what to wait for next; at the
-    /// deadline, the end of the wait.
-    fn advance(&mut self, w: &impl Waiter, ear: &mut wake::Listener) -> Next {
-        let (route, deadline) = (w.route(), self.deadline);
-        if route.moves() {
-            // The slot moved, or its master failed over: listen where releases run now.
-            let node = route.node();
-            if node.id() != ear.endpoint().id() {
-                *ear = wake::Listener::lend(node, route.slot());
-            }
-        }
-        if Instant::now() >= deadline {
-            // Queued: the cancel says whether the hold was handed over meanwhile.
-            if let Some((_, entry)) = &self.queued_as {
-                return Next::Done(match (give_up(w, entry), self.failing.take()) {
-                    (Waited::TimedOut, Some(e)) => Waited::Failed(e),
-                    (outcome, _) => outcome,
-                });
-            }
-            if self.may_hold {
-                // A stale hold (or one a try cut off by a failover may have taken), and
-                // no time to try again: it goes; Redis trouble that lasted is reported.
+        let route = w.route();
+        let how = if route.lease_only() {
+            if may_hold {
+                // A stale hold on a quorum: it goes first, or the polls would find it busy.
                 w.abandon();
-                return Next::Done(self.failing.take().map_or(Waited::TimedOut, Waited::Failed));
             }
-        }
-        let channel = ear.get().map(|sub| sub.channel().to_string());
-        let entry = match (&channel, &self.queued_as) {
-            (Some(ch), Some((was, entry))) if ch == was => entry.clone(),
-            (Some(ch), _) => {
-                let mut entry = entry::head(ear.endpoint(), deadline);
-                entry.extend_from_slice(&w.entry(ch));
-                entry
-            }
-            (None, _) => Vec::new(),
+            How::Poll { backoff: w.backoff(), due: true, busy: tried }
+        } else {
+            // In a cluster, the first try found the slot's master: grants are published there.
+            let mut ear = wake::Listener::lend(route.node(), route.slot());
+            How::Queue(Box::new(Queued::new(w, &mut ear, deadline, may_hold, tried)), ear)
         };
-        let may_be_queued = self.queued_as.is_some() || self.may_hold;
-        if let Some(ch) = channel.filter(|_| !entry.is_empty()) {
-            // Even if this try fails, it may have queued us: later tries and the
-            // cancel at the deadline must know.
-            self.queued_as = Some((ch, entry.clone()));
-        }
-        let sent = Boot::now();
-        let (pttl, queued) = match w.try_part(&entry, may_be_queued, deadline) {
-            Ok(Try::Acquired(fence)) => {
-                let Some(until) = clock::taken(sent, w.lease()) else {
-                    // Taken (or found its own) too late to use: the next try starts
-                    // its lease again, or queues anew.
-                    self.may_hold = true;
-                    return Next::Pause(Instant::now());
-                };
-                if std::mem::take(&mut self.heard) {
-                    stats::note(Counter::HandedOver);
-                }
-                return Next::Done(Waited::Got(fence, until));
-            }
-            Ok(Try::Busy { pttl, queued, clock }) => {
-                self.may_hold = false;
-                if let Some(server_ms) = clock {
-                    self.seen = Some(clock::Exchange { sent, server_ms });
-                    ear.endpoint().note_server_clock(Boot::now(), server_ms);
-                }
-                if !std::mem::replace(&mut self.busy, true) {
-                    stats::note(Counter::Contended);
-                }
-                match (&queued, self.queued_as.as_mut()) {
-                    (Some(stored), Some((_, entry))) => *entry = stored.clone(),
-                    // Sent as queued and gone from the queue (granted, or passed
-                    // over): never queued again; the next try queues anew.
-                    (None, Some(_)) if !entry.is_empty() => self.queued_as = None,
-                    _ => {}
-                }
-                (pttl, queued.is_some())
-            }
-            // Held by this token, not known to be this wait's: waited out like Redis
-            // trouble (the other holder may release it), then reported as such.
-            Ok(Try::Unsure) => return self.failed(unsure(route.node().addr())),
-            // A refusal that waiting cannot change (an ACL) ends the wait at once.
-            Err(e) if !e.may_pass() => return Next::Done(Waited::Failed(e)),
-            // Mid-wait, a restart or a dropped connection is waited out until the deadline.
-            Err(e) => return self.failed(e),
-        };
-        self.failing = None;
-        if Instant::now() >= deadline {
-            let Some((_, entry)) = &self.queued_as else { return Next::Done(Waited::TimedOut) };
-            return Next::Done(give_up(w, entry));
-        }
-        // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
-        let timer = Instant::now()
-            + match pttl {
-                Some(p) if queued => (p + EXPIRY_SLACK).min(RECHECK_EVERY),
-                Some(p) => p + EXPIRY_SLACK,
-                None => self.backoff.max(),
-            };
-        let wake_at = timer.min(deadline);
-        if queued {
-            let exact = !route.moves() || ear.get().is_some_and(|s| s.sharded());
-            return Next::Listen { until: wake_at, exact };
-        }
-        if ear.ensure() {
-            // With a subscriber now, the next try queues at once.
-            return Next::Pause(Instant::now());
-        }
-        // No way to be woken: poll, never past the holder's expiry or the deadline.
-        Next::Pause(self.backoff.pause_until(wake_at).unwrap_or_else(Instant::now))
+        Waiting { started: Instant::now(), deadline, how }
     }
 
-    /// A try that failed with `e` (Redis trouble, or a hold of this token not known to
-    /// be this wait's): waited out with back-off until the deadline, then reported.
-    fn failed(&mut self, e: LockError) -> Next {
-        match self.backoff.pause_until(self.deadline) {
-            None => Next::Done(Waited::Failed(e)),
-            Some(at) => {
-                self.failing = Some(e);
-                Next::Pause(at)
-            }
+    /// The next step: a try (queueing the waiter where the route keeps a queue), and
+    /// what to wait for next; at the deadline, the end.
+    pub(crate) fn advance(&mut self, w: &impl Waiter) -> Step {
+        let next = match &mut self.how {
+            How::Poll { backoff, due, .. } => poll_step(w, backoff, due, self.deadline),
+            How::Queue(q, ear) => q.advance(w, ear),
+            How::Ended => return Step::Done(Waited::TimedOut, false),
+        };
+        self.step(next)
+    }
+
+    /// Its subscriber, while it listens (`Step::Listen`).
+    pub(crate) fn ear(&mut self) -> Option<&mut wake::Listener> {
+        match &mut self.how {
+            How::Queue(_, ear) => Some(ear),
+            _ => None,
         }
     }
 
-    /// What listening brought (`Next::Listen`): the end of the wait for a grant of
-    /// this waiter's read in time, else nothing (the next `advance` tries again).
-    fn heard(
-        &mut self,
-        w: &impl Waiter,
-        ear: &mut wake::Listener,
-        woken: Woken,
-        exact: bool,
-    ) -> Option<Waited> {
-        match woken {
-            Woken::Granted(fence, at) if exact => {
-                if let Some(granted) = at {
-                    ear.endpoint().note_server_clock(Boot::now(), granted);
-                }
-                let lease = w.lease();
-                let until = match (self.seen, at) {
-                    (Some(seen), Some(granted)) => {
-                        clock::grant_bound(seen, granted, lease, Boot::now())
-                    }
-                    // A grant that does not say when (an older releaser), or a wait
-                    // that saw no clock: the next try confirms it.
-                    _ if lease.is_none() => None,
-                    _ => Some(Boot::now()),
-                };
-                if let Some(until) = clock::fresh(until) {
-                    stats::note(Counter::HandedOver);
-                    return Some(Waited::Got(fence, until));
-                }
-                // Read too late: the next try finds the hold still this waiter's (and
-                // starts its lease again), or queues anew.
-                self.may_hold = true;
-            }
-            // Cluster PUBLISH (not sharded) reaches subscribers on every node, but the
-            // releaser's script counts only its own node's: a grant heard here may
-            // have been given to no one (the slot moved during the wait). The next
-            // try, one round trip, confirms it.
-            Woken::Granted(..) => self.heard = true,
-            Woken::Nothing => {}
-            Woken::Broken => ear.discard(),
+    /// What listening brought, after a `Step::Listen`: the next step.
+    pub(crate) fn heard(&mut self, w: &impl Waiter, woken: Woken, exact: bool) -> Step {
+        let done = match &mut self.how {
+            How::Queue(q, ear) => q.heard(w, ear, woken, exact),
+            _ => None,
+        };
+        match done {
+            Some(waited) => self.finish(waited),
+            None => self.advance(w),
         }
-        None
+    }
+
+    fn step(&mut self, next: Next) -> Step {
+        match next {
+            Next::Done(waited) => self.finish(waited),
+            Next::Pause(at) => Step::Pause(at),
+            Next::Listen { until, exact } => Step::Listen { until, exact },
+        }
+    }
+
+    /// The end: counted once a try found the hold busy, and the listener given back
+    /// (in doubt after a failure: an entry of this wait may still be queued, and nobody
+    /// must be found listening for it: `wake::Listener::in_doubt`).
+    fn finish(&mut self, waited: Waited) -> Step {
+        let busy = match std::mem::replace(&mut self.how, How::Ended) {
+            How::Poll { busy, .. } => busy,
+            How::Queue(q, mut ear) => {
+                if matches!(waited, Waited::Failed(_)) {
+                    ear.in_doubt();
+                }
+                q.busy
+            }
+            How::Ended => false,
+        };
+        if busy {
+            stats::waited(self.started.elapsed());
+            if matches!(waited, Waited::TimedOut) {
+                stats::note(Counter::Timeouts);
+            }
+        }
+        Step::Done(waited, busy)
     }
 }
 
-/// Leaves the queue at the deadline (`entry`, as queued or as sent). Cut off from
-/// the server, the wait ends after one `read_timeout` more: the entry's time is up
-/// on the server too, so no release hands it the hold after that.
-fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
-    let sent = Boot::now();
-    match w.cancel(entry) {
-        Ok(Some(fence)) => {
-            // Handed over just before the cancel, which started its lease again.
-            let Some(until) = clock::taken(sent, w.lease()) else {
-                w.abandon();
-                return Waited::TimedOut;
-            };
-            stats::note(Counter::HandedOver);
-            Waited::Got(fence, until)
-        }
-        Ok(None) => Waited::TimedOut,
-        Err(e) => Waited::Failed(e),
-    }
-}
-
-/// The wait on a route that keeps no queue to be woken from (a Redlock quorum): a
-/// try after each jittered pause until the deadline. Redis trouble is waited out
-/// until then too.
-fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
-    let mut backoff = w.backoff();
+/// One step of the wait on a route that keeps no queue to be woken from (a Redlock
+/// quorum): a jittered pause (`due`), then a try, until the deadline. Redis trouble is
+/// waited out until then too.
+fn poll_step(w: &impl Waiter, backoff: &mut Backoff, due: &mut bool, deadline: Instant) -> Next {
     loop {
-        if !backoff.sleep_before(deadline) {
-            return Waited::TimedOut;
+        if std::mem::take(due) {
+            return match backoff.pause_until(deadline) {
+                Some(at) => Next::Pause(at),
+                None => Next::Done(Waited::TimedOut),
+            };
         }
+        *due = true;
         let sent = Boot::now();
         match w.try_poll(deadline) {
             Ok(Try::Acquired(fence)) => {
                 if let Some(until) = clock::taken(sent, w.lease()) {
-                    return Waited::Got(fence, until);
+                    return Next::Done(Waited::Got(fence, until));
                 }
                 // Too late to use: it goes, and the polling goes on.
                 w.abandon();
             }
             Ok(Try::Busy { .. }) => {}
             Ok(Try::Unsure) if Instant::now() >= deadline => {
-                return Waited::Failed(unsure(w.route().node().addr()))
+                return Next::Done(Waited::Failed(unsure(w.route().node().addr())))
             }
             Ok(Try::Unsure) => {}
-            Err(e) if Instant::now() >= deadline => return Waited::Failed(e),
+            Err(e) if Instant::now() >= deadline => return Next::Done(Waited::Failed(e)),
             Err(_) => {}
         }
     }
 }
 
 /// What listening on the subscriber brought.
-enum Woken {
+pub(crate) enum Woken {
     /// With the fencing token, when the grant carries one, and the server's time (ms)
     /// of the grant, when it says.
     Granted(Fences, Option<i64>),
@@ -534,7 +369,7 @@ enum Woken {
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
 /// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
 /// forward.
-fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant) -> Woken {
+pub(crate) fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant) -> Woken {
     loop {
         let now = Instant::now();
         if now >= *until {
