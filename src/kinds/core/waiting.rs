@@ -139,8 +139,6 @@ pub(crate) fn reply_parts(reply: &Value) -> Option<ReplyParts> {
 pub(crate) trait Waiter {
     /// Where the key's commands run: grants are published on its server.
     fn route(&self) -> &Route;
-    /// The token the wait is for.
-    fn token(&self) -> &[u8];
     /// This waiter's queue entry, naming its wake `channel`, without the time it
     /// waits, which `wait` puts in front (`entry::head`).
     fn entry(&self, channel: &str) -> Vec<u8>;
@@ -176,42 +174,12 @@ pub(crate) enum Waited {
     Failed(LockError),
 }
 
-/// Waits for the hold until `deadline`, after a first try that found it busy
-/// (`tried`), or as the first try (the caller expects it busy), and counts the wait
-/// (`stats`) once a try found it busy. Answers how it ended, and whether it was busy.
-/// Blocking: it sleeps and listens where the steps (`Waiting`) say.
-///
-/// `may_hold`: the first try may find the hold this waiter's already (an earlier try
-/// took it too late to be used: stale).
-pub(crate) fn wait(
-    w: &impl Waiter,
-    deadline: Instant,
-    may_hold: bool,
-    tried: bool,
-) -> (Waited, bool) {
-    let mut waiting = Waiting::start(w, deadline, may_hold, tried);
-    let mut step = waiting.advance(w);
-    loop {
-        step = match step {
-            Step::Done(waited, busy) => return (waited, busy),
-            Step::Pause(at) => {
-                std::thread::sleep(at.saturating_duration_since(Instant::now()));
-                waiting.advance(w)
-            }
-            Step::Listen { mut until, exact } => {
-                let woken = match waiting.ear() {
-                    Some(ear) => listen(ear, w.token(), &mut until),
-                    None => Woken::Broken,
-                };
-                waiting.heard(w, woken, exact)
-            }
-        };
-    }
-}
-
-/// A wait for one part, as steps: `start`, then `advance` (and `heard`, after a
+/// A wait for one part until `deadline`, after a first try that found it busy
+/// (`tried`), or as the first try (the caller expects it busy), counted (`stats`) once
+/// a try found it busy; as steps: `start`, then `advance` (and `heard`, after a
 /// `Step::Listen`) until it is done, pausing or listening between as each step says.
-/// `wait` drives it, blocking; nothing in the steps blocks but the commands they send.
+/// The acquisition's rounds drive it (`Holder::acquire`, blocking); nothing in the
+/// steps blocks but the commands they send.
 pub(crate) struct Waiting {
     started: Instant,
     deadline: Instant,
@@ -241,7 +209,8 @@ pub(crate) enum Step {
 }
 
 impl Waiting {
-    /// A wait for `w`'s part until `deadline` (see `wait` for `may_hold` and `tried`).
+    /// A wait for `w`'s part until `deadline`. `may_hold`: the first try may find the
+    /// hold this waiter's already (an earlier try took it too late to be used: stale).
     pub(crate) fn start(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bool) -> Self {
         if tried {
             stats::note(Counter::Contended);
