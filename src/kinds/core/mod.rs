@@ -27,6 +27,7 @@ mod durable;
 pub mod entry;
 mod kind;
 mod queued;
+mod steps;
 mod wait;
 pub(crate) mod waiting;
 
