@@ -58,6 +58,13 @@ pub(crate) struct Rounds {
     part: Option<OnePart>,
 }
 
+impl Rounds {
+    /// The subscriber its wait listens on, while it does (`RoundStep::Listen`).
+    pub(crate) fn ear(&mut self) -> Option<&mut crate::net::wake::Listener> {
+        self.part.as_mut().and_then(|p| p.waiting.ear())
+    }
+}
+
 /// The wait for one part (`Rounds::part`).
 struct OnePart {
     i: usize,
@@ -92,6 +99,14 @@ impl<K: Kind> Holder<K> {
         chosen: bool,
         wait: bool,
     ) -> Result<Option<Token>> {
+        if self.pending.is_some() {
+            return Err(self.busy_pending());
+        }
+        if chosen && crate::kinds::core::mailbox::is_open(&token) {
+            return Err(LockError::InvalidValue(
+                "redis-lock: this token is already being waited for in this thread (a wait an event loop drives): two waits of one token could not tell their grants apart".to_string(),
+            ));
+        }
         let mut r = self.begin(start, token, chosen, wait);
         let mut step = self.advance(&mut r);
         loop {
@@ -134,6 +149,15 @@ impl<K: Kind> Holder<K> {
             undone: None,
             part: None,
         }
+    }
+
+    /// Ends `r` before it is done (an event loop's wait cancelled, or its object
+    /// gone): its wait leaves the queue, and what it took is given back.
+    pub(crate) fn cancel_rounds(&mut self, r: &mut Rounds) {
+        if let Some(mut p) = r.part.take() {
+            p.waiting.cancel(&PartWait { holder: self, part: p.i, token: &r.token });
+        }
+        self.give_back(&r.token, &mut r.got);
     }
 
     /// The next step of `r`: its wait's, or the next round's tries.

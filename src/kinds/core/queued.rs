@@ -236,6 +236,29 @@ impl Queued {
     }
 }
 
+impl Queued {
+    /// Ends the wait before its deadline (an event loop's wait cancelled, or its
+    /// object gone): it leaves the queue, and a hold handed to it meanwhile (or one a
+    /// stale try left it) is released. Whether that went well: `false` when Redis
+    /// could not be told, and an entry of it may still be queued.
+    pub(super) fn cancel(&mut self, w: &impl Waiter) -> bool {
+        if let Some((_, entry)) = self.queued_as.take() {
+            return match w.cancel(&entry) {
+                Ok(Some(_)) => {
+                    w.abandon();
+                    true
+                }
+                Ok(None) => true,
+                Err(_) => false,
+            };
+        }
+        if self.may_hold {
+            w.abandon();
+        }
+        true
+    }
+}
+
 /// Leaves the queue at the deadline (`entry`, as queued or as sent). Cut off from
 /// the server, the wait ends after one `read_timeout` more: the entry's time is up
 /// on the server too, so no release hands it the hold after that.

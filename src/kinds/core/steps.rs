@@ -97,6 +97,16 @@ impl Waiting {
         }
     }
 
+    /// Ends the wait before its deadline (see `Queued::cancel`); its listener is
+    /// given back (in doubt when Redis could not be told).
+    pub(crate) fn cancel(&mut self, w: &impl Waiter) {
+        if let How::Queue(mut q, mut ear) = std::mem::replace(&mut self.how, How::Ended) {
+            if !q.cancel(w) {
+                ear.in_doubt();
+            }
+        }
+    }
+
     fn step(&mut self, next: Next) -> Step {
         match next {
             Next::Done(waited) => self.finish(waited),

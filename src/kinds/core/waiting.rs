@@ -26,6 +26,7 @@ use crate::error::LockError;
 use crate::error::Result;
 use crate::kinds::core::backoff::Backoff;
 use crate::kinds::core::entry::{self, Message};
+use crate::kinds::core::mailbox;
 use crate::net::resp;
 use crate::net::wake;
 use crate::topology::route::Route;
@@ -207,6 +208,41 @@ pub(crate) fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant
             },
             Ok(None) => return Woken::Nothing,
             Err(_) => return Woken::Broken,
+        }
+    }
+}
+
+/// Looks, without waiting, for what listening would bring (a wait an event loop
+/// drives: `pending`): `Some` of it, or `None` while nothing has come for `token` and
+/// `until` has not passed (a notice brings it forward). On the command connection
+/// this wait's messages come through its box (`mailbox`), wherever they were read.
+pub(crate) fn hear_now(
+    ear: &mut wake::Listener,
+    token: &[u8],
+    until: &mut Instant,
+) -> Option<Woken> {
+    loop {
+        let msg = match mailbox::take(token) {
+            Some(msg) => Some(msg),
+            None => {
+                let Some(sub) = ear.get() else { return Some(Woken::Broken) };
+                match sub.hear_now() {
+                    Ok(Some(msg)) => Some(msg),
+                    Ok(None) => mailbox::take(token),
+                    Err(_) => return Some(Woken::Broken),
+                }
+            }
+        };
+        let Some(msg) = msg else {
+            return (Instant::now() >= *until).then_some(Woken::Nothing);
+        };
+        match entry::message(&msg, token) {
+            Some(Message::Grant(fence, at)) => {
+                return Some(Woken::Granted(fence.map(Numbers::One), at))
+            }
+            Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
+            // Left over from an earlier wait on a subscriber of its own.
+            None => {}
         }
     }
 }
