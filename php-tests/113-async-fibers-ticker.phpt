@@ -7,7 +7,7 @@ cpu # 9 processes, a 10 ms beat
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
-require __DIR__ . '/_fibers.inc';
+require __DIR__ . '/../docs/examples/fibers.php';
 $dsn = rl_dsn();
 $opts = ['dsn' => $dsn, 'fair' => true] + RL_PATIENT;
 $keys = [];

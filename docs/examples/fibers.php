@@ -1,8 +1,9 @@
 <?php
 /**
- * A Fiber scheduler of a few lines over stream_select(), as docs/async.md shows:
- * a fiber suspends with ['read', $stream] (resumed when it turns readable) or
- * ['sleep', $seconds]. rl_run_fibers() runs them all to their end.
+ * Locks inside PHP Fibers, with no library: a scheduler of a few lines over
+ * stream_select() (docs/async.md). A fiber suspends with ['read', $stream] (resumed
+ * when it turns readable) or ['sleep', $seconds]; rl_run_fibers() runs them all to
+ * their end. php-tests/113-async-fibers-ticker.phpt runs this file.
  */
 
 /** Waits for $w (a LockWait) inside a fiber: the token, or false; throws as addLock() would. */
@@ -48,4 +49,17 @@ function rl_run_fibers(array $fns): array {
         }
     }
     return $results;
+}
+
+/** synchronized() for a fiber: $fn runs while $lock is held, and the lock is released whatever happens. */
+function rl_fiber_synchronized(Lock $lock, callable $fn) {
+    $token = rl_await($lock->addLockAsync());
+    if ($token === false) {
+        throw new LockTimeoutException('could not acquire the lock "' . $lock->getKey() . '" in time');
+    }
+    try {
+        return $fn();
+    } finally {
+        $lock->releaseLock($token);
+    }
 }
