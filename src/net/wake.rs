@@ -72,27 +72,7 @@ fn next_wait() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Takes a wake message for a wait that is not blocked reading it (`set_router`).
-type Router = fn(&[u8]) -> bool;
-
-thread_local! {
-    /// Where this thread's wake messages go before a connection keeps them
-    /// (`set_router`).
-    static ROUTER: std::cell::Cell<Option<Router>> = const { std::cell::Cell::new(None) };
-}
-
-/// Sets this thread's router: each wake message read on one of its connections, on a
-/// channel it listens on, is offered to `route` first, and one it takes is not kept.
-/// Several waits an event loop drives share a command connection's channel, and any
-/// read may bring another's grant (`kinds::core::mailbox`). `None`: every message is kept.
-pub fn set_router(route: Option<Router>) {
-    let _ = ROUTER.try_with(|r| r.set(route));
-}
-
-/// Whether this thread's router took `payload` (`set_router`).
-pub(super) fn routed(payload: &[u8]) -> bool {
-    ROUTER.try_with(std::cell::Cell::get).ok().flatten().is_some_and(|route| route(payload))
-}
+pub use crate::net::wire::set_router;
 
 /// How long a refused subscription is not asked for again: waits poll meanwhile.
 const REFUSAL_MEMORY: Duration = Duration::from_secs(30);

@@ -7,7 +7,7 @@
 use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Synchronizable};
 use super::late::Core;
-use super::wait::{self, LockWait, Of};
+use super::wait::{self, LockWait};
 use crate::kinds::lock;
 use crate::kinds::Driven;
 use ext_php_rs::binary::Binary;
@@ -44,6 +44,15 @@ pub struct Lock {
 }
 
 impl Lock {
+    /// How a `LockWait` reaches the core of an object of this class.
+    fn reach(
+        obj: &ext_php_rs::types::ZendObject,
+        f: &mut dyn FnMut(&mut dyn Driven),
+    ) -> PhpResult<()> {
+        f(&mut *wait::object::<Lock>(obj)?.core()?);
+        Ok(())
+    }
+
     pub(super) fn core(&self) -> PhpResult<Core<'_, lock::Lock>> {
         // Only a borrow held across a call into PHP could clash, and none is.
         let inner = self
@@ -101,7 +110,7 @@ impl Lock {
     ) -> PhpResult<LockWait> {
         let token = chosen("Lock::addLockAsync(): Argument #1 ($token)", token)?;
         let token = token.map(<[u8]>::to_vec);
-        wait::start(self_, Of::Lock, |l| {
+        wait::start(self_, Lock::reach, |l| {
             let mut core = l.core()?;
             let outcome = core.start(token, false);
             Ok((outcome, core.pending_fd()))
@@ -114,7 +123,7 @@ impl Lock {
     ///         object has an acquisition pending
     /// @throws LockConnectionException when Redis cannot be reached, as addReadLock()
     pub fn add_read_lock_async(self_: &mut ZendClassObject<Lock>) -> PhpResult<LockWait> {
-        wait::start(self_, Of::Lock, |l| {
+        wait::start(self_, Lock::reach, |l| {
             let mut core = l.core()?;
             let outcome = core.start(None, true);
             Ok((outcome, core.pending_fd()))

@@ -7,7 +7,7 @@
 use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Synchronizable};
 use super::late::Core;
-use super::wait::{self, LockWait, Of};
+use super::wait::{self, LockWait};
 use crate::error::LockError;
 use crate::kinds::multi;
 use crate::kinds::Driven;
@@ -46,6 +46,15 @@ pub struct MultiLock {
 }
 
 impl MultiLock {
+    /// How a `LockWait` reaches the core of an object of this class.
+    fn reach(
+        obj: &ext_php_rs::types::ZendObject,
+        f: &mut dyn FnMut(&mut dyn Driven),
+    ) -> PhpResult<()> {
+        f(&mut *wait::object::<MultiLock>(obj)?.core()?);
+        Ok(())
+    }
+
     pub(super) fn core(&self) -> PhpResult<Core<'_, multi::MultiLock>> {
         let inner = self.inner.try_borrow_mut().map_err(|_| {
             PhpException::from_message("redis-lock: the MultiLock is busy".to_string())
@@ -160,7 +169,7 @@ impl MultiLock {
     ) -> PhpResult<LockWait> {
         let token = chosen("MultiLock::addLockAsync(): Argument #1 ($token)", token)?;
         let token = token.map(<[u8]>::to_vec);
-        wait::start(self_, Of::Multi, |m| {
+        wait::start(self_, MultiLock::reach, |m| {
             let mut core = m.core()?;
             let outcome = core.start(token);
             Ok((outcome, core.pending_fd()))

@@ -7,7 +7,7 @@
 use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Synchronizable};
 use super::late::Core;
-use super::wait::{self, LockWait, Of};
+use super::wait::{self, LockWait};
 use crate::kinds::semaphore;
 use crate::kinds::Driven;
 use ext_php_rs::binary_slice::BinarySlice;
@@ -41,6 +41,15 @@ pub struct Semaphore {
 }
 
 impl Semaphore {
+    /// How a `LockWait` reaches the core of an object of this class.
+    fn reach(
+        obj: &ext_php_rs::types::ZendObject,
+        f: &mut dyn FnMut(&mut dyn Driven),
+    ) -> PhpResult<()> {
+        f(&mut *wait::object::<Semaphore>(obj)?.core()?);
+        Ok(())
+    }
+
     pub(super) fn core(&self) -> PhpResult<Core<'_, semaphore::Semaphore>> {
         let inner = self.inner.try_borrow_mut().map_err(|_| {
             PhpException::from_message("redis-lock: the Semaphore is busy".to_string())
@@ -95,7 +104,7 @@ impl Semaphore {
         self_: &mut ZendClassObject<Semaphore>,
         weight: i64,
     ) -> PhpResult<LockWait> {
-        wait::start(self_, Of::Semaphore, |s| {
+        wait::start(self_, Semaphore::reach, |s| {
             let mut core = s.core()?;
             let outcome = core.start(weight);
             Ok((outcome, core.pending_fd()))

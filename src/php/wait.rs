@@ -5,9 +5,6 @@
 //! The acquisition lives in its object (so that the object's end cancels it); the
 //! handle keeps the object alive, shows the fd as a PHP stream, and keeps the end.
 
-use super::class::Lock;
-use super::multi::MultiLock;
-use super::semaphore::Semaphore;
 use crate::kinds::Driven;
 use crate::token::Token;
 use ext_php_rs::class::RegisteredClass;
@@ -18,12 +15,14 @@ use ext_php_rs::types::{ZendClassObject, ZendObject, Zval};
 use ext_php_rs::zend::{ce, ClassEntry};
 use std::cell::RefCell;
 
-/// Which class the object is.
-#[derive(Clone, Copy)]
-pub(super) enum Of {
-    Lock,
-    Semaphore,
-    Multi,
+/// How a handle reaches its object's core: each class gives its own (`Lock::reach`…),
+/// which runs the function on the core of an object of that class.
+pub(super) type Reach = fn(&ZendObject, &mut dyn FnMut(&mut dyn Driven)) -> PhpResult<()>;
+
+/// `obj` as an object of class `T` (for a class's `Reach`).
+pub(super) fn object<T: RegisteredClass>(obj: &ZendObject) -> PhpResult<&ZendClassObject<T>> {
+    ZendClassObject::<T>::from_zend_obj(obj)
+        .ok_or_else(|| PhpException::from_message("redis-lock: LockWait lost its object".into()))
 }
 
 enum State {
@@ -52,7 +51,7 @@ enum State {
 pub struct LockWait {
     /// The object, kept alive while the handle lives.
     owner: Zval,
-    of: Of,
+    reach: Reach,
     state: RefCell<State>,
     /// The stream PHP's loop watches (made on the first `stream()`).
     stream: RefCell<Option<Zval>>,
@@ -63,7 +62,7 @@ pub struct LockWait {
 /// What starting an acquisition for an event loop came to.
 pub(super) fn started(
     owner: &mut ZendObject,
-    of: Of,
+    reach: Reach,
     outcome: crate::error::Result<Option<Token>>,
     fd: Option<i32>,
 ) -> PhpResult<LockWait> {
@@ -77,7 +76,7 @@ pub(super) fn started(
     };
     Ok(LockWait {
         owner: zv,
-        of,
+        reach,
         state: RefCell::new(state),
         stream: RefCell::new(None),
         fd: RefCell::new(fd),
@@ -94,11 +93,10 @@ impl LockWait {
         if unsafe { obj.gc.u.type_info } & (1 << 9) != 0 {
             return Ok(None);
         }
-        Ok(Some(match self.of {
-            Of::Lock => f(&mut *owner::<Lock>(obj)?.core()?),
-            Of::Semaphore => f(&mut *owner::<Semaphore>(obj)?.core()?),
-            Of::Multi => f(&mut *owner::<MultiLock>(obj)?.core()?),
-        }))
+        let mut f = Some(f);
+        let mut out = None;
+        (self.reach)(obj, &mut |d| out = f.take().map(|f| f(d)))?;
+        Ok(out)
     }
 
     fn finish(&self, done: crate::error::Result<Option<Token>>) {
@@ -111,11 +109,6 @@ impl LockWait {
         };
         *self.state.borrow_mut() = state;
     }
-}
-
-fn owner<T: RegisteredClass>(obj: &ZendObject) -> PhpResult<&ZendClassObject<T>> {
-    ZendClassObject::<T>::from_zend_obj(obj)
-        .ok_or_else(|| PhpException::from_message("redis-lock: LockWait lost its object".into()))
 }
 
 #[php_impl]
@@ -231,9 +224,9 @@ impl Drop for LockWait {
 /// Starts an acquisition for an event loop on `obj` (`start` on its core) and wraps it.
 pub(super) fn start<T: RegisteredClass>(
     obj: &mut ZendClassObject<T>,
-    of: Of,
+    reach: Reach,
     start: impl FnOnce(&T) -> PhpResult<(crate::error::Result<Option<Token>>, Option<i32>)>,
 ) -> PhpResult<LockWait> {
     let (outcome, fd) = start(obj)?;
-    started(obj.get_mut_zend_obj(), of, outcome, fd)
+    started(obj.get_mut_zend_obj(), reach, outcome, fd)
 }
