@@ -24,6 +24,7 @@ pub mod error;
 pub mod fork_wiped;
 pub mod keys;
 pub mod owner;
+pub mod ready;
 pub mod stats;
 pub mod terms;
 pub mod token;

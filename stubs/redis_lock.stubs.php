@@ -54,6 +54,20 @@ namespace {
         public function addLock(?string $token = null): string|false {}
 
         /**
+         * Starts addLock() without blocking, for an event loop (see LockWait): the first
+         * try runs now; the wait goes on as the loop polls the handle. $token as for
+         * addLock(); one wait per token per thread.
+         *
+         * @throws ValueError for a $token that is empty, longer than 256 bytes, or waited
+         *         for already in this thread; while this object has an acquisition pending
+         * @throws LockConnectionException when Redis cannot be reached, as addLock()
+         *
+         * @param string|null $token
+         * @return \LockWait
+         */
+        public function addLockAsync(?string $token = null): \LockWait {}
+
+        /**
          * Takes a read (shared) lock, waiting up to $timeOut seconds: many readers hold
          * the key at once, no writer meanwhile. Once a writer waits, new readers queue
          * behind it. Each reader has its own lease ($lockOut), judged on Redis's clock.
@@ -67,6 +81,17 @@ namespace {
          *
          */
         public function addReadLock(): string|false {}
+
+        /**
+         * Starts addReadLock() without blocking, for an event loop (see LockWait).
+         *
+         * @throws ValueError with Redlock ('servers'), which keeps no readers; while this
+         *         object has an acquisition pending
+         * @throws LockConnectionException when Redis cannot be reached, as addReadLock()
+         *
+         * @return \LockWait
+         */
+        public function addReadLockAsync(): \LockWait {}
 
         /**
          * Sets the lock's remaining lease to $lockOut seconds (default: the object's
@@ -258,6 +283,73 @@ namespace {
     }
 
     /**
+     * An acquisition in progress that PHP's own event loop waits on, instead of the
+     * process blocking: `Lock::addLockAsync()`, `Lock::addReadLockAsync()`,
+     * `Semaphore::acquireAsync()` and `MultiLock::addLockAsync()` return one. Its
+     * `stream()` turns readable when there is something to do; `poll()` does it, without
+     * waiting for the lock, and says whether the acquisition has ended; `result()` is
+     * then what the blocking call would have returned (the token, or false at the
+     * deadline), or throws what it would have thrown. `cancel()`, the handle's end, its
+     * object's end and request end each leave nothing queued and nothing held.
+     *
+     * Waiting is the same as a blocking wait's: fair hand-over, fencing, the watchdog,
+     * durable grants and every topology. Each poll() sends at most a few commands, one
+     * round trip each; it never sleeps.
+     */
+    final class LockWait {
+        /**
+         * Made only by the objects' async methods.
+         */
+        public function __construct() {}
+
+        /**
+         * Ends a pending acquisition: it leaves the queue, and a hold handed over
+         * meanwhile is released. result() is false after it. Does nothing once it ended.
+         *
+         * @return void
+         */
+        public function cancel(): void {}
+
+        /**
+         * Whether the acquisition has ended (without doing anything: see poll()).
+         *
+         * @return bool
+         */
+        public function isDone(): bool {}
+
+        /**
+         * Does what is due (a try, a grant read, a retry, the deadline) without waiting
+         * for the lock, and says whether the acquisition has ended (then see result()).
+         *
+         * @return bool
+         */
+        public function poll(): bool {}
+
+        /**
+         * What the blocking call would have returned: the token, or false when the
+         * deadline passed (or the wait was cancelled); or it throws what that call would
+         * have thrown (LockConnectionException…), at each call.
+         *
+         * @return string|false
+         * @throws Error while the acquisition goes on (poll() returned false)
+         *
+         */
+        public function result(): string|false {}
+
+        /**
+         * The stream to watch for readability (stream_select(), Amp\Loop::onReadable(),
+         * Revolt's EventLoop::onReadable(), ReactPHP's addReadStream(), Swoole's
+         * Coroutine\System::waitEvent()); when readable, call poll(). Never read from it.
+         * The same stream every call. Under stream_select() it must be below FD_SETSIZE
+         * (1024), as for any stream.
+         *
+         * @return resource
+         *
+         */
+        public function stream(): resource {}
+    }
+
+    /**
      * Several Redis keys locked together: all of them or none, under one token.
      *
      * `new MultiLock($keys, $timeOut, $lockOut, $options)`: `$keys` a non-empty list of
@@ -305,6 +397,19 @@ namespace {
          * @param string|null $token
          */
         public function addLock(?string $token = null): string|false {}
+
+        /**
+         * Starts addLock() without blocking, for an event loop (see LockWait). $token as
+         * for Lock::addLockAsync().
+         *
+         * @throws ValueError for a $token that is empty, longer than 256 bytes, or waited
+         *         for already in this thread; while this object has an acquisition pending
+         * @throws LockConnectionException when Redis cannot be reached, as addLock()
+         *
+         * @param string|null $token
+         * @return \LockWait
+         */
+        public function addLockAsync(?string $token = null): \LockWait {}
 
         /**
          * Sets every key's lease to $lockOut seconds (default: the object's $lockOut) if
@@ -467,6 +572,18 @@ namespace {
          * @param int $weight
          */
         public function acquire(int $weight = 1): string|false {}
+
+        /**
+         * Starts acquire() without blocking, for an event loop (see LockWait).
+         *
+         * @throws ValueError for a $weight below 1 or above the permits; while this
+         *         object has an acquisition pending
+         * @throws LockConnectionException when Redis cannot be reached, as acquire()
+         *
+         * @param int $weight
+         * @return \LockWait
+         */
+        public function acquireAsync(int $weight = 1): \LockWait {}
 
         /**
          * The permits free now (holds whose lease ended are reclaimed first).

@@ -16,3 +16,35 @@ pub mod multi;
 pub(crate) mod retake;
 pub mod scripts;
 pub mod semaphore;
+
+/// An object whose acquisition an event loop drives (`core::pending`): each kind's
+/// `start` begins it; these step it, show its fd, and end it early.
+pub trait Driven {
+    /// Steps the pending acquisition without waiting: `Some` of its end, `None`
+    /// while it goes on (or when none is pending).
+    fn poll(&mut self) -> Option<crate::error::Result<Option<crate::token::Token>>>;
+    /// The fd an event loop watches, while one is pending.
+    fn pending_fd(&self) -> Option<std::os::fd::RawFd>;
+    /// Ends the pending acquisition, leaving nothing queued or held.
+    fn cancel(&mut self);
+}
+
+macro_rules! driven {
+    ($t:ty) => {
+        impl Driven for $t {
+            fn poll(&mut self) -> Option<crate::error::Result<Option<crate::token::Token>>> {
+                self.h.poll_pending()
+            }
+            fn pending_fd(&self) -> Option<std::os::fd::RawFd> {
+                self.h.pending_fd()
+            }
+            fn cancel(&mut self) {
+                self.h.cancel_pending()
+            }
+        }
+    };
+}
+
+driven!(lock::Lock);
+driven!(semaphore::Semaphore);
+driven!(multi::MultiLock);

@@ -191,6 +191,49 @@ impl Connection {
         None
     }
 
+    /// Reads what has arrived, without waiting (RESP3): replies owed to unawaited
+    /// commands, and push messages, each offered to this thread's router before it is
+    /// kept (`wake::set_router`). An error when the connection broke, or no longer
+    /// listens on `channel`.
+    pub fn arrived(&mut self, channel: &str) -> RedisResult<()> {
+        self.read_arrived();
+        if self.reader.broken {
+            return Err(io::Error::new(io::ErrorKind::NotConnected, "the connection broke").into());
+        }
+        if !self.listens(channel) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the wake channel is no longer listened to",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// The next message on `channel` that has arrived (RESP2's subscribed mode),
+    /// without waiting; messages on other channels are dropped.
+    pub fn message_now(&mut self, channel: &str) -> RedisResult<Option<Vec<u8>>> {
+        self.reader.stream.set_nonblocking(true).map_err(|e| self.reader.broke(e))?;
+        let mut scan = self.reader.scan();
+        let heard = loop {
+            match self.reader.parse_next(&mut scan) {
+                Ok(Some(v)) => {
+                    if let Some(payload) = message_on(v, channel) {
+                        break Ok(Some(payload));
+                    }
+                }
+                Ok(None) => match self.reader.fill() {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(None),
+                    Err(e) => break Err(self.reader.broke(e)),
+                },
+                Err(e) => break Err(e),
+            }
+        };
+        self.reader.stream.set_nonblocking(false).map_err(|e| self.reader.broke(e))?;
+        heard
+    }
+
     /// Subscribes the connection, in RESP2's subscribed mode, to `channel`, and reads
     /// up to the confirmation; what comes before it (messages on channels it listened
     /// on earlier, their unsubscriptions' confirmations) is dropped. `Ok(false)`: the

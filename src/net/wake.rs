@@ -72,6 +72,8 @@ fn next_wait() -> u64 {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
+pub use crate::net::wire::set_router;
+
 /// How long a refused subscription is not asked for again: waits poll meanwhile.
 const REFUSAL_MEMORY: Duration = Duration::from_secs(30);
 
@@ -235,6 +237,55 @@ impl Subscriber {
                     "the subscriber listens on no channel",
                 ))),
             },
+        }
+    }
+}
+
+impl Subscriber {
+    /// Reads what has arrived, without waiting: on the command connection, messages
+    /// go to this thread's router (`set_router`), and `Ok(None)` comes back; on a
+    /// subscriber of its own, the next message on this wait's channel, if one came.
+    /// An error as for `next_grant`.
+    pub fn hear_now(&mut self) -> std::result::Result<Option<Vec<u8>>, RedisError> {
+        let gone = || {
+            RedisError::from(std::io::Error::new(
+                std::io::ErrorKind::NotConnected,
+                "the wake channel is no longer listened to",
+            ))
+        };
+        match self {
+            Subscriber::Inline { ep, channel, .. } => {
+                let heard = pool::with_connection(ep, false, |conn| match conn.arrived(channel) {
+                    Ok(()) => (Ok(None), false),
+                    Err(e) => (Err(e), true),
+                });
+                heard.unwrap_or_else(|| Err(gone()))
+            }
+            Subscriber::Separate { conn, channel, .. } => match channel.as_deref() {
+                Some(channel) => conn.message_now(channel),
+                None => Err(gone()),
+            },
+        }
+    }
+
+    /// The socket its messages come on, for an event loop to watch (`crate::ready`).
+    pub fn socket(&mut self) -> Option<std::os::fd::RawFd> {
+        match self {
+            Subscriber::Inline { ep, .. } => {
+                pool::with_connection(ep, false, |conn| (conn.fd(), false))
+            }
+            Subscriber::Separate { conn, .. } => Some(conn.fd()),
+        }
+    }
+
+    /// Whether bytes it has read wait to be parsed (TLS), which its socket would not
+    /// show: an event loop looks again at once.
+    pub fn buffered(&mut self) -> bool {
+        match self {
+            Subscriber::Inline { ep, .. } => {
+                pool::with_connection(ep, false, |conn| (conn.buffered(), false)).unwrap_or(false)
+            }
+            Subscriber::Separate { conn, .. } => conn.buffered(),
         }
     }
 }

@@ -285,6 +285,12 @@ impl Connection {
         match &kind[..] {
             b"message" | b"smessage" => {
                 if let (Some(channel), Some(payload)) = (text(push.get(1)), text(push.get(2))) {
+                    // A message for a wait an event loop drives goes to it at once
+                    // (several share this channel); on a channel given up, never.
+                    let listened = self.channels.iter().any(|(c, _)| c.as_bytes() == channel);
+                    if listened && routed(&payload) {
+                        return;
+                    }
                     if self.pushes.len() >= MAX_PUSHES {
                         self.pushes.pop_front();
                     }
@@ -595,4 +601,26 @@ mod tests {
             assert!(seen(&first), "closed behind an unread reply");
         }
     }
+}
+
+/// Takes a wake message for a wait that is not blocked reading it (`set_router`).
+type Router = fn(&[u8]) -> bool;
+
+thread_local! {
+    /// Where this thread's wake messages go before a connection keeps them
+    /// (`set_router`).
+    static ROUTER: std::cell::Cell<Option<Router>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets this thread's router: each wake message read on one of its connections, on a
+/// channel it listens on, is offered to `route` first, and one it takes is not kept.
+/// Several waits an event loop drives share a command connection's channel, and any
+/// read may bring another's grant (`kinds::core::mailbox`). `None`: every message is kept.
+pub fn set_router(route: Option<Router>) {
+    let _ = ROUTER.try_with(|r| r.set(route));
+}
+
+/// Whether this thread's router took `payload` (`set_router`).
+fn routed(payload: &[u8]) -> bool {
+    ROUTER.try_with(std::cell::Cell::get).ok().flatten().is_some_and(|route| route(payload))
 }

@@ -7,12 +7,15 @@
 use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Synchronizable};
 use super::late::Core;
+use super::wait::{self, LockWait};
 use crate::kinds::lock;
+use crate::kinds::Driven;
 use ext_php_rs::binary::Binary;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendClassObject;
 use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
 use std::cell::RefCell;
 
@@ -41,7 +44,16 @@ pub struct Lock {
 }
 
 impl Lock {
-    fn core(&self) -> PhpResult<Core<'_, lock::Lock>> {
+    /// How a `LockWait` reaches the core of an object of this class.
+    fn reach(
+        obj: &ext_php_rs::types::ZendObject,
+        f: &mut dyn FnMut(&mut dyn Driven),
+    ) -> PhpResult<()> {
+        f(&mut *wait::object::<Lock>(obj)?.core()?);
+        Ok(())
+    }
+
+    pub(super) fn core(&self) -> PhpResult<Core<'_, lock::Lock>> {
         // Only a borrow held across a call into PHP could clash, and none is.
         let inner = self
             .inner
@@ -83,6 +95,39 @@ impl Lock {
     pub fn add_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("Lock::addLock(): Argument #1 ($token)", token)?;
         Ok(token_zval(self.core()?.acquire(token.map(<[u8]>::to_vec))?))
+    }
+
+    /// Starts addLock() without blocking, for an event loop (see LockWait): the first
+    /// try runs now; the wait goes on as the loop polls the handle. $token as for
+    /// addLock(); one wait per token per thread.
+    ///
+    /// @throws ValueError for a $token that is empty, longer than 256 bytes, or waited
+    ///         for already in this thread; while this object has an acquisition pending
+    /// @throws LockConnectionException when Redis cannot be reached, as addLock()
+    pub fn add_lock_async(
+        self_: &mut ZendClassObject<Lock>,
+        token: Option<BinarySlice<u8>>,
+    ) -> PhpResult<LockWait> {
+        let token = chosen("Lock::addLockAsync(): Argument #1 ($token)", token)?;
+        let token = token.map(<[u8]>::to_vec);
+        wait::start(self_, Lock::reach, |l| {
+            let mut core = l.core()?;
+            let outcome = core.start(token, false);
+            Ok((outcome, core.pending_fd()))
+        })
+    }
+
+    /// Starts addReadLock() without blocking, for an event loop (see LockWait).
+    ///
+    /// @throws ValueError with Redlock ('servers'), which keeps no readers; while this
+    ///         object has an acquisition pending
+    /// @throws LockConnectionException when Redis cannot be reached, as addReadLock()
+    pub fn add_read_lock_async(self_: &mut ZendClassObject<Lock>) -> PhpResult<LockWait> {
+        wait::start(self_, Lock::reach, |l| {
+            let mut core = l.core()?;
+            let outcome = core.start(None, true);
+            Ok((outcome, core.pending_fd()))
+        })
     }
 
     /// Takes the lock with exactly one try; $token as for addLock().

@@ -18,6 +18,7 @@ struct Symbols {
     display_ini: usize,
     runtime_exception: usize,
     log_err: usize,
+    stream_from_fd: usize,
 }
 
 fn symbols() -> &'static Symbols {
@@ -27,6 +28,7 @@ fn symbols() -> &'static Symbols {
         display_ini: lookup(c"display_ini_entries") as usize,
         runtime_exception: lookup(c"spl_ce_RuntimeException") as usize,
         log_err: lookup(c"php_log_err_with_severity") as usize,
+        stream_from_fd: lookup(c"_php_stream_fopen_from_fd") as usize,
     })
 }
 
@@ -85,4 +87,50 @@ pub fn runtime_exception() -> Option<&'static zend_class_entry> {
     }
     // SAFETY: the address of SPL's `zend_class_entry *spl_ce_RuntimeException`.
     unsafe { (*slot).as_ref() }
+}
+
+/// `_php_stream_fopen_from_fd(fd, mode, persistent_id, zero_position)`, with the four
+/// arguments a debug build of PHP adds (`STREAMS_DC`: the caller's file and line),
+/// which a release build does not read.
+type StreamFromFdFn = unsafe extern "C" fn(
+    c_int,
+    *const c_char,
+    *const c_char,
+    bool,
+    *const c_char,
+    u32,
+    *const c_char,
+    u32,
+) -> *mut ext_php_rs::ffi::php_stream;
+
+/// A PHP stream (a plain-file stream, as `fopen()` makes) over `fd`, which it owns
+/// from now on and closes when PHP frees it (`fclose()`, or request end); `None`
+/// (and `fd` closed) when PHP could not make one. Only inside a request, on its thread.
+pub fn stream_from_fd(fd: c_int) -> Option<ext_php_rs::types::Zval> {
+    let f = symbols().stream_from_fd;
+    if f == 0 {
+        // SAFETY: an fd the caller handed over.
+        unsafe { libc::close(fd) };
+        return None;
+    }
+    // SAFETY: the symbol has this signature in PHP 8.x (see the type's comment).
+    let f: StreamFromFdFn = unsafe { std::mem::transmute(f) };
+    let file = c"redis_lock";
+    // SAFETY: a valid fd and NUL-terminated strings; the stream is checked for null.
+    let stream = unsafe {
+        f(fd, c"rb".as_ptr(), std::ptr::null(), false, file.as_ptr(), 0, file.as_ptr(), 0)
+    };
+    if stream.is_null() {
+        // SAFETY: PHP did not take it.
+        unsafe { libc::close(fd) };
+        return None;
+    }
+    let mut zv = ext_php_rs::types::Zval::new();
+    // SAFETY: php_stream_to_zval: the resource list holds the stream's one reference,
+    // which the zval takes over; marked exposed, as PHP does for a stream it returns.
+    unsafe {
+        zv.set_resource((*stream).res);
+        (*stream).set___exposed(1);
+    }
+    Some(zv)
 }

@@ -71,24 +71,30 @@ pub fn register_all() -> bool {
 
 impl From<LockError> for PhpException {
     fn from(e: LockError) -> Self {
-        let message = e.to_string();
-        if !matches!(e, LockError::InvalidValue(_) | LockError::InvalidType(_)) {
-            // Redis trouble (not a bad argument): `redis_lock_stats()`'s errors.
-            crate::stats::note(crate::stats::Counter::Errors);
-        }
-        let class = match e {
-            LockError::InvalidValue(_) => ce::value_error(),
-            LockError::InvalidType(_) => ce::type_error(),
-            LockError::Connection { .. }
-            | LockError::Passing { .. }
-            | LockError::NotDurable { .. } => connection_exception(),
-            LockError::Timeout { .. } => timeout_exception(),
-            LockError::Lost { .. } => lost_exception(),
-            LockError::Server { .. }
-            | LockError::Unfenced { .. }
-            | LockError::PermitsMismatch { .. }
-            | LockError::Random(_) => lock_exception(),
-        };
+        let (message, class) = parts(e);
         PhpException::new(message, 0, class)
     }
+}
+
+/// The message and class of the exception `e` becomes, counted among
+/// `redis_lock_stats()`'s errors when it is Redis trouble (not a bad argument).
+pub(super) fn parts(e: LockError) -> (String, &'static ext_php_rs::zend::ClassEntry) {
+    let message = e.to_string();
+    if !matches!(e, LockError::InvalidValue(_) | LockError::InvalidType(_)) {
+        crate::stats::note(crate::stats::Counter::Errors);
+    }
+    let class = match e {
+        LockError::InvalidValue(_) => ce::value_error(),
+        LockError::InvalidType(_) => ce::type_error(),
+        LockError::Connection { .. } | LockError::Passing { .. } | LockError::NotDurable { .. } => {
+            connection_exception()
+        }
+        LockError::Timeout { .. } => timeout_exception(),
+        LockError::Lost { .. } => lost_exception(),
+        LockError::Server { .. }
+        | LockError::Unfenced { .. }
+        | LockError::PermitsMismatch { .. }
+        | LockError::Random(_) => lock_exception(),
+    };
+    (message, class)
 }

@@ -17,6 +17,7 @@ mod late;
 mod multi;
 mod observe;
 mod semaphore;
+mod wait;
 mod worker;
 
 use ext_php_rs::prelude::*;
@@ -25,6 +26,7 @@ use ext_php_rs::zend::ModuleEntry;
 pub use class::Lock;
 pub use multi::MultiLock;
 pub use semaphore::Semaphore;
+pub use wait::LockWait;
 
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     // Registers the directives only: no connection, no thread (php-fpm forks after this).
@@ -70,6 +72,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .class::<Lock>()
         .class::<Semaphore>()
         .class::<MultiLock>()
+        .class::<LockWait>()
         .request_shutdown_function(request_shutdown)
         .shutdown_function(shutdown)
         .info_function(info)

@@ -7,13 +7,16 @@
 use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Synchronizable};
 use super::late::Core;
+use super::wait::{self, LockWait};
 use crate::error::LockError;
 use crate::kinds::multi;
+use crate::kinds::Driven;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendClassObject;
 use ext_php_rs::types::{ArrayKey, ZendCallable, ZendHashTable, ZendStr, Zval};
 use std::cell::RefCell;
 
@@ -43,7 +46,16 @@ pub struct MultiLock {
 }
 
 impl MultiLock {
-    fn core(&self) -> PhpResult<Core<'_, multi::MultiLock>> {
+    /// How a `LockWait` reaches the core of an object of this class.
+    fn reach(
+        obj: &ext_php_rs::types::ZendObject,
+        f: &mut dyn FnMut(&mut dyn Driven),
+    ) -> PhpResult<()> {
+        f(&mut *wait::object::<MultiLock>(obj)?.core()?);
+        Ok(())
+    }
+
+    pub(super) fn core(&self) -> PhpResult<Core<'_, multi::MultiLock>> {
         let inner = self.inner.try_borrow_mut().map_err(|_| {
             PhpException::from_message("redis-lock: the MultiLock is busy".to_string())
         })?;
@@ -143,6 +155,25 @@ impl MultiLock {
     pub fn add_lock(&self, token: Option<BinarySlice<u8>>) -> PhpResult<Zval> {
         let token = chosen("MultiLock::addLock(): Argument #1 ($token)", token)?;
         Ok(token_zval(self.core()?.acquire(token.map(<[u8]>::to_vec))?))
+    }
+
+    /// Starts addLock() without blocking, for an event loop (see LockWait). $token as
+    /// for Lock::addLockAsync().
+    ///
+    /// @throws ValueError for a $token that is empty, longer than 256 bytes, or waited
+    ///         for already in this thread; while this object has an acquisition pending
+    /// @throws LockConnectionException when Redis cannot be reached, as addLock()
+    pub fn add_lock_async(
+        self_: &mut ZendClassObject<MultiLock>,
+        token: Option<BinarySlice<u8>>,
+    ) -> PhpResult<LockWait> {
+        let token = chosen("MultiLock::addLockAsync(): Argument #1 ($token)", token)?;
+        let token = token.map(<[u8]>::to_vec);
+        wait::start(self_, MultiLock::reach, |m| {
+            let mut core = m.core()?;
+            let outcome = core.start(token);
+            Ok((outcome, core.pending_fd()))
+        })
     }
 
     /// Takes every key with exactly one try, or none.

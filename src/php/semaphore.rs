@@ -7,11 +7,14 @@
 use super::args::{chosen, settings, token_zval, Seconds};
 use super::held::{run_held, Synchronizable};
 use super::late::Core;
+use super::wait::{self, LockWait};
 use crate::kinds::semaphore;
+use crate::kinds::Driven;
 use ext_php_rs::binary_slice::BinarySlice;
 use ext_php_rs::exception::PhpException;
 use ext_php_rs::flags::ClassFlags;
 use ext_php_rs::prelude::*;
+use ext_php_rs::types::ZendClassObject;
 use ext_php_rs::types::{ZendCallable, ZendHashTable, Zval};
 use std::cell::RefCell;
 
@@ -38,7 +41,16 @@ pub struct Semaphore {
 }
 
 impl Semaphore {
-    fn core(&self) -> PhpResult<Core<'_, semaphore::Semaphore>> {
+    /// How a `LockWait` reaches the core of an object of this class.
+    fn reach(
+        obj: &ext_php_rs::types::ZendObject,
+        f: &mut dyn FnMut(&mut dyn Driven),
+    ) -> PhpResult<()> {
+        f(&mut *wait::object::<Semaphore>(obj)?.core()?);
+        Ok(())
+    }
+
+    pub(super) fn core(&self) -> PhpResult<Core<'_, semaphore::Semaphore>> {
         let inner = self.inner.try_borrow_mut().map_err(|_| {
             PhpException::from_message("redis-lock: the Semaphore is busy".to_string())
         })?;
@@ -80,6 +92,23 @@ impl Semaphore {
     #[php(defaults(weight = 1))]
     pub fn acquire(&self, weight: i64) -> PhpResult<Zval> {
         Ok(token_zval(self.core()?.acquire(weight)?))
+    }
+
+    /// Starts acquire() without blocking, for an event loop (see LockWait).
+    ///
+    /// @throws ValueError for a $weight below 1 or above the permits; while this
+    ///         object has an acquisition pending
+    /// @throws LockConnectionException when Redis cannot be reached, as acquire()
+    #[php(defaults(weight = 1))]
+    pub fn acquire_async(
+        self_: &mut ZendClassObject<Semaphore>,
+        weight: i64,
+    ) -> PhpResult<LockWait> {
+        wait::start(self_, Semaphore::reach, |s| {
+            let mut core = s.core()?;
+            let outcome = core.start(weight);
+            Ok((outcome, core.pending_fd()))
+        })
     }
 
     /// Takes $weight permits with exactly one try.

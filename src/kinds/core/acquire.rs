@@ -1,9 +1,10 @@
 //! The way in, for every kind: the parts are taken in order, one try each. A part
 //! found busy ends the round: the parts taken in it are given back first, so that an
 //! object never waits while it holds anything (two MultiLocks never wait on each other
-//! in a circle), and then it waits for that part (`waiting::wait`, which queues and
-//! sleeps until the part is handed over), and the next round tries the others. A
-//! `Lock` and a `Semaphore` have one part: a try, then the wait.
+//! in a circle), and then it waits for that part (`waiting::Waiting`, which queues and
+//! listens until the part is handed over), and the next round tries the others. A
+//! `Lock` and a `Semaphore` have one part: a try, then the wait. The rounds are steps
+//! (`Rounds`), which `acquire` drives, blocking.
 //!
 //! Every acquisition comes with a bound on when its lease ends, on this process's
 //! clock (`clock::lease_bound`, counted from before the try was sent): a hold whose
@@ -13,8 +14,9 @@ use crate::clock::{self, Boot, Until};
 use crate::error::{LockError, Result};
 use crate::hold::table::Part;
 use crate::hold::table::{Hold, Owner, Renewal};
+use crate::kinds::core::steps::{Step, Waiting};
 use crate::kinds::core::wait::PartWait;
-use crate::kinds::core::waiting::{self, Fences, Numbers, Try, Waited};
+use crate::kinds::core::waiting::{self, Fences, Numbers, Try, Waited, Woken};
 use crate::kinds::core::{Holder, Kind, PerPart};
 use crate::stats::{self, Counter};
 use crate::terms::Durable;
@@ -39,6 +41,53 @@ fn ride_patience(got: &[Option<Taken>], d: &Durable, deadline: Option<Instant>) 
     }
 }
 
+/// An acquisition's rounds, as steps (`Holder::begin`, then `Holder::advance` and,
+/// after a `RoundStep::Listen`, `Holder::heard`, until it is done): `acquire` drives
+/// them blocking; nothing in them blocks but the commands they send.
+pub(crate) struct Rounds {
+    start: Instant,
+    deadline: Instant,
+    token: Token,
+    wait: bool,
+    /// What this round took of each part.
+    got: PerPart<Option<Taken>>,
+    waited: bool,
+    /// Why the last durable grant was undone: a wait that ends says so, not "busy".
+    undone: Option<LockError>,
+    /// The part being waited for.
+    part: Option<OnePart>,
+}
+
+impl Rounds {
+    /// The subscriber its wait listens on, while it does (`RoundStep::Listen`).
+    pub(crate) fn ear(&mut self) -> Option<&mut crate::net::wake::Listener> {
+        self.part.as_mut().and_then(|p| p.waiting.ear())
+    }
+}
+
+/// The wait for one part (`Rounds::part`).
+struct OnePart {
+    i: usize,
+    /// The connection the wait started on: a grant heard after it changed (a
+    /// reconnect: a failover, a node back from its files) may come from a node that
+    /// no longer masters the key, so the hold is checked where it lives now.
+    before: Option<Option<u64>>,
+    /// Its first try may find the hold this waiter's already.
+    may_hold: bool,
+    waiting: Waiting,
+}
+
+/// What an acquisition does next.
+pub(crate) enum RoundStep {
+    /// It ended: the token, `None` when busy at the deadline (or at once, not waiting).
+    Done(Result<Option<Token>>),
+    /// It goes on (`Holder::advance`) at this instant.
+    Pause(Instant),
+    /// It listens on its wait's subscriber until `until`, then hands
+    /// what came to `Holder::heard` (see `waiting::Step::Listen`).
+    Listen { until: Instant, exact: bool },
+}
+
 impl<K: Kind> Holder<K> {
     /// The one way in for every acquisition, which started at `start`: `token`
     /// (`chosen`: the caller's, which another holder may use too) with one try on each
@@ -50,192 +99,279 @@ impl<K: Kind> Holder<K> {
         chosen: bool,
         wait: bool,
     ) -> Result<Option<Token>> {
-        let mut undone = None;
-        match self.acquire_rounds(start, token, chosen, wait, &mut undone) {
-            // A wait that ends after a durable grant was undone says so, not "busy".
-            Ok(None) => undone.map_or(Ok(None), Err),
-            other => other,
+        if self.pending.is_some() {
+            return Err(self.busy_pending());
+        }
+        if chosen && crate::kinds::core::mailbox::is_open(&token) {
+            return Err(LockError::InvalidValue(
+                "redis-lock: this token is already being waited for in this thread (a wait an event loop drives): two waits of one token could not tell their grants apart".to_string(),
+            ));
+        }
+        let mut r = self.begin(start, token, chosen, wait);
+        let mut step = self.advance(&mut r);
+        loop {
+            step = match step {
+                RoundStep::Done(done) => return done,
+                RoundStep::Pause(at) => {
+                    std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                    self.advance(&mut r)
+                }
+                RoundStep::Listen { mut until, exact } => {
+                    let woken = match r.part.as_mut().and_then(|p| p.waiting.ear()) {
+                        Some(ear) => waiting::listen(ear, &r.token, &mut until),
+                        None => Woken::Broken,
+                    };
+                    self.heard(&mut r, woken, exact)
+                }
+            };
         }
     }
 
-    /// `acquire`'s rounds; `undone` keeps why the last durable grant was undone.
-    fn acquire_rounds(
+    /// An acquisition's rounds (`acquire` for the arguments), not started yet.
+    pub(crate) fn begin(
         &mut self,
         start: Instant,
         token: Token,
         chosen: bool,
         wait: bool,
-        undone: &mut Option<LockError>,
-    ) -> Result<Option<Token>> {
-        let deadline = self.c.terms.deadline(start);
+    ) -> Rounds {
         self.c.caller_token = chosen;
         if self.c.owner_info {
             self.c.record = crate::owner::record();
         }
-        let mut got: PerPart<Option<Taken>> = PerPart::new(self.parts.len(), |_| None);
-        let mut waited = false;
+        Rounds {
+            start,
+            deadline: self.c.terms.deadline(start),
+            token,
+            wait,
+            got: PerPart::new(self.parts.len(), |_| None),
+            waited: false,
+            undone: None,
+            part: None,
+        }
+    }
+
+    /// Ends `r` before it is done (an event loop's wait cancelled, or its object
+    /// gone): its wait leaves the queue, and what it took is given back.
+    pub(crate) fn cancel_rounds(&mut self, r: &mut Rounds) {
+        if let Some(mut p) = r.part.take() {
+            p.waiting.cancel(&PartWait { holder: self, part: p.i, token: &r.token });
+        }
+        self.give_back(&r.token, &mut r.got);
+    }
+
+    /// The next step of `r`: its wait's, or the next round's tries.
+    pub(crate) fn advance(&mut self, r: &mut Rounds) -> RoundStep {
         loop {
-            // The part found busy: whether a try found it so, and whether that try took
-            // it too late to be used (the wait may find it this waiter's already).
-            let mut busy: Option<(usize, bool, bool)> = None;
-            for i in 0..self.parts.len() {
-                if got[i].is_some() {
-                    continue;
-                }
-                let part = &self.parts[i];
-                // Contended lately: the wait's first try, which queues, is the first try.
-                if wait && !part.route().lease_only() && self.kind.straight_to_wait(&self.c, start)
-                {
-                    busy = Some((i, false, false));
-                    break;
-                }
-                // Redis trouble on the first try is reported at once, as without a wait,
-                // but for a passing state (a server loading its data, a failover: the
-                // topology says which), waited out, here for every kind. The lease is
-                // counted from before the try was sent.
-                let sent = Boot::now();
-                match self.kind.try_first(&self.c, part, &token) {
-                    Ok(Try::Acquired(fences)) => {
-                        if let Some(until) = clock::taken(sent, self.c.terms.lease) {
-                            got[i] = Some((fences, until));
-                            continue;
-                        }
-                        // Its reply came after the lease may have ended: no acquisition.
-                        if !wait || Instant::now() >= deadline {
-                            self.abandon(i, &token);
-                            self.give_back(&token, &mut got);
-                            return Ok(None);
-                        }
-                        busy = Some((i, true, true));
-                    }
-                    Ok(Try::Busy { .. }) => busy = Some((i, true, false)),
-                    // A lost reply, and the key holds the caller's token: not known whose.
-                    Ok(Try::Unsure) => {
-                        let e = waiting::unsure(part.route().node().addr());
-                        self.give_back(&token, &mut got);
-                        return Err(self.maybe_taken(token, e));
-                    }
-                    // Not found busy: the wait's first try is the next. A try sent before a
-                    // failover cut it off may have taken it: the wait settles that.
-                    Err(e) if wait && e.is_passing() && Instant::now() < deadline => {
-                        busy = Some((i, false, e.sent()))
-                    }
-                    Err(e) => {
-                        self.give_back(&token, &mut got);
-                        return Err(self.maybe_taken(token, e));
-                    }
-                }
-                break;
-            }
-            let Some((i, tried, may_hold)) = busy else {
-                if !waited {
-                    self.kind.contended(false, start);
-                }
-                let durable = self.c.terms.durable;
-                if let Some(d) = &durable {
-                    let patience = ride_patience(&got, d, wait.then_some(deadline));
-                    match self.confirm(&token, self.c.terms.ttl_arg.as_bytes(), d, false, patience)
-                    {
-                        Ok(Landed::Yes) => {}
-                        // Undone, and the wait goes on while it lasts.
-                        why @ (Ok(_) | Err(LockError::NotDurable { .. })) => {
-                            self.give_back(&token, &mut got);
-                            match why {
-                                Err(e) => *undone = Some(e),
-                                // Replicas online but slow: a wait that ends now ends as
-                                // one for a busy lock (false), as the set is whole.
-                                Ok(Landed::Slow(_)) => *undone = None,
-                                Ok(_) => {}
-                            }
-                            if !wait || Instant::now() >= deadline {
-                                return Ok(None);
-                            }
-                            continue;
-                        }
-                        // So too when the check was refused whole for a passing state
-                        // (NOREPLICAS: the master lost its replicas since the try).
-                        Err(e) if e.is_passing() && !e.sent() => {
-                            self.give_back(&token, &mut got);
-                            *undone = Some(e);
-                            if !wait || Instant::now() >= deadline {
-                                return Ok(None);
-                            }
-                            continue;
-                        }
-                        Err(e) => {
-                            self.give_back(&token, &mut got);
-                            return Err(self.maybe_taken(token, e));
-                        }
-                    }
-                }
-                // One part was found fresh as it was taken (unless a durable check took
-                // time since); of several, the first ones taken may have run out since.
-                if let (None, [Some((fences, until))]) = (&durable, &mut got[..]) {
-                    let (fences, until) = (fences.take(), *until);
-                    return Ok(Some(self.acquired(token, fences, until)));
-                }
-                let until = got.iter().flatten().filter_map(|(_, u)| *u).min();
-                if !clock::is_stale(until) {
-                    let fences: Fences = got
-                        .iter_mut()
-                        .map(|t| t.take().and_then(|(f, _)| f))
-                        .collect::<Option<Vec<Numbers>>>()
-                        .map(|f| {
-                            Numbers::of(f.iter().flat_map(|n| n.as_slice()).copied().collect())
-                        });
-                    return Ok(Some(self.acquired(token, fences, until)));
-                }
-                // Taken too late to be used (a paused process): given back, and tried again.
-                stats::note(Counter::Stale);
-                self.give_back(&token, &mut got);
-                if !wait || Instant::now() >= deadline {
-                    return Ok(None);
+            if let Some(p) = r.part.as_mut() {
+                let step =
+                    p.waiting.advance(&PartWait { holder: self, part: p.i, token: &r.token });
+                if let Some(next) = self.waited(r, step) {
+                    return next;
                 }
                 continue;
-            };
-            self.give_back(&token, &mut got);
-            if !wait || (!may_hold && Instant::now() >= deadline) {
-                return Ok(None);
             }
-            let route = self.parts[i].route();
-            // The connection the wait starts on; a grant heard after it changed (a
-            // reconnect: a failover, a node back from its files) may come from a node
-            // that no longer masters the key, so the hold is checked where it lives now.
-            let before = (!route.lease_only()).then(|| route.serial());
-            let (outcome, was_busy) = waiting::wait(
-                &PartWait { holder: self, part: i, token: &token },
-                deadline,
-                may_hold,
-                tried,
-            );
-            waited = true;
-            self.kind.contended(was_busy, Instant::now());
-            match outcome {
-                Waited::Got(fences, until) => {
-                    let moved =
-                        before.is_some_and(|b| b.is_none() || b != self.parts[i].route().serial());
-                    // Durable grants check every hold anyway (`confirm`).
-                    if (moved || may_hold) && self.c.terms.durable.is_none() {
-                        match self.still_held(i, &token) {
-                            Ok(true) => {}
-                            // Not held where the key lives now: the wait goes on.
-                            Ok(false) => {
-                                if Instant::now() >= deadline {
-                                    return Ok(None);
-                                }
-                                continue;
-                            }
-                            Err(e) => return Err(self.maybe_taken(token, e)),
-                        }
-                    }
-                    got[i] = Some((fences, until));
-                }
-                Waited::TimedOut => return Ok(None),
-                Waited::Failed(e) => {
-                    return Err(self.maybe_taken(token, e.after_waiting(start.elapsed())))
-                }
+            if let Some(done) = self.round(r) {
+                return Self::done(r, done);
             }
         }
+    }
+
+    /// What listening brought, after a `RoundStep::Listen`: the next step.
+    pub(crate) fn heard(&mut self, r: &mut Rounds, woken: Woken, exact: bool) -> RoundStep {
+        let Some(p) = r.part.as_mut() else { return self.advance(r) };
+        let step =
+            p.waiting.heard(&PartWait { holder: self, part: p.i, token: &r.token }, woken, exact);
+        match self.waited(r, step) {
+            Some(next) => next,
+            None => self.advance(r),
+        }
+    }
+
+    /// The end of `r` with `done`: a wait that ends busy after a durable grant was
+    /// undone says why, not "busy".
+    fn done(r: &mut Rounds, done: Result<Option<Token>>) -> RoundStep {
+        RoundStep::Done(match done {
+            Ok(None) => r.undone.take().map_or(Ok(None), Err),
+            other => other,
+        })
+    }
+
+    /// A step of the part's wait: passed on while it goes on; at its end, the part
+    /// taken (`None`: the next round), or the acquisition's end.
+    fn waited(&mut self, r: &mut Rounds, step: Step) -> Option<RoundStep> {
+        let (outcome, was_busy) = match step {
+            Step::Pause(at) => return Some(RoundStep::Pause(at)),
+            Step::Listen { until, exact } => return Some(RoundStep::Listen { until, exact }),
+            Step::Done(outcome, was_busy) => (outcome, was_busy),
+        };
+        let p = r.part.take()?;
+        r.waited = true;
+        self.kind.contended(was_busy, Instant::now());
+        match outcome {
+            Waited::Got(fences, until) => {
+                let moved =
+                    p.before.is_some_and(|b| b.is_none() || b != self.parts[p.i].route().serial());
+                // Durable grants check every hold anyway (`confirm`).
+                if (moved || p.may_hold) && self.c.terms.durable.is_none() {
+                    match self.still_held(p.i, &r.token) {
+                        Ok(true) => {}
+                        // Not held where the key lives now: the wait goes on.
+                        Ok(false) if Instant::now() >= r.deadline => {
+                            return Some(Self::done(r, Ok(None)))
+                        }
+                        Ok(false) => return None,
+                        Err(e) => {
+                            let token = std::mem::take(&mut r.token);
+                            return Some(Self::done(r, Err(self.maybe_taken(token, e))));
+                        }
+                    }
+                }
+                r.got[p.i] = Some((fences, until));
+                None
+            }
+            Waited::TimedOut => Some(Self::done(r, Ok(None))),
+            Waited::Failed(e) => {
+                let token = std::mem::take(&mut r.token);
+                let e = e.after_waiting(r.start.elapsed());
+                Some(Self::done(r, Err(self.maybe_taken(token, e))))
+            }
+        }
+    }
+
+    /// One round of `r`: a try on each part not taken yet, in order. `Some` when the
+    /// acquisition ends; `None` when it goes on (a wait for the part found busy, now in
+    /// `r.part`, or the next round).
+    fn round(&mut self, r: &mut Rounds) -> Option<Result<Option<Token>>> {
+        let (start, deadline, wait) = (r.start, r.deadline, r.wait);
+        // The part found busy: whether a try found it so, and whether that try took
+        // it too late to be used (the wait may find it this waiter's already).
+        let mut busy: Option<(usize, bool, bool)> = None;
+        for i in 0..self.parts.len() {
+            if r.got[i].is_some() {
+                continue;
+            }
+            let part = &self.parts[i];
+            // Contended lately: the wait's first try, which queues, is the first try.
+            if wait && !part.route().lease_only() && self.kind.straight_to_wait(&self.c, start) {
+                busy = Some((i, false, false));
+                break;
+            }
+            // Redis trouble on the first try is reported at once, as without a wait,
+            // but for a passing state (a server loading its data, a failover: the
+            // topology says which), waited out, here for every kind. The lease is
+            // counted from before the try was sent.
+            let sent = Boot::now();
+            match self.kind.try_first(&self.c, part, &r.token) {
+                Ok(Try::Acquired(fences)) => {
+                    if let Some(until) = clock::taken(sent, self.c.terms.lease) {
+                        r.got[i] = Some((fences, until));
+                        continue;
+                    }
+                    // Its reply came after the lease may have ended: no acquisition.
+                    if !wait || Instant::now() >= deadline {
+                        self.abandon(i, &r.token);
+                        self.give_back(&r.token, &mut r.got);
+                        return Some(Ok(None));
+                    }
+                    busy = Some((i, true, true));
+                }
+                Ok(Try::Busy { .. }) => busy = Some((i, true, false)),
+                // A lost reply, and the key holds the caller's token: not known whose.
+                Ok(Try::Unsure) => {
+                    let e = waiting::unsure(part.route().node().addr());
+                    return Some(Err(self.fail(r, e)));
+                }
+                // Not found busy: the wait's first try is the next. A try sent before a
+                // failover cut it off may have taken it: the wait settles that.
+                Err(e) if wait && e.is_passing() && Instant::now() < deadline => {
+                    busy = Some((i, false, e.sent()))
+                }
+                Err(e) => return Some(Err(self.fail(r, e))),
+            }
+            break;
+        }
+        let Some((i, tried, may_hold)) = busy else { return self.all_taken(r) };
+        self.give_back(&r.token, &mut r.got);
+        if !wait || (!may_hold && Instant::now() >= deadline) {
+            return Some(Ok(None));
+        }
+        let route = self.parts[i].route();
+        let before = (!route.lease_only()).then(|| route.serial());
+        let waiting = Waiting::start(
+            &PartWait { holder: self, part: i, token: &r.token },
+            deadline,
+            may_hold,
+            tried,
+        );
+        r.part = Some(OnePart { i, before, may_hold, waiting });
+        None
+    }
+
+    /// Every part taken in this round: a durable grant's check, then the acquisition,
+    /// unless the holds came too late to be used. `None`: the next round.
+    fn all_taken(&mut self, r: &mut Rounds) -> Option<Result<Option<Token>>> {
+        let (deadline, wait) = (r.deadline, r.wait);
+        if !r.waited {
+            self.kind.contended(false, r.start);
+        }
+        let durable = self.c.terms.durable;
+        if let Some(d) = &durable {
+            let patience = ride_patience(&r.got, d, wait.then_some(deadline));
+            match self.confirm(&r.token, self.c.terms.ttl_arg.as_bytes(), d, false, patience) {
+                Ok(Landed::Yes) => {}
+                // Undone, and the wait goes on while it lasts.
+                why @ (Ok(_) | Err(LockError::NotDurable { .. })) => {
+                    self.give_back(&r.token, &mut r.got);
+                    match why {
+                        Err(e) => r.undone = Some(e),
+                        // Replicas online but slow: a wait that ends now ends as one
+                        // for a busy lock (false), as the set is whole.
+                        Ok(Landed::Slow(_)) => r.undone = None,
+                        Ok(_) => {}
+                    }
+                    return (!wait || Instant::now() >= deadline).then_some(Ok(None));
+                }
+                // So too when the check was refused whole for a passing state
+                // (NOREPLICAS: the master lost its replicas since the try).
+                Err(e) if e.is_passing() && !e.sent() => {
+                    self.give_back(&r.token, &mut r.got);
+                    r.undone = Some(e);
+                    return (!wait || Instant::now() >= deadline).then_some(Ok(None));
+                }
+                Err(e) => return Some(Err(self.fail(r, e))),
+            }
+        }
+        // One part was found fresh as it was taken (unless a durable check took time
+        // since); of several, the first ones taken may have run out since.
+        if let (None, [Some((fences, until))]) = (&durable, &mut r.got[..]) {
+            let (fences, until) = (fences.take(), *until);
+            let token = std::mem::take(&mut r.token);
+            return Some(Ok(Some(self.acquired(token, fences, until))));
+        }
+        let until = r.got.iter().flatten().filter_map(|(_, u)| *u).min();
+        if !clock::is_stale(until) {
+            let fences: Fences = r
+                .got
+                .iter_mut()
+                .map(|t| t.take().and_then(|(f, _)| f))
+                .collect::<Option<Vec<Numbers>>>()
+                .map(|f| Numbers::of(f.iter().flat_map(|n| n.as_slice()).copied().collect()));
+            let token = std::mem::take(&mut r.token);
+            return Some(Ok(Some(self.acquired(token, fences, until))));
+        }
+        // Taken too late to be used (a paused process): given back, and tried again.
+        stats::note(Counter::Stale);
+        self.give_back(&r.token, &mut r.got);
+        (!wait || Instant::now() >= deadline).then_some(Ok(None))
+    }
+
+    /// Ends `r` with Redis trouble `e`: what this round took is given back, and the
+    /// error says whether the token may hold a key (`maybe_taken`).
+    fn fail(&mut self, r: &mut Rounds, e: LockError) -> LockError {
+        self.give_back(&r.token, &mut r.got);
+        let token = std::mem::take(&mut r.token);
+        self.maybe_taken(token, e)
     }
 
     /// Whether `token` holds part `i` where its key lives now: its token-checked

@@ -1,4 +1,4 @@
-//! Pacing for a blocking acquire: exponential back-off with "decorrelated
+//! Pacing for a waiting acquire: exponential back-off with "decorrelated
 //! jitter" (each pause is drawn between the base and three times the previous
 //! one, capped), cut short so that no pause runs past the caller's deadline.
 //!
@@ -48,18 +48,6 @@ impl Backoff {
         }
         Some(now + self.next_delay().min(deadline - now))
     }
-
-    /// Sleeps for the next pause, or until `deadline` if that comes first.
-    /// Returns false, without sleeping, once the deadline has passed.
-    pub fn sleep_before(&mut self, deadline: Instant) -> bool {
-        match self.pause_until(deadline) {
-            Some(at) => {
-                std::thread::sleep(at.saturating_duration_since(Instant::now()));
-                true
-            }
-            None => false,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -81,13 +69,12 @@ mod tests {
     }
 
     #[test]
-    fn never_sleeps_past_the_deadline() {
+    fn never_pauses_past_the_deadline() {
         let mut b = Backoff::new(Duration::from_millis(40), Duration::from_millis(40));
         let start = Instant::now();
         let deadline = start + Duration::from_millis(5);
-        assert!(b.sleep_before(deadline));
-        let slept = start.elapsed();
-        assert!(slept < Duration::from_millis(30), "slept {slept:?}");
-        assert!(!b.sleep_before(deadline));
+        let at = b.pause_until(deadline).expect("a pause before the deadline");
+        assert!(at <= deadline, "{:?} after the deadline", at - deadline);
+        assert_eq!(b.pause_until(start), None);
     }
 }

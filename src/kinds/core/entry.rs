@@ -93,6 +93,13 @@ pub enum Message {
     Notice(Duration),
 }
 
+/// The token a wake message is for (`g…:<token>`, `n<ms>:<token>`).
+pub fn token_of(msg: &[u8]) -> Option<&[u8]> {
+    let rest = msg.get(1..)?;
+    let colon = rest.iter().position(|&b| b == b':')?;
+    Some(&rest[colon + 1..])
+}
+
 /// `msg` read as a message for `token`; `None` for another token's, or another shape.
 pub fn message(msg: &[u8], token: &[u8]) -> Option<Message> {
     let (&kind, rest) = msg.split_first()?;

@@ -26,6 +26,10 @@ mod common;
 mod durable;
 pub mod entry;
 mod kind;
+mod mailbox;
+mod pending;
+mod queued;
+mod steps;
 mod wait;
 pub(crate) mod waiting;
 
@@ -47,6 +51,14 @@ use std::time::Duration;
 /// it (at its deadline) still finds it.
 pub(crate) const QUEUE_SLACK: Duration = Duration::from_secs(5);
 
+/// How an acquisition's rounds are driven: blocking until they end, or started and
+/// left for an event loop to step (`pending`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Drive {
+    Block,
+    Loop,
+}
+
 /// An object of a kind of hold: its parts, its claim on each (one hold each in the
 /// table), and the kind's own state.
 pub(crate) struct Holder<K: Kind> {
@@ -55,18 +67,42 @@ pub(crate) struct Holder<K: Kind> {
     /// One claim per part, in the parts' order.
     pub claims: PerPart<Claim>,
     pub kind: K,
+    /// An acquisition an event loop drives, while it goes on (`pending`).
+    pub(crate) pending: Option<Box<pending::Pending>>,
 }
 
 impl<K: Kind> Holder<K> {
     /// An object of `kind` on one part.
     pub fn one(c: Common, part: Arc<K::Part>, kind: K) -> Self {
-        Holder { claims: PerPart::One([Claim::default()]), c, parts: PerPart::One([part]), kind }
+        Holder {
+            claims: PerPart::One([Claim::default()]),
+            c,
+            parts: PerPart::One([part]),
+            kind,
+            pending: None,
+        }
     }
 
     /// An object of `kind` on `parts` (at least one).
     pub fn new(c: Common, parts: Vec<Arc<K::Part>>, kind: K) -> Self {
         let claims = PerPart::new(parts.len(), |_| Claim::default());
-        Holder { claims, c, parts: PerPart::Many(parts), kind }
+        Holder { claims, c, parts: PerPart::Many(parts), kind, pending: None }
+    }
+
+    /// An acquisition (`acquire`), driven as `drive` says: with `Drive::Loop`,
+    /// `Ok(None)` with `self.pending` set means it goes on (`poll_pending`).
+    pub fn take(
+        &mut self,
+        drive: Drive,
+        start: std::time::Instant,
+        token: Token,
+        chosen: bool,
+        wait: bool,
+    ) -> Result<Option<Token>> {
+        match drive {
+            Drive::Block => self.acquire(start, token, chosen, wait),
+            Drive::Loop => self.start_pending(start, token, chosen, wait),
+        }
     }
 
     /// Whether its parts live on a Redlock quorum, whose safety rests on the lease
@@ -330,6 +366,7 @@ impl<K: Kind> Holder<K> {
     /// `auto_release` is off, or the object is a forked child's copy); holding nothing,
     /// what its kind still owes is done (`Kind::left`). Returns whether it held anything.
     pub fn end(&mut self) -> bool {
+        self.cancel_pending();
         let auto = self.c.terms.auto_release;
         let ended: Vec<Hold> = self.claims.iter_mut().filter_map(|c| c.end(auto)).collect();
         for hold in &ended {

@@ -21,10 +21,6 @@ impl<K: Kind> Waiter for PartWait<'_, K> {
         self.holder.parts[self.part].route()
     }
 
-    fn token(&self) -> &[u8] {
-        self.token
-    }
-
     fn entry(&self, channel: &str) -> Vec<u8> {
         let h = self.holder;
         h.kind.entry(&h.c, &h.parts[self.part], self.token, channel)

@@ -21,25 +21,25 @@
 //! Redlock quorum, which keeps no queue. Each kind supplies its
 //! scripts through `Waiter`; none of them knows how waiting works.
 
-use crate::clock::{self, Boot, Until};
+use crate::clock::Until;
 use crate::error::LockError;
 use crate::error::Result;
 use crate::kinds::core::backoff::Backoff;
 use crate::kinds::core::entry::{self, Message};
+use crate::kinds::core::mailbox;
 use crate::net::resp;
 use crate::net::wake;
-use crate::stats::{self, Counter};
 use crate::topology::route::Route;
 use redis::Value;
 use std::time::{Duration, Instant};
 
 /// Waiting past the holder's expiry by this much lets Redis see the key as expired.
-const EXPIRY_SLACK: Duration = Duration::from_millis(2);
+pub(super) const EXPIRY_SLACK: Duration = Duration::from_millis(2);
 
 /// A queued waiter looks again at least this often, whatever the holder's lease: a
 /// safety net for signals that cannot arrive (a releaser whose ACL forbids PUBLISH,
 /// a subscriber connection that died without a word).
-const RECHECK_EVERY: Duration = Duration::from_secs(1);
+pub(super) const RECHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// The fencing tokens of a hold, one per key taken alone (0 for a read share), when
 /// they were asked for.
@@ -138,8 +138,6 @@ pub(crate) fn reply_parts(reply: &Value) -> Option<ReplyParts> {
 pub(crate) trait Waiter {
     /// Where the key's commands run: grants are published on its server.
     fn route(&self) -> &Route;
-    /// The token the wait is for.
-    fn token(&self) -> &[u8];
     /// This waiter's queue entry, naming its wake `channel`, without the time it
     /// waits, which `wait` puts in front (`entry::head`).
     fn entry(&self, channel: &str) -> Vec<u8>;
@@ -175,354 +173,8 @@ pub(crate) enum Waited {
     Failed(LockError),
 }
 
-/// Waits for the hold until `deadline`, after a first try that found it busy
-/// (`tried`), or as the first try (the caller expects it busy), and counts the wait
-/// (`stats`) once a try found it busy. Answers how it ended, and whether it was busy.
-///
-/// `may_hold`: the first try may find the hold this waiter's already (an earlier try
-/// took it too late to be used: stale).
-pub(crate) fn wait(
-    w: &impl Waiter,
-    deadline: Instant,
-    may_hold: bool,
-    tried: bool,
-) -> (Waited, bool) {
-    let started = Instant::now();
-    let mut busy = tried;
-    if tried {
-        stats::note(Counter::Contended);
-    }
-    let waited = wait_for(w, deadline, may_hold, &mut busy);
-    if busy {
-        stats::waited(started.elapsed());
-        if matches!(waited, Waited::TimedOut) {
-            stats::note(Counter::Timeouts);
-        }
-    }
-    (waited, busy)
-}
-
-/// `busy`: a try found the hold busy (set, and counted, at the first that does).
-fn wait_for(w: &impl Waiter, deadline: Instant, may_hold: bool, busy: &mut bool) -> Waited {
-    let route = w.route();
-    if route.lease_only() {
-        if may_hold {
-            // A stale hold on a quorum: it goes first, or the polls would find it busy.
-            w.abandon();
-        }
-        return poll(w, deadline);
-    }
-    // In a cluster, the first try found the slot's master: grants are published there.
-    let mut ear = wake::Listener::lend(route.node(), route.slot());
-    let waited = queue_and_listen(w, &mut ear, deadline, may_hold, busy);
-    if matches!(waited, Waited::Failed(_)) {
-        // An entry of this wait may still be queued: nobody must be found listening
-        // for it once the wait has ended (`wake::Listener::in_doubt`).
-        ear.in_doubt();
-    }
-    waited
-}
-
-/// The wait on a route that keeps a queue: an entry naming the channel of `lease`,
-/// then grants, notices and timers until the hold is had or the deadline passes.
-/// Blocking: it sleeps and listens where the steps (`Queued`) say.
-fn queue_and_listen(
-    w: &impl Waiter,
-    ear: &mut wake::Listener,
-    deadline: Instant,
-    may_hold: bool,
-    busy: &mut bool,
-) -> Waited {
-    let mut q = Queued::new(w, ear, deadline, may_hold, *busy);
-    let waited = loop {
-        match q.advance(w, ear) {
-            Next::Done(waited) => break waited,
-            Next::Pause(at) => std::thread::sleep(at.saturating_duration_since(Instant::now())),
-            Next::Listen { mut until, exact } => {
-                let woken = listen(ear, w.token(), &mut until);
-                if let Some(waited) = q.heard(w, ear, woken, exact) {
-                    break waited;
-                }
-            }
-        }
-    };
-    *busy = q.busy;
-    waited
-}
-
-/// What a wait does next (`Queued::advance`).
-enum Next {
-    /// It ended.
-    Done(Waited),
-    /// Nothing to listen to: it looks again at this instant (a back-off pause).
-    Pause(Instant),
-    /// Queued: it listens on its subscriber until `until` (a notice may bring that
-    /// forward), and hands what came to `Queued::heard`. `exact`: a grant heard is this
-    /// waiter's (else the next try confirms it: a cluster's unsharded PUBLISH).
-    Listen { until: Instant, exact: bool },
-}
-
-/// A wait on a route that keeps a queue, as steps: `advance` tries (queueing the
-/// waiter) and says what to wait for next; `heard` takes what listening brought. A
-/// blocking wait drives them (`queue_and_listen`); nothing in them blocks but the
-/// commands they send. It keeps only its own state: each step is handed the waiter
-/// and its listener, so that a wait can be driven from elsewhere too.
-struct Queued {
-    deadline: Instant,
-    /// The next try may find the hold this waiter's already (stale, or a try cut off).
-    may_hold: bool,
-    /// A try found the hold busy (set, and counted, at the first that does).
-    busy: bool,
-    backoff: Backoff,
-    /// The channel and entry this wait last queued with (as queued, once a reply
-    /// said so); it must not outlive the wait.
-    queued_as: Option<(String, Vec<u8>)>,
-    /// A grant heard on a cluster, which the next try confirms.
-    heard: bool,
-    /// This wait's latest exchange with the server that read its clock (a try that
-    /// stamped the entry): a grant's lease is bounded from it (`grant_bound`).
-    seen: Option<clock::Exchange>,
-    /// The last try's error, while tries keep failing: what the wait ends with.
-    failing: Option<LockError>,
-}
-
-impl Queued {
-    fn new(
-        w: &impl Waiter,
-        ear: &mut wake::Listener,
-        deadline: Instant,
-        may_hold: bool,
-        busy: bool,
-    ) -> Self {
-        // Listening before the first try of the wait, that try queues at once.
-        ear.ensure();
-        let backoff = w.backoff();
-        Queued {
-            deadline,
-            may_hold,
-            busy,
-            backoff,
-            queued_as: None,
-            heard: false,
-            seen: None,
-            failing: None,
-        }
-    }
-
-    /// One try (queueing the waiter when busy), and what to wait for next; at the
-    /// deadline, the end of the wait.
-    fn advance(&mut self, w: &impl Waiter, ear: &mut wake::Listener) -> Next {
-        let (route, deadline) = (w.route(), self.deadline);
-        if route.moves() {
-            // The slot moved, or its master failed over: listen where releases run now.
-            let node = route.node();
-            if node.id() != ear.endpoint().id() {
-                *ear = wake::Listener::lend(node, route.slot());
-            }
-        }
-        if Instant::now() >= deadline {
-            // Queued: the cancel says whether the hold was handed over meanwhile.
-            if let Some((_, entry)) = &self.queued_as {
-                return Next::Done(match (give_up(w, entry), self.failing.take()) {
-                    (Waited::TimedOut, Some(e)) => Waited::Failed(e),
-                    (outcome, _) => outcome,
-                });
-            }
-            if self.may_hold {
-                // A stale hold (or one a try cut off by a failover may have taken), and
-                // no time to try again: it goes; Redis trouble that lasted is reported.
-                w.abandon();
-                return Next::Done(self.failing.take().map_or(Waited::TimedOut, Waited::Failed));
-            }
-        }
-        let channel = ear.get().map(|sub| sub.channel().to_string());
-        let entry = match (&channel, &self.queued_as) {
-            (Some(ch), Some((was, entry))) if ch == was => entry.clone(),
-            (Some(ch), _) => {
-                let mut entry = entry::head(ear.endpoint(), deadline);
-                entry.extend_from_slice(&w.entry(ch));
-                entry
-            }
-            (None, _) => Vec::new(),
-        };
-        let may_be_queued = self.queued_as.is_some() || self.may_hold;
-        if let Some(ch) = channel.filter(|_| !entry.is_empty()) {
-            // Even if this try fails, it may have queued us: later tries and the
-            // cancel at the deadline must know.
-            self.queued_as = Some((ch, entry.clone()));
-        }
-        let sent = Boot::now();
-        let (pttl, queued) = match w.try_part(&entry, may_be_queued, deadline) {
-            Ok(Try::Acquired(fence)) => {
-                let Some(until) = clock::taken(sent, w.lease()) else {
-                    // Taken (or found its own) too late to use: the next try starts
-                    // its lease again, or queues anew.
-                    self.may_hold = true;
-                    return Next::Pause(Instant::now());
-                };
-                if std::mem::take(&mut self.heard) {
-                    stats::note(Counter::HandedOver);
-                }
-                return Next::Done(Waited::Got(fence, until));
-            }
-            Ok(Try::Busy { pttl, queued, clock }) => {
-                self.may_hold = false;
-                if let Some(server_ms) = clock {
-                    self.seen = Some(clock::Exchange { sent, server_ms });
-                    ear.endpoint().note_server_clock(Boot::now(), server_ms);
-                }
-                if !std::mem::replace(&mut self.busy, true) {
-                    stats::note(Counter::Contended);
-                }
-                match (&queued, self.queued_as.as_mut()) {
-                    (Some(stored), Some((_, entry))) => *entry = stored.clone(),
-                    // Sent as queued and gone from the queue (granted, or passed
-                    // over): never queued again; the next try queues anew.
-                    (None, Some(_)) if !entry.is_empty() => self.queued_as = None,
-                    _ => {}
-                }
-                (pttl, queued.is_some())
-            }
-            // Held by this token, not known to be this wait's: waited out like Redis
-            // trouble (the other holder may release it), then reported as such.
-            Ok(Try::Unsure) => return self.failed(unsure(route.node().addr())),
-            // A refusal that waiting cannot change (an ACL) ends the wait at once.
-            Err(e) if !e.may_pass() => return Next::Done(Waited::Failed(e)),
-            // Mid-wait, a restart or a dropped connection is waited out until the deadline.
-            Err(e) => return self.failed(e),
-        };
-        self.failing = None;
-        if Instant::now() >= deadline {
-            let Some((_, entry)) = &self.queued_as else { return Next::Done(Waited::TimedOut) };
-            return Next::Done(give_up(w, entry));
-        }
-        // Wake at the holder's expiry, in case no grant ever comes, or at the deadline.
-        let timer = Instant::now()
-            + match pttl {
-                Some(p) if queued => (p + EXPIRY_SLACK).min(RECHECK_EVERY),
-                Some(p) => p + EXPIRY_SLACK,
-                None => self.backoff.max(),
-            };
-        let wake_at = timer.min(deadline);
-        if queued {
-            let exact = !route.moves() || ear.get().is_some_and(|s| s.sharded());
-            return Next::Listen { until: wake_at, exact };
-        }
-        if ear.ensure() {
-            // With a subscriber now, the next try queues at once.
-            return Next::Pause(Instant::now());
-        }
-        // No way to be woken: poll, never past the holder's expiry or the deadline.
-        Next::Pause(self.backoff.pause_until(wake_at).unwrap_or_else(Instant::now))
-    }
-
-    /// A try that failed with `e` (Redis trouble, or a hold of this token not known to
-    /// be this wait's): waited out with back-off until the deadline, then reported.
-    fn failed(&mut self, e: LockError) -> Next {
-        match self.backoff.pause_until(self.deadline) {
-            None => Next::Done(Waited::Failed(e)),
-            Some(at) => {
-                self.failing = Some(e);
-                Next::Pause(at)
-            }
-        }
-    }
-
-    /// What listening brought (`Next::Listen`): the end of the wait for a grant of
-    /// this waiter's read in time, else nothing (the next `advance` tries again).
-    fn heard(
-        &mut self,
-        w: &impl Waiter,
-        ear: &mut wake::Listener,
-        woken: Woken,
-        exact: bool,
-    ) -> Option<Waited> {
-        match woken {
-            Woken::Granted(fence, at) if exact => {
-                if let Some(granted) = at {
-                    ear.endpoint().note_server_clock(Boot::now(), granted);
-                }
-                let lease = w.lease();
-                let until = match (self.seen, at) {
-                    (Some(seen), Some(granted)) => {
-                        clock::grant_bound(seen, granted, lease, Boot::now())
-                    }
-                    // A grant that does not say when (an older releaser), or a wait
-                    // that saw no clock: the next try confirms it.
-                    _ if lease.is_none() => None,
-                    _ => Some(Boot::now()),
-                };
-                if let Some(until) = clock::fresh(until) {
-                    stats::note(Counter::HandedOver);
-                    return Some(Waited::Got(fence, until));
-                }
-                // Read too late: the next try finds the hold still this waiter's (and
-                // starts its lease again), or queues anew.
-                self.may_hold = true;
-            }
-            // Cluster PUBLISH (not sharded) reaches subscribers on every node, but the
-            // releaser's script counts only its own node's: a grant heard here may
-            // have been given to no one (the slot moved during the wait). The next
-            // try, one round trip, confirms it.
-            Woken::Granted(..) => self.heard = true,
-            Woken::Nothing => {}
-            Woken::Broken => ear.discard(),
-        }
-        None
-    }
-}
-
-/// Leaves the queue at the deadline (`entry`, as queued or as sent). Cut off from
-/// the server, the wait ends after one `read_timeout` more: the entry's time is up
-/// on the server too, so no release hands it the hold after that.
-fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
-    let sent = Boot::now();
-    match w.cancel(entry) {
-        Ok(Some(fence)) => {
-            // Handed over just before the cancel, which started its lease again.
-            let Some(until) = clock::taken(sent, w.lease()) else {
-                w.abandon();
-                return Waited::TimedOut;
-            };
-            stats::note(Counter::HandedOver);
-            Waited::Got(fence, until)
-        }
-        Ok(None) => Waited::TimedOut,
-        Err(e) => Waited::Failed(e),
-    }
-}
-
-/// The wait on a route that keeps no queue to be woken from (a Redlock quorum): a
-/// try after each jittered pause until the deadline. Redis trouble is waited out
-/// until then too.
-fn poll(w: &impl Waiter, deadline: Instant) -> Waited {
-    let mut backoff = w.backoff();
-    loop {
-        if !backoff.sleep_before(deadline) {
-            return Waited::TimedOut;
-        }
-        let sent = Boot::now();
-        match w.try_poll(deadline) {
-            Ok(Try::Acquired(fence)) => {
-                if let Some(until) = clock::taken(sent, w.lease()) {
-                    return Waited::Got(fence, until);
-                }
-                // Too late to use: it goes, and the polling goes on.
-                w.abandon();
-            }
-            Ok(Try::Busy { .. }) => {}
-            Ok(Try::Unsure) if Instant::now() >= deadline => {
-                return Waited::Failed(unsure(w.route().node().addr()))
-            }
-            Ok(Try::Unsure) => {}
-            Err(e) if Instant::now() >= deadline => return Waited::Failed(e),
-            Err(_) => {}
-        }
-    }
-}
-
 /// What listening on the subscriber brought.
-enum Woken {
+pub(crate) enum Woken {
     /// With the fencing token, when the grant carries one, and the server's time (ms)
     /// of the grant, when it says.
     Granted(Fences, Option<i64>),
@@ -534,7 +186,7 @@ enum Woken {
 /// Blocks on the subscriber until this wait's grant arrives or `until` passes. A
 /// notice ("look again in n ms": the lock was freed, not handed over) brings `until`
 /// forward.
-fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant) -> Woken {
+pub(crate) fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant) -> Woken {
     loop {
         let now = Instant::now();
         if now >= *until {
@@ -556,6 +208,41 @@ fn listen(ear: &mut wake::Listener, token: &[u8], until: &mut Instant) -> Woken 
             },
             Ok(None) => return Woken::Nothing,
             Err(_) => return Woken::Broken,
+        }
+    }
+}
+
+/// Looks, without waiting, for what listening would bring (a wait an event loop
+/// drives: `pending`): `Some` of it, or `None` while nothing has come for `token` and
+/// `until` has not passed (a notice brings it forward). On the command connection
+/// this wait's messages come through its box (`mailbox`), wherever they were read.
+pub(crate) fn hear_now(
+    ear: &mut wake::Listener,
+    token: &[u8],
+    until: &mut Instant,
+) -> Option<Woken> {
+    loop {
+        let msg = match mailbox::take(token) {
+            Some(msg) => Some(msg),
+            None => {
+                let Some(sub) = ear.get() else { return Some(Woken::Broken) };
+                match sub.hear_now() {
+                    Ok(Some(msg)) => Some(msg),
+                    Ok(None) => mailbox::take(token),
+                    Err(_) => return Some(Woken::Broken),
+                }
+            }
+        };
+        let Some(msg) = msg else {
+            return (Instant::now() >= *until).then_some(Woken::Nothing);
+        };
+        match entry::message(&msg, token) {
+            Some(Message::Grant(fence, at)) => {
+                return Some(Woken::Granted(fence.map(Numbers::One), at))
+            }
+            Some(Message::Notice(ms)) => *until = (*until).min(Instant::now() + ms + EXPIRY_SLACK),
+            // Left over from an earlier wait on a subscriber of its own.
+            None => {}
         }
     }
 }

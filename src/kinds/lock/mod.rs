@@ -37,7 +37,7 @@ use crate::error::{LockError, Result};
 use crate::hold::table::{self, Status};
 use crate::keys::LockKeys;
 use crate::kinds::core::waiting::Numbers;
-use crate::kinds::core::{Common, Holder};
+use crate::kinds::core::{Common, Drive, Holder};
 use crate::kinds::retake;
 use crate::net::call::Call;
 use crate::net::resp;
@@ -65,7 +65,7 @@ static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
 pub struct Lock {
     /// Boxed: an object is made once and moved several times on its way into PHP's
     /// object (a `new Lock` per request paid a few hundred instructions of copies).
-    h: Box<Holder<LockKind>>,
+    pub(super) h: Box<Holder<LockKind>>,
 }
 
 impl Lock {
@@ -154,12 +154,12 @@ impl Lock {
     /// taking is never re-entry) or, in fair mode, when others already wait for it.
     /// An object that holds a read share upgrades it (see `acquire`).
     pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.acquire_as(chosen, Held::Write, false, "Lock::tryLock()")
+        self.acquire_as(chosen, Held::Write, false, Drive::Block, "Lock::tryLock()")
     }
 
     /// One try for a read share (see `acquire_read`).
     pub fn try_acquire_read(&mut self) -> Result<Option<Token>> {
-        self.acquire_as(None, Held::Read, false, "Lock::tryReadLock()")
+        self.acquire_as(None, Held::Read, false, Drive::Block, "Lock::tryReadLock()")
     }
 
     /// Waits up to the object's `$timeOut` for a read share: many readers hold the
@@ -168,7 +168,7 @@ impl Lock {
     /// that holds a read share already gets `None`.
     pub fn acquire_read(&mut self) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.acquire_as(None, Held::Read, wait, "Lock::addReadLock()")
+        self.acquire_as(None, Held::Read, wait, Drive::Block, "Lock::addReadLock()")
     }
 
     /// Tries until acquired or until the object's `$timeOut` has passed, sleeping
@@ -180,7 +180,18 @@ impl Lock {
     /// readers that both wait to upgrade wait for each other until their deadlines).
     pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.acquire_as(chosen, Held::Write, wait, "Lock::addLock()")
+        self.acquire_as(chosen, Held::Write, wait, Drive::Block, "Lock::addLock()")
+    }
+
+    /// Starts `acquire` (`read`: `acquire_read`) for an event loop to drive
+    /// (`Drive::Loop`): `Ok(None)` with an acquisition pending (`pending`) means it goes
+    /// on (`poll`).
+    pub fn start(&mut self, chosen: Option<Token>, read: bool) -> Result<Option<Token>> {
+        let wait = !self.h.c.terms.wait.is_zero();
+        match read {
+            false => self.acquire_as(chosen, Held::Write, wait, Drive::Loop, "Lock::waitLock()"),
+            true => self.acquire_as(None, Held::Read, wait, Drive::Loop, "Lock::waitReadLock()"),
+        }
     }
 
     /// Every acquisition: what this object holds decides the mode (a downgrade, an
@@ -190,6 +201,7 @@ impl Lock {
         chosen: Option<Token>,
         want: Held,
         wait: bool,
+        drive: Drive,
         method: &str,
     ) -> Result<Option<Token>> {
         let start = Instant::now();
@@ -219,7 +231,7 @@ impl Lock {
         // the counter, which is this holder's number only if the grant issued one.
         let fence = mode != Mode::Read && self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
         self.h.kind.begin(mode, fence, start);
-        self.h.acquire(start, token, chosen_token, wait)
+        self.h.take(drive, start, token, chosen_token, wait)
     }
 
     /// What this object holds, as far as it knows: none, or a hold the watchdog

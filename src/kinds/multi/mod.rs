@@ -42,7 +42,7 @@ use crate::error::{LockError, Result};
 use crate::keys::{self, LockKeys};
 use crate::kinds::core::entry;
 use crate::kinds::core::waiting::Numbers;
-use crate::kinds::core::{Common, Holder};
+use crate::kinds::core::{Common, Drive, Holder};
 use crate::net::call::Call;
 use crate::net::resp;
 use crate::terms::{self, Terms};
@@ -62,7 +62,7 @@ static EAGER_FENCING: AtomicBool = AtomicBool::new(false);
 
 /// Several keys, held all at once under one token.
 pub struct MultiLock {
-    h: Holder<GroupsKind>,
+    pub(super) h: Holder<GroupsKind>,
     /// The keys as given, deduplicated, in the order they are taken: by name, and on
     /// a Cluster by slot, then name.
     names: Vec<Vec<u8>>,
@@ -173,23 +173,34 @@ impl MultiLock {
 
     /// One try: `Some(token)` when every key was taken, `None` when any is held.
     pub fn try_acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
-        self.acquire_with(chosen, false)
+        self.acquire_with(chosen, false, Drive::Block)
     }
 
     /// Waits up to `$timeOut` for every key (see the module comment).
     pub fn acquire(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.acquire_with(chosen, wait)
+        self.acquire_with(chosen, wait, Drive::Block)
     }
 
-    fn acquire_with(&mut self, chosen: Option<Token>, wait: bool) -> Result<Option<Token>> {
+    /// Starts `acquire` for an event loop to drive (see `Lock::start`).
+    pub fn start(&mut self, chosen: Option<Token>) -> Result<Option<Token>> {
+        let wait = !self.h.c.terms.wait.is_zero();
+        self.acquire_with(chosen, wait, Drive::Loop)
+    }
+
+    fn acquire_with(
+        &mut self,
+        chosen: Option<Token>,
+        wait: bool,
+        drive: Drive,
+    ) -> Result<Option<Token>> {
         self.h.kind.fence = self.h.c.fencing && EAGER_FENCING.load(Ordering::Relaxed);
         let chosen_token = chosen.is_some();
         let token = match chosen {
             Some(t) => t,
             None => token::generate()?,
         };
-        self.h.acquire(std::time::Instant::now(), token, chosen_token, wait)
+        self.h.take(drive, std::time::Instant::now(), token, chosen_token, wait)
     }
 
     /// Acquires like `acquire()`, a timeout being `LockError::Timeout` (`synchronized()`).

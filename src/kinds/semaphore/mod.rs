@@ -31,7 +31,7 @@ use crate::hold::table::Part;
 use crate::keys::LockKeys;
 use crate::kinds::core::entry::{self, Mark};
 use crate::kinds::core::waiting::{self, Fences, Try};
-use crate::kinds::core::{Attempt, Common, Holder, Kind, QUEUE_SLACK};
+use crate::kinds::core::{Attempt, Common, Drive, Holder, Kind, QUEUE_SLACK};
 use crate::kinds::retake;
 use crate::net::call::{Call, Owned};
 use crate::net::fast::Fast;
@@ -139,7 +139,7 @@ pub(crate) struct PermitsKind {
 
 /// A counting semaphore on one Redis key.
 pub struct Semaphore {
-    h: Holder<PermitsKind>,
+    pub(super) h: Holder<PermitsKind>,
 }
 
 impl Semaphore {
@@ -201,24 +201,36 @@ impl Semaphore {
     /// Takes `weight` permits with one try: the token of this hold, or `None` when
     /// too few are free (or, see the module comment, when others wait first).
     pub fn try_acquire(&mut self, weight: i64) -> Result<Option<Token>> {
-        self.acquire_weight(weight, false, "tryAcquire")
+        self.acquire_weight(weight, false, Drive::Block, "tryAcquire")
     }
 
     /// Takes `weight` permits, waiting up to `$timeOut` (woken by the release that
     /// frees them, never polling while a subscriber can be had).
     pub fn acquire(&mut self, weight: i64) -> Result<Option<Token>> {
         let wait = !self.h.c.terms.wait.is_zero();
-        self.acquire_weight(weight, wait, "acquire")
+        self.acquire_weight(weight, wait, Drive::Block, "acquire")
     }
 
-    fn acquire_weight(&mut self, weight: i64, wait: bool, method: &str) -> Result<Option<Token>> {
+    /// Starts `acquire` for an event loop to drive (see `Lock::start`).
+    pub fn start(&mut self, weight: i64) -> Result<Option<Token>> {
+        let wait = !self.h.c.terms.wait.is_zero();
+        self.acquire_weight(weight, wait, Drive::Loop, "waitAcquire")
+    }
+
+    fn acquire_weight(
+        &mut self,
+        weight: i64,
+        wait: bool,
+        drive: Drive,
+        method: &str,
+    ) -> Result<Option<Token>> {
         self.h.kind.weight = u32::try_from(weight).ok().filter(|w| (1..=self.h.kind.permits).contains(w)).ok_or_else(|| {
             LockError::InvalidValue(format!(
                 "Semaphore::{method}(): Argument #1 ($weight) must be between 1 and {} (the permits), {weight} given",
                 self.h.kind.permits
             ))
         })?;
-        self.h.acquire(Instant::now(), token::generate()?, false, wait)
+        self.h.take(drive, Instant::now(), token::generate()?, false, wait)
     }
 
     /// Releases the hold of `token` (default: this object's) and hands the freed
@@ -323,8 +335,9 @@ impl Semaphore {
     /// not in every `acquire()`, which has no use for it).
     pub fn acquire_or_fail(&mut self, weight: i64) -> Result<Token> {
         let wait = !self.h.c.terms.wait.is_zero();
-        let token =
-            self.acquire_weight(weight, wait, "synchronized")?.ok_or_else(|| self.h.c.timeout())?;
+        let token = self
+            .acquire_weight(weight, wait, Drive::Block, "synchronized")?
+            .ok_or_else(|| self.h.c.timeout())?;
         self.h.note_serials();
         Ok(token)
     }
