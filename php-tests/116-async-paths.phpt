@@ -24,6 +24,22 @@ $r = rl_run_fibers([
 echo "fencing: handed over: ", var_export(is_string($r['wait']), true), ", number above the last: ", var_export(rl_is_fence($a->getFencingToken(), $first), true), "\n";
 $a->releaseLock();
 
+// synchronized() for a fiber (docs/examples/fibers.php): the callable's value, the
+// lock released after; busy past its timeOut: LockTimeoutException, as synchronized().
+$k = rl_key('fsync');
+$opts = ['dsn' => $dsn];
+$h = new Lock($k, 0, 10, $opts);
+$ht = $h->addLock();
+$r = rl_run_fibers([
+    'sync' => fn() => rl_fiber_synchronized(new Lock($k, 5, 10, $opts), fn() => 'ran'),
+    'timeout' => function () use ($k, $opts) {
+        try { rl_fiber_synchronized(new Lock($k, 0.1, 10, $opts), fn() => 'ran'); } catch (LockTimeoutException $e) { return get_class($e); }
+        return 'no exception';
+    },
+    'release' => function () use ($h, $ht) { rl_fiber_sleep(0.2); return $h->releaseLock($ht); },
+]);
+echo "fiber synchronized: ", $r['sync'], ", then free: ", var_export(!(new Lock($k, 0, 10, $opts))->isLocked(), true), ", busy: ", $r['timeout'], "\n";
+
 // The watchdog: a 1 s lease, held 2.5 s by a fiber that sleeps meanwhile.
 $k = rl_key('renew');
 $opts = ['dsn' => $dsn, 'auto_renew' => true];
@@ -151,6 +167,7 @@ if ($ends['blocking'] !== $ends['async']) { print_r($ends); }
 echo "  ", explode(':', $ends['async'])[0], "\n";
 --EXPECT--
 fencing: handed over: true, number above the last: true
+fiber synchronized: ran, then free: true, busy: LockTimeoutException
 watchdog: got it, still owned after 2.5 s, released: [true,true,true]
 durable: got it: true, WAIT counted: true, on the replica: true
 sentinel failover mid-wait: released on the promoted replica: true, the wait got it after the election: [true,true]
