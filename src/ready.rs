@@ -68,16 +68,17 @@ impl Ready {
     /// Watches `socket` (the connection a grant comes on) instead of the one watched
     /// before; `None`: no socket.
     pub fn watch(&mut self, socket: Option<RawFd>) {
-        if self.socket == socket {
-            return;
-        }
-        if let Some(old) = self.socket.take() {
+        if let Some(old) = self.socket.take().filter(|old| Some(*old) != socket) {
             // Gone already when its connection closed: epoll forgot it then.
             let _ = self.ctl(libc::EPOLL_CTL_DEL, old);
         }
         if let Some(fd) = socket {
-            if self.ctl(libc::EPOLL_CTL_ADD, fd).is_ok() {
-                self.socket = Some(fd);
+            // Added again even under the same number: a connection made since may
+            // have been given the number of one that closed (epoll forgot that one).
+            match self.ctl(libc::EPOLL_CTL_ADD, fd) {
+                Ok(()) => self.socket = Some(fd),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.socket = Some(fd),
+                Err(_) => {}
             }
         }
     }

@@ -167,6 +167,11 @@ for mode in classic worker; do
     fi
     [ "$(boots)" = "$boots_before" ] && ok "$mode mode: no worker restarted meanwhile (the control for the restarts below)" \
         || not_ok "$mode mode: no worker restarted meanwhile" "$boots_before boots before, $(boots) after"
+    echo 0 >"$work/counter"
+    run_load 1000 "$path?do=counter&async=1"
+    count=$(cat "$work/counter")
+    [ "$L_FAILED" = 0 ] && [ "$count" = 1000 ] && ok "$mode mode: 1,000 requests waiting through LockWait's stream (stream_select): none failed, the counter is exact" \
+        || not_ok "$mode mode: 1,000 requests waiting through LockWait's stream" "$count of 1000, $L_FAILED failed: $L_OUT"
     run_load 1000 "$path?do=counter&nolock=1"
     count=$(cat "$work/counter-control")
     [ "$L_FAILED" = 0 ] && [ "$count" -lt 1000 ] && ok "$mode mode, control: without the lock the counter loses updates ($count of 1000)" \

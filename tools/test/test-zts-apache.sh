@@ -91,6 +91,22 @@ file_put_contents('$work/done.log', \$released ? "ok\\n" : "lost\\n", FILE_APPEN
 if (!\$released) { http_response_code(500); exit("lost\n"); }
 echo "ok\n";
 EOF
+# The same, waiting through a LockWait's stream (stream_select), as an event loop does.
+cat >"$work/www/async.php" <<EOF
+<?php
+\$l = new Lock('apache:counter', 10, 30, ['dsn' => '$dsn']);
+\$w = \$l->addLockAsync();
+while (!\$w->poll()) { \$r = [\$w->stream()]; \$x = \$y = null; stream_select(\$r, \$x, \$y, 1, 0); }
+\$t = \$w->result();
+if (\$t === false) { http_response_code(503); exit("timeout\n"); }
+\$n = (int) file_get_contents('$work/counter');
+usleep(200);
+file_put_contents('$work/counter', (string) (\$n + 1));
+\$released = \$l->releaseLock(\$t);
+file_put_contents('$work/done.log', \$released ? "ok\\n" : "lost\\n", FILE_APPEND);
+if (!\$released) { http_response_code(500); exit("lost\n"); }
+echo "ok\n";
+EOF
 cat >"$work/www/long.php" <<EOF
 <?php
 \$l = new Lock('apache:long', 0, 30, ['dsn' => '$dsn']);
@@ -163,7 +179,7 @@ start() {
 load() {
     echo 0 >"$work/counter"
     : >"$work/done.log"
-    ab -r -q -n "$1" -c 32 "http://127.0.0.1:$port/counter.php" >"$work/ab.out" 2>&1
+    ab -r -q -n "$1" -c 32 "http://127.0.0.1:$port/${2:-counter.php}" >"$work/ab.out" 2>&1
     awk -v n="$1" '/^Complete requests:/ {c = $3} /^Failed requests:/ {f = $3} /^Non-2xx responses:/ {x = $3}
         /\(Connect:/ {gsub(/[(),]/, ""); for (i = 1; i < NF; i++) {
             if ($i == "Receive:") r = $(i + 1); if ($i == "Length:") l = $(i + 1); if ($i == "Exceptions:") e = $(i + 1) } }
@@ -201,6 +217,11 @@ code=$(get fatal.php | head -n 1)
 held=$(redis EXISTS apache:fatal)
 [ "$code" = 500 ] && [ "$held" = 0 ] && ok "a request that dies of a fatal error releases its lock" \
     || not_ok "a request that dies of a fatal error releases its lock" "HTTP $code, EXISTS $held"
+read -r -d '' fails count done lost cut < <(load 1000 async.php; printf '\0')
+[ "$fails" = 0 ] && [ "$cut" = 0 ] && [ "$count" = 1000 ] && [ "$done" = 1000 ] && [ "$lost" = 0 ] \
+    && ok "1,000 requests waiting through LockWait's stream (stream_select) in Apache's threads: none failed, the counter is exact" \
+    || not_ok "1,000 requests waiting through LockWait's stream in Apache's threads" "$fails failed, counter $count after $done writes ($lost releases failed)
+$(load_detail)"
 stop
 
 check "Apache restarts with MaxConnectionsPerChild 50" start 50

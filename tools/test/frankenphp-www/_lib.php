@@ -22,6 +22,17 @@ function rl_keep(Lock $l): void
     $GLOBALS['rl_kept'][] = $l;
 }
 
+/** Waits for $w as an event loop would: stream_select() on its stream, then poll(). */
+function rl_wait_async(LockWait $w)
+{
+    while (!$w->poll()) {
+        $r = [$w->stream()];
+        $x = $y = null;
+        stream_select($r, $x, $y, 1, 0);
+    }
+    return $w->result();
+}
+
 /** Answers one request: $q is its query ($_GET). */
 function rl_route(array $q): void
 {
@@ -42,11 +53,12 @@ function rl_route(array $q): void
             return;
         case 'counter':
             // A read-increment-write of a file that loses updates unless one lock
-            // serializes it (nolock: the control).
+            // serializes it (nolock: the control; async: the lock waited for through
+            // its LockWait's stream, as an event loop does).
             $locked = !isset($q['nolock']);
             $file = rl_dir() . ($locked ? '/counter' : '/counter-control');
             $l = new Lock('fp:counter', 10, 30);
-            $t = $locked ? $l->addLock() : 'none';
+            $t = !$locked ? 'none' : (isset($q['async']) ? rl_wait_async($l->addLockAsync()) : $l->addLock());
             if ($t === false) {
                 http_response_code(503);
                 echo "timeout\n";
