@@ -1,5 +1,5 @@
 --TEST--
-TLS against real servers with certificates made by openssl: tls_ca_file, the OS store through SSL_CERT_FILE, #insecure, mutual TLS; wake-on-release over TLS on the one connection a process locks with, and the watchdog; clear, quick errors for an unknown CA, a wrong name, an expired certificate, a missing client certificate, unreadable or garbage files, and a protocol mismatch, none saying the lock may have been taken
+TLS against real servers with certificates made by openssl: tls_ca_file, the OS store through SSL_CERT_FILE, #insecure, mutual TLS; wake-on-release over TLS on the one connection a process locks with, for a blocking wait and for one an event loop drives, and the watchdog; clear, quick errors for an unknown CA, a wrong name, an expired certificate, a missing client certificate, unreadable or garbage files, and a protocol mismatch, none saying the lock may have been taken
 --CONFLICTS--
 cpu # makes RSA certificates with openssl, 3 s of CPU
 --FILE--
@@ -108,6 +108,22 @@ $token = $r->addLock();
 usleep(1000000);                                      // 3x the lease
 echo 'renewed past 3x its lease: ', var_export($r->isOwned($token), true), "\n";
 var_dump($r->releaseLock($token));
+// A wait an event loop drives, over TLS: its stream turns readable for the grant.
+$key = rl_key('tls-async');
+$pid = pcntl_fork();
+if ($pid === 0) {
+    $h = new Lock($key, 0, 5, $opts);
+    $t = $h->addLock();
+    usleep(500000);
+    $h->releaseLock($t);
+    exit(0);
+}
+usleep(200000);
+$w = (new Lock($key, 10, 5, $opts))->addLockAsync();
+$start = microtime(true);
+while (!$w->poll()) { $rs = [$w->stream()]; $xs = $ys = null; stream_select($rs, $xs, $ys, 5, 0); }
+pcntl_waitpid($pid, $status);
+echo 'async over TLS: got the lock: ', var_export(is_string($w->result()), true), ', woken by the grant (before its 1 s look): ', var_export(microtime(true) - $start < 0.8, true), "\n";
 
 foreach ([$a, $m, $x, $n] as $srv) { rl_stop_redis($srv); }
 rl_remove_dir($d);
@@ -138,3 +154,4 @@ waiter got the lock: true, within a second of the release: true
 connections the waiter opened: 1
 renewed past 3x its lease: true
 bool(true)
+async over TLS: got the lock: true, woken by the grant (before its 1 s look): true

@@ -21,8 +21,12 @@ echo "pending: ", var_export(!$w->poll(), true), ", queue keys: ", $qkeys() > 0 
 try { $w->result(); } catch (Error $e) { echo get_class($e), ": result() before the end\n"; }
 try { $a->addLockAsync(); } catch (ValueError $e) { echo "second wait on the object: ValueError\n"; }
 try { $a->addLock(); } catch (ValueError $e) { echo "blocking wait on the object meanwhile: ValueError\n"; }
+$s = $w->stream();
+$r = [$s]; $x = $y = null;
+$before = stream_select($r, $x, $y, 0, 50000);
 $w->cancel();
-echo "cancelled: ", var_export($w->result(), true), ", queue keys: ", $qkeys(), "\n";
+$r = [$s];
+echo "cancelled: ", var_export($w->result(), true), ", queue keys: ", $qkeys(), ", its stream readable before: $before, after: ", stream_select($r, $x, $y, 0, 0), "\n";
 // Dropped.
 $w = $a->addLockAsync();
 unset($w);
@@ -132,7 +136,7 @@ pending: true, queue keys: some
 Error: result() before the end
 second wait on the object: ValueError
 blocking wait on the object meanwhile: ValueError
-cancelled: false, queue keys: 0
+cancelled: false, queue keys: 0, its stream readable before: 0, after: 1
 dropped: queue keys: 0
 object and handle gone: queue keys: 0
 token waited for twice: ValueError

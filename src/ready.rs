@@ -10,14 +10,17 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Instant;
 
-/// A pending acquisition's watched fd (see the module comment). Closed when dropped.
+/// A pending acquisition's watched fd (see the module comment). Shared by the wait
+/// and its PHP handle, whose stream must stay readable once the wait has ended;
+/// closed when the last of them lets it go.
 pub struct Ready {
     epoll: RawFd,
     timer: RawFd,
-    /// The socket watched now, if any.
-    socket: Option<RawFd>,
+    /// The socket watched now (-1: none).
+    socket: AtomicI32,
 }
 
 #[cfg(target_os = "linux")]
@@ -37,7 +40,7 @@ impl Ready {
                 libc::close(epoll);
                 return Err(e);
             }
-            let ready = Ready { epoll, timer, socket: None };
+            let ready = Ready { epoll, timer, socket: AtomicI32::new(-1) };
             ready.ctl(libc::EPOLL_CTL_ADD, timer)?;
             Ok(ready)
         }
@@ -67,17 +70,21 @@ impl Ready {
 
     /// Watches `socket` (the connection a grant comes on) instead of the one watched
     /// before; `None`: no socket.
-    pub fn watch(&mut self, socket: Option<RawFd>) {
-        if let Some(old) = self.socket.take().filter(|old| Some(*old) != socket) {
+    pub fn watch(&self, socket: Option<RawFd>) {
+        let new = socket.unwrap_or(-1);
+        let old = self.socket.swap(-1, Ordering::Relaxed);
+        if old >= 0 && old != new {
             // Gone already when its connection closed: epoll forgot it then.
             let _ = self.ctl(libc::EPOLL_CTL_DEL, old);
         }
-        if let Some(fd) = socket {
+        if new >= 0 {
             // Added again even under the same number: a connection made since may
             // have been given the number of one that closed (epoll forgot that one).
-            match self.ctl(libc::EPOLL_CTL_ADD, fd) {
-                Ok(()) => self.socket = Some(fd),
-                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.socket = Some(fd),
+            match self.ctl(libc::EPOLL_CTL_ADD, new) {
+                Ok(()) => self.socket.store(new, Ordering::Relaxed),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
+                    self.socket.store(new, Ordering::Relaxed)
+                }
                 Err(_) => {}
             }
         }
@@ -131,7 +138,7 @@ impl Ready {
     }
     pub fn at(&self, _at: Instant) {}
     pub fn now(&self) {}
-    pub fn watch(&mut self, _socket: Option<RawFd>) {}
+    pub fn watch(&self, _socket: Option<RawFd>) {}
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -160,7 +167,7 @@ mod tests {
 
     #[test]
     fn the_timer_and_the_socket_make_it_readable() {
-        let mut r = Ready::new().expect("epoll and timerfd");
+        let r = Ready::new().expect("epoll and timerfd");
         assert!(!readable(r.fd(), 0));
         r.at(Instant::now() + Duration::from_millis(30));
         assert!(!readable(r.fd(), 10), "readable before its time");

@@ -23,8 +23,8 @@ pub trait Driven {
     /// Steps the pending acquisition without waiting: `Some` of its end, `None`
     /// while it goes on (or when none is pending).
     fn poll(&mut self) -> Option<crate::error::Result<Option<crate::token::Token>>>;
-    /// The fd an event loop watches, while one is pending.
-    fn pending_fd(&self) -> Option<std::os::fd::RawFd>;
+    /// What an event loop watches, while one is pending.
+    fn pending_ready(&self) -> Option<std::sync::Arc<crate::ready::Ready>>;
     /// Ends the pending acquisition, leaving nothing queued or held.
     fn cancel(&mut self);
 }
@@ -35,8 +35,8 @@ macro_rules! driven {
             fn poll(&mut self) -> Option<crate::error::Result<Option<crate::token::Token>>> {
                 self.h.poll_pending()
             }
-            fn pending_fd(&self) -> Option<std::os::fd::RawFd> {
-                self.h.pending_fd()
+            fn pending_ready(&self) -> Option<std::sync::Arc<crate::ready::Ready>> {
+                self.h.pending_ready()
             }
             fn cancel(&mut self) {
                 self.h.cancel_pending()

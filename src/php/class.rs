@@ -113,7 +113,7 @@ impl Lock {
         wait::start(self_, Lock::reach, |l| {
             let mut core = l.core()?;
             let outcome = core.start(token, false);
-            Ok((outcome, core.pending_fd()))
+            Ok((outcome, core.pending_ready()))
         })
     }
 
@@ -126,7 +126,7 @@ impl Lock {
         wait::start(self_, Lock::reach, |l| {
             let mut core = l.core()?;
             let outcome = core.start(None, true);
-            Ok((outcome, core.pending_fd()))
+            Ok((outcome, core.pending_ready()))
         })
     }
 

@@ -172,7 +172,7 @@ impl MultiLock {
         wait::start(self_, MultiLock::reach, |m| {
             let mut core = m.core()?;
             let outcome = core.start(token);
-            Ok((outcome, core.pending_fd()))
+            Ok((outcome, core.pending_ready()))
         })
     }
 

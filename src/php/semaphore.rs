@@ -107,7 +107,7 @@ impl Semaphore {
         wait::start(self_, Semaphore::reach, |s| {
             let mut core = s.core()?;
             let outcome = core.start(weight);
-            Ok((outcome, core.pending_fd()))
+            Ok((outcome, core.pending_ready()))
         })
     }
 

@@ -6,6 +6,7 @@
 //! handle keeps the object alive, shows the fd as a PHP stream, and keeps the end.
 
 use crate::kinds::Driven;
+use crate::ready::Ready;
 use crate::token::Token;
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::exception::PhpException;
@@ -14,6 +15,7 @@ use ext_php_rs::prelude::*;
 use ext_php_rs::types::{ZendClassObject, ZendObject, Zval};
 use ext_php_rs::zend::{ce, ClassEntry};
 use std::cell::RefCell;
+use std::sync::Arc;
 
 /// How a handle reaches its object's core: each class gives its own (`Lock::reach`…),
 /// which runs the function on the core of an object of that class.
@@ -55,8 +57,8 @@ pub struct LockWait {
     state: RefCell<State>,
     /// The stream PHP's loop watches (made on the first `stream()`).
     stream: RefCell<Option<Zval>>,
-    /// A dup of the pending acquisition's fd, for `stream()`; -1 once handed to PHP.
-    fd: RefCell<i32>,
+    /// The fd the stream shows (`None`: the wait ended at once).
+    ready: Option<Arc<Ready>>,
 }
 
 /// What starting an acquisition for an event loop came to.
@@ -64,23 +66,13 @@ pub(super) fn started(
     owner: &mut ZendObject,
     reach: Reach,
     outcome: crate::error::Result<Option<Token>>,
-    fd: Option<i32>,
+    ready: Option<Arc<Ready>>,
 ) -> PhpResult<LockWait> {
     let token = outcome?;
     let mut zv = Zval::new();
     zv.set_object(owner);
-    let (state, fd) = match fd {
-        // SAFETY: a live fd of the pending acquisition; the copy is this handle's.
-        Some(fd) => (State::Pending, unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) }),
-        None => (State::Done(token), -1),
-    };
-    Ok(LockWait {
-        owner: zv,
-        reach,
-        state: RefCell::new(state),
-        stream: RefCell::new(None),
-        fd: RefCell::new(fd),
-    })
+    let state = if ready.is_some() { State::Pending } else { State::Done(token) };
+    Ok(LockWait { owner: zv, reach, state: RefCell::new(state), stream: RefCell::new(None), ready })
 }
 
 impl LockWait {
@@ -133,23 +125,20 @@ impl LockWait {
         if let Some(s) = self.stream.borrow().as_ref() {
             return Ok(s.shallow_clone());
         }
-        let fd = std::mem::replace(&mut *self.fd.borrow_mut(), -1);
-        let fd = if fd >= 0 {
-            fd
-        } else {
-            // Done already: a stream that is readable at once (an eventfd holding 1).
-            // SAFETY: plain syscalls on a new fd.
-            unsafe {
-                let e = libc::eventfd(1, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK);
-                if e < 0 {
-                    return Err(PhpException::from_message(format!(
-                        "redis-lock: cannot make a stream to watch: {}",
-                        std::io::Error::last_os_error()
-                    )));
-                }
-                e
+        // SAFETY: plain syscalls on fds of our own; PHP gets a copy, which it closes.
+        let fd = unsafe {
+            match &self.ready {
+                Some(ready) => libc::fcntl(ready.fd(), libc::F_DUPFD_CLOEXEC, 0),
+                // Ended at once: a stream that is readable at once (an eventfd holding 1).
+                None => libc::eventfd(1, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK),
             }
         };
+        if fd < 0 {
+            return Err(PhpException::from_message(format!(
+                "redis-lock: cannot make a stream to watch: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
         let s = super::engine::stream_from_fd(fd).ok_or_else(|| {
             PhpException::from_message("redis-lock: PHP could not make a stream to watch".into())
         })?;
@@ -164,10 +153,11 @@ impl LockWait {
         if !matches!(*self.state.borrow(), State::Pending) {
             return Ok(true);
         }
-        match self.with_owner(|o| o.poll())? {
-            Some(Some(done)) => self.finish(done),
-            Some(None) => return Ok(false),
-            None => *self.state.borrow_mut() = State::Cancelled,
+        match self.with_owner(|o| (o.poll(), o.pending_ready().is_some()))? {
+            Some((Some(done), _)) => self.finish(done),
+            Some((None, true)) => return Ok(false),
+            // Its object ended it (it went away, or a forked child's copy): cancelled.
+            Some((None, false)) | None => *self.state.borrow_mut() = State::Cancelled,
         }
         Ok(true)
     }
@@ -197,7 +187,9 @@ impl LockWait {
     }
 
     /// Ends a pending acquisition: it leaves the queue, and a hold handed over
-    /// meanwhile is released. result() is false after it. Does nothing once it ended.
+    /// meanwhile is released. result() is false after it, and the stream readable,
+    /// so that a loop still watching it polls and finds it done. Does nothing once
+    /// it ended.
     pub fn cancel(&self) -> PhpResult<()> {
         if matches!(*self.state.borrow(), State::Pending) {
             self.with_owner(|o| o.cancel())?;
@@ -213,11 +205,6 @@ impl Drop for LockWait {
         if matches!(*self.state.borrow(), State::Pending) {
             let _ = self.with_owner(|o| o.cancel());
         }
-        let fd = *self.fd.borrow();
-        if fd >= 0 {
-            // SAFETY: this handle's own copy, never handed to PHP.
-            unsafe { libc::close(fd) };
-        }
     }
 }
 
@@ -225,8 +212,8 @@ impl Drop for LockWait {
 pub(super) fn start<T: RegisteredClass>(
     obj: &mut ZendClassObject<T>,
     reach: Reach,
-    start: impl FnOnce(&T) -> PhpResult<(crate::error::Result<Option<Token>>, Option<i32>)>,
+    start: impl FnOnce(&T) -> PhpResult<(crate::error::Result<Option<Token>>, Option<Arc<Ready>>)>,
 ) -> PhpResult<LockWait> {
-    let (outcome, fd) = start(obj)?;
-    started(obj.get_mut_zend_obj(), reach, outcome, fd)
+    let (outcome, ready) = start(obj)?;
+    started(obj.get_mut_zend_obj(), reach, outcome, ready)
 }

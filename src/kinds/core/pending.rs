@@ -17,6 +17,7 @@ use crate::kinds::core::waiting::{self, Woken};
 use crate::kinds::core::{mailbox, Holder, Kind};
 use crate::ready::Ready;
 use crate::token::Token;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// An acquisition an event loop drives (see the module comment).
@@ -25,7 +26,8 @@ pub(crate) struct Pending {
     /// Its token, for its box.
     token: Token,
     at: At,
-    ready: Ready,
+    /// Its fd, shared with the PHP handle: readable for good once the wait ends.
+    ready: Arc<Ready>,
     /// The process it started in: a forked child's copy never cancels it.
     pid: u32,
 }
@@ -53,11 +55,11 @@ impl<K: Kind> Holder<K> {
         if self.pending.is_some() {
             return Err(self.busy_pending());
         }
-        let ready = Ready::new().map_err(|e| {
+        let ready = Arc::new(Ready::new().map_err(|e| {
             LockError::InvalidValue(format!(
                 "redis-lock: cannot make a file descriptor for an event loop to watch: {e}"
             ))
-        })?;
+        })?);
         if !mailbox::open(&token, ready.timer_fd()) {
             return Err(LockError::InvalidValue(
                 "redis-lock: this token is already being waited for in this thread: two waits of one token could not tell their grants apart".to_string(),
@@ -74,9 +76,9 @@ impl<K: Kind> Holder<K> {
         }
     }
 
-    /// The fd an event loop watches for the pending acquisition, while there is one.
-    pub(crate) fn pending_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.pending.as_ref().map(|p| p.ready.fd())
+    /// What an event loop watches for the pending acquisition, while there is one.
+    pub(crate) fn pending_ready(&self) -> Option<Arc<Ready>> {
+        self.pending.as_ref().map(|p| p.ready.clone())
     }
 
     /// Steps the pending acquisition as far as it goes without waiting: `Some` of its
@@ -127,6 +129,8 @@ impl<K: Kind> Holder<K> {
         }
         self.cancel_rounds(&mut p.rounds);
         mailbox::close(&p.token);
+        p.ready.watch(None);
+        p.ready.now();
     }
 
     /// What an acquisition on an object whose acquisition is pending says.
@@ -143,6 +147,9 @@ impl<K: Kind> Holder<K> {
         match step {
             RoundStep::Done(done) => {
                 mailbox::close(&p.token);
+                // Readable for good: a loop still watching it polls, and finds it done.
+                p.ready.watch(None);
+                p.ready.now();
                 Some(done)
             }
             RoundStep::Pause(at) => {
