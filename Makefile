@@ -273,7 +273,8 @@ nemesis-plant: deps
 ## reference model step by step, and a failure is shrunk to its shortest sequence.
 ## `make test-model`: MODEL_BUDGET seconds (45) of sequences from seed MODEL_SEED (1),
 ## in test-one (on each server of make test): the same sequences on every run, so a
-## change is judged by cases that passed before it. `make model`: 10 minutes from a
+## change is judged by cases that passed before it; then 20 s of them with every wait
+## driven through its LockWait (--async), as an event loop drives it. `make model`: 10 minutes from a
 ## random seed (or MODEL_SEED), every kind of failure reported: it looks for new ones.
 ## MODEL_EXT runs another build (then this tree is not built).
 .PHONY: test-model model
@@ -281,6 +282,7 @@ MODEL_BUILD := $(if $(MODEL_EXT),deps,build)
 MODEL_EXT ?= $(EXT)
 test-model: $(MODEL_BUILD)
 	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),45) --seed $(or $(MODEL_SEED),1)
+	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget 20 --seed $(or $(MODEL_SEED),1) --async
 
 model: $(MODEL_BUILD)
 	MODEL_EXT=$(MODEL_EXT) PHP=$(PHP) $(PHP) -n -d extension=posix tools/model/run.php --budget $(or $(MODEL_BUDGET),600) $(if $(MODEL_SEED),--seed $(MODEL_SEED)) --keep-going

@@ -304,7 +304,9 @@ namespace {
 
         /**
          * Ends a pending acquisition: it leaves the queue, and a hold handed over
-         * meanwhile is released. result() is false after it. Does nothing once it ended.
+         * meanwhile is released. result() is false after it, and the stream readable,
+         * so that a loop still watching it polls and finds it done. Does nothing once
+         * it ended.
          *
          * @return void
          */

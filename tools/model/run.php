@@ -6,7 +6,7 @@
 // Usage:
 //   MODEL_EXT=/path/to/libredis_lock.so php -n -d extension=posix tools/model/run.php
 //       [--budget SECONDS] [--seed N] [--variant single|replica|auto] [--ops I,J,...]
-//       [--keep-going] [--no-shrink] [--skip CHECK,...] [--verbose] [--legacy-token-args]
+//       [--keep-going] [--no-shrink] [--skip CHECK,...] [--verbose] [--legacy-token-args] [--async]
 // --budget runs sequences from consecutive seeds (from --seed, else a random one)
 // until the time is up; --seed alone runs that one sequence; --ops runs only those
 // operations of it (a shrunk sequence). The server is $REDIS_LOCK_TEST_SERVER
@@ -15,6 +15,9 @@
 // 257-byte token given to release, extend or isOwned may answer as one that holds
 // nothing, a chosen token of 32 hex digits and '!' may be refused, and a generated
 // token held alone on a server with compare-and-delete may be stored with '!'.
+// --async: every wait (addLock, addReadLock, a semaphore's acquire) is driven through
+// its async twin's LockWait, as an event loop drives it (client.php), and judged by
+// the same model.
 declare(strict_types=1);
 
 require_once __DIR__ . '/../../php-tests/_helper.inc';
@@ -23,7 +26,7 @@ require_once __DIR__ . '/checks.php';
 require_once __DIR__ . '/gen.php';
 require_once __DIR__ . '/codec.php';
 
-$opt = getopt('', ['budget:', 'seed:', 'variant:', 'ops:', 'keep-going', 'no-shrink', 'skip:', 'verbose', 'legacy-token-args', 'help']);
+$opt = getopt('', ['budget:', 'seed:', 'variant:', 'ops:', 'keep-going', 'no-shrink', 'skip:', 'verbose', 'legacy-token-args', 'async', 'help']);
 if (isset($opt['help'])) {
     foreach (array_slice(file(__FILE__, FILE_IGNORE_NEW_LINES), 1) as $l) { if (!str_starts_with($l, '//')) { break; } echo substr($l, 3), "\n"; }
     exit(0);
@@ -116,9 +119,9 @@ require __DIR__ . '/runner.php';
 // --- main -------------------------------------------------------------------------
 $replayCmd = fn(int $seed, ?array $ops) => sprintf('MODEL_EXT=%s REDIS_LOCK_TEST_SERVER=%s php -n -d extension=posix tools/model/run.php --seed %d%s%s%s%s',
     escapeshellarg($ext), getenv('REDIS_LOCK_TEST_SERVER') ?: 'redis', $seed, $variant !== 'auto' ? " --variant $variant" : '',
-    isset($opt['legacy-token-args']) ? ' --legacy-token-args' : '', $skip ? ' --skip ' . escapeshellarg(implode(',', $skip)) : '', $ops !== null ? ' --ops ' . implode(',', $ops) : '');
+    (isset($opt['legacy-token-args']) ? ' --legacy-token-args' : '') . (isset($opt['async']) ? ' --async' : ''), $skip ? ' --skip ' . escapeshellarg(implode(',', $skip)) : '', $ops !== null ? ' --ops ' . implode(',', $ops) : '');
 $env = ['php' => $php, 'ext' => $ext, 'tmp' => $tmp, 'dsn' => $master['dsn'], 'raw' => $raw, 'cad' => $cad, 'replica' => $replica, 'skip' => $skip,
-    'legacy' => isset($opt['legacy-token-args']), 'live' => &$clientsLive];
+    'legacy' => isset($opt['legacy-token-args']), 'async' => isset($opt['async']), 'live' => &$clientsLive];
 
 /** Reports a failed sequence: the failure, then its shrunk form. Returns its signature. */
 $report = function (array $plan, array $res) use (&$env, $replayCmd, $opt): string {
@@ -166,4 +169,11 @@ while (microtime(true) - $t0 < $budget) {
 }
 printf("\nmodel: %d sequences (seeds %d to %d), %d operations in %.0f s: %s\n", $seqs, $first, $seed - ($failed && !isset($opt['keep-going']) ? 0 : 1), $steps,
     microtime(true) - $t0, $failed ? count($failed) . ' kind(s) of failure: ' . implode(', ', $failed) : 'no failure');
+if (isset($opt['async'])) {
+    // The path this run names must have run: waits driven through LockWait, some of them pending.
+    $lines = @file("$tmp/async", FILE_IGNORE_NEW_LINES) ?: [];
+    $pending = count(array_filter($lines, fn($l) => $l === 'pending'));
+    printf("model: %d waits driven through LockWait, %d of them pending when started\n", count($lines), $pending);
+    if ($pending === 0) { echo "model: FAILED: --async ran no pending wait\n"; exit(1); }
+}
 exit($failed ? 1 : 0);

@@ -117,7 +117,7 @@ function run_plan(array $plan, ?array $only, array &$env): array {
     // The replica has caught up, so that a durable grant early in the sequence is acknowledged in time, as in its replays.
     $env['raw']->ask('WAIT', '1', '5000');
     $m = new Model(KEYS, $env['cad'], $env['legacy']);
-    $cmd = [$env['php'], '-n', '-d', 'extension=posix', '-d', 'extension=' . $env['ext'], __DIR__ . '/client.php'];
+    $cmd = [$env['php'], '-n', '-d', 'extension=posix', '-d', 'extension=' . $env['ext'], __DIR__ . '/client.php', ...($env['async'] ? ["--async={$env['tmp']}/async"] : [])];
     $clients = [];
     for ($c = 0; $c <= $plan['clients']; $c++) { $clients[$c] = new Client($cmd, "{$env['tmp']}/c$c.err"); }
     $env['live'] = $clients;
