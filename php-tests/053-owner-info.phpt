@@ -8,6 +8,7 @@ if (!is_executable('/usr/sbin/php-fpm' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VER
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';
+require __DIR__ . '/_fpm.inc';
 $dsn = rl_dsn();
 $key = rl_key('owner');
 $o = ['dsn' => $dsn, 'owner_info' => true];
@@ -105,33 +106,8 @@ $s->release();
 // php-fpm: a worker takes a lock during a request; its record names the request URI.
 $dir = sys_get_temp_dir() . '/rl-fpm-' . getmypid();
 @mkdir($dir);
-$port = rl_free_port();
-file_put_contents("$dir/fpm.conf", "[global]\npid = $dir/fpm.pid\nerror_log = $dir/fpm.log\ndaemonize = no\n[www]\nlisten = 127.0.0.1:$port\npm = static\npm.max_children = 1\n");
 file_put_contents("$dir/take.php", '<?php $l = new Lock($_GET["key"], 0, 30, ["dsn" => $_GET["dsn"], "owner_info" => true, "auto_release" => false]); echo $l->addLock() === false ? "busy" : "took", " ", getmypid(), " ", php_sapi_name();');
-$fpm = proc_open(['/usr/sbin/php-fpm' . PHP_MAJOR_VERSION . '.' . PHP_MINOR_VERSION, '-n', '-R', '-y', "$dir/fpm.conf", '-d', 'extension=' . rl_ext(), '-F'], [1 => ['file', "$dir/out", 'w'], 2 => ['file', "$dir/out", 'a']], $pipes);
-$deadline = microtime(true) + 10;
-while (!@fsockopen('127.0.0.1', $port) && microtime(true) < $deadline) { usleep(50000); }
-
-/** One FastCGI GET request; returns the response's body. */
-function fcgi_get(int $port, string $script, string $uri, string $query): string {
-    $c = stream_socket_client("tcp://127.0.0.1:$port", $en, $es, 5);
-    $record = fn(int $type, string $body) => pack('CCnnCx', 1, $type, 1, strlen($body), 0) . $body;
-    $len = fn(string $s) => strlen($s) < 128 ? chr(strlen($s)) : pack('N', strlen($s) | 0x80000000);
-    $params = ['SCRIPT_FILENAME' => $script, 'SCRIPT_NAME' => '/take.php', 'REQUEST_METHOD' => 'GET', 'REQUEST_URI' => $uri, 'QUERY_STRING' => $query];
-    $pairs = '';
-    foreach ($params as $k => $v) { $pairs .= $len($k) . $len($v) . $k . $v; }
-    fwrite($c, $record(1, pack('nCx5', 1, 0)) . $record(4, $pairs) . $record(4, '') . $record(5, ''));
-    $read = function (int $n) use ($c): string { $s = ''; while (strlen($s) < $n && !feof($c)) { $s .= fread($c, $n - strlen($s)); } return $s; };
-    $out = '';
-    while (strlen($h = $read(8)) === 8) {
-        $r = unpack('Cv/Ctype/nid/nlen/Cpad', $h);
-        $body = $read($r['len'] + $r['pad']);
-        if ($r['type'] === 6) { $out .= substr($body, 0, $r['len']); }
-        if ($r['type'] === 3) { break; }
-    }
-    fclose($c);
-    return substr($out, strpos($out, "\r\n\r\n") + 4);
-}
+[$fpm, $port] = rl_start_fpm($dir);
 $fkey = rl_key('owner-fpm');
 $reply = fcgi_get($port, "$dir/take.php", '/orders/42?ship=1', 'key=' . urlencode($fkey) . '&dsn=' . urlencode($dsn));
 [$took, $workerPid, $sapi] = explode(' ', $reply) + [null, null, null];

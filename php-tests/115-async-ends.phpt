@@ -1,5 +1,5 @@
 --TEST--
-Waits an event loop drives leave nothing behind and work for every kind and topology: a cancelled handle, a dropped one, one whose object went away and one alive at request end (a php process that exits mid-wait) leave no queue entry, and a grant that came before the cancel is released; a second wait on a busy object, or of a token already waited for in the thread, is refused; result() before the end throws Error; Semaphore, MultiLock and read locks wait the same way, and so do a Cluster (three masters, keys on each) and a Redlock quorum (five servers, polled: no socket to watch)
+Waits an event loop drives leave nothing behind and work for every kind and topology: a cancelled handle (its stream readable after, for a loop still watching it), one whose deadline passed (false), a dropped one, one whose object went away and one alive at request end (a php process that exits mid-wait) leave no queue entry, and a grant that came before the cancel is released; a second wait on a busy object, or of a token already waited for in the thread, is refused; result() before the end throws Error; Semaphore, MultiLock and read locks wait the same way, and so do a Cluster (three masters, keys on each) and a Redlock quorum (five servers, polled: no socket to watch)
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
 --FILE--
@@ -27,6 +27,11 @@ $before = stream_select($r, $x, $y, 0, 50000);
 $w->cancel();
 $r = [$s];
 echo "cancelled: ", var_export($w->result(), true), ", queue keys: ", $qkeys(), ", its stream readable before: $before, after: ", stream_select($r, $x, $y, 0, 0), "\n";
+// The deadline: false, and nothing left queued.
+$short = new Lock($k, 0.3, 10, $opts);
+$t0 = microtime(true);
+$dl = rl_run_fibers(['w' => fn() => rl_await($short->addLockAsync())])['w'];
+echo "deadline: ", var_export($dl, true), " after ", microtime(true) - $t0 >= 0.29 ? 'its timeOut' : 'too soon', ", queue keys: ", $qkeys(), "\n";
 // Dropped.
 $w = $a->addLockAsync();
 unset($w);
@@ -137,6 +142,7 @@ Error: result() before the end
 second wait on the object: ValueError
 blocking wait on the object meanwhile: ValueError
 cancelled: false, queue keys: 0, its stream readable before: 0, after: 1
+deadline: false after its timeOut, queue keys: 0
 dropped: queue keys: 0
 object and handle gone: queue keys: 0
 token waited for twice: ValueError

@@ -78,10 +78,12 @@ log_errors=1
 error_log=$work/php-error.log
 EOF
 # Each request: one lock around a read-increment-write that loses updates without it.
-cat >"$work/www/counter.php" <<EOF
+# counter_page FILE TAKE: TAKE is the PHP that sets $t from $l.
+counter_page() {
+    cat >"$work/www/$1" <<EOF
 <?php
 \$l = new Lock('apache:counter', 10, 30, ['dsn' => '$dsn']);
-\$t = \$l->addLock();
+$2
 if (\$t === false) { http_response_code(503); exit("timeout\n"); }
 \$n = (int) file_get_contents('$work/counter');
 usleep(200);
@@ -91,22 +93,12 @@ file_put_contents('$work/done.log', \$released ? "ok\\n" : "lost\\n", FILE_APPEN
 if (!\$released) { http_response_code(500); exit("lost\n"); }
 echo "ok\n";
 EOF
+}
+counter_page counter.php '$t = $l->addLock();'
 # The same, waiting through a LockWait's stream (stream_select), as an event loop does.
-cat >"$work/www/async.php" <<EOF
-<?php
-\$l = new Lock('apache:counter', 10, 30, ['dsn' => '$dsn']);
-\$w = \$l->addLockAsync();
-while (!\$w->poll()) { \$r = [\$w->stream()]; \$x = \$y = null; stream_select(\$r, \$x, \$y, 1, 0); }
-\$t = \$w->result();
-if (\$t === false) { http_response_code(503); exit("timeout\n"); }
-\$n = (int) file_get_contents('$work/counter');
-usleep(200);
-file_put_contents('$work/counter', (string) (\$n + 1));
-\$released = \$l->releaseLock(\$t);
-file_put_contents('$work/done.log', \$released ? "ok\\n" : "lost\\n", FILE_APPEND);
-if (!\$released) { http_response_code(500); exit("lost\n"); }
-echo "ok\n";
-EOF
+counter_page async.php '$w = $l->addLockAsync();
+while (!$w->poll()) { $r = [$w->stream()]; $x = $y = null; stream_select($r, $x, $y, 1, 0); }
+$t = $w->result();'
 cat >"$work/www/long.php" <<EOF
 <?php
 \$l = new Lock('apache:long', 0, 30, ['dsn' => '$dsn']);

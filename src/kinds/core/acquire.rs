@@ -99,14 +99,6 @@ impl<K: Kind> Holder<K> {
         chosen: bool,
         wait: bool,
     ) -> Result<Option<Token>> {
-        if self.pending.is_some() {
-            return Err(self.busy_pending());
-        }
-        if chosen && crate::kinds::core::mailbox::is_open(&token) {
-            return Err(LockError::InvalidValue(
-                "redis-lock: this token is already being waited for in this thread (a wait an event loop drives): two waits of one token could not tell their grants apart".to_string(),
-            ));
-        }
         let mut r = self.begin(start, token, chosen, wait);
         let mut step = self.advance(&mut r);
         loop {

@@ -99,6 +99,7 @@ impl<K: Kind> Holder<K> {
         chosen: bool,
         wait: bool,
     ) -> Result<Option<Token>> {
+        self.refuse_pending(&token, chosen)?;
         match drive {
             Drive::Block => self.acquire(start, token, chosen, wait),
             Drive::Loop => self.start_pending(start, token, chosen, wait),

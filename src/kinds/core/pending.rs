@@ -52,18 +52,13 @@ impl<K: Kind> Holder<K> {
         chosen: bool,
         wait: bool,
     ) -> Result<Option<Token>> {
-        if self.pending.is_some() {
-            return Err(self.busy_pending());
-        }
         let ready = Arc::new(Ready::new().map_err(|e| {
             LockError::InvalidValue(format!(
                 "redis-lock: cannot make a file descriptor for an event loop to watch: {e}"
             ))
         })?);
         if !mailbox::open(&token, ready.timer_fd()) {
-            return Err(LockError::InvalidValue(
-                "redis-lock: this token is already being waited for in this thread: two waits of one token could not tell their grants apart".to_string(),
-            ));
+            return Err(token_waited());
         }
         let mut rounds = self.begin(start, token.clone(), chosen, wait);
         let step = self.advance(&mut rounds);
@@ -133,8 +128,20 @@ impl<K: Kind> Holder<K> {
         p.ready.now();
     }
 
+    /// Refuses an acquisition (blocking or not) on an object whose acquisition is
+    /// pending, or with a chosen `token` a wait of this thread's has its box open for.
+    pub(crate) fn refuse_pending(&self, token: &[u8], chosen: bool) -> Result<()> {
+        if self.pending.is_some() {
+            return Err(self.busy_pending());
+        }
+        if chosen && mailbox::is_open(token) {
+            return Err(token_waited());
+        }
+        Ok(())
+    }
+
     /// What an acquisition on an object whose acquisition is pending says.
-    pub(crate) fn busy_pending(&self) -> LockError {
+    fn busy_pending(&self) -> LockError {
         LockError::InvalidValue(format!(
             "redis-lock: an acquisition of this {} is pending (a wait an event loop drives): cancel it, or let it end, first",
             self.c.what
@@ -173,4 +180,11 @@ impl<K: Kind> Holder<K> {
             }
         }
     }
+}
+
+/// What a second wait of one token in a thread says (see `mailbox`).
+fn token_waited() -> LockError {
+    LockError::InvalidValue(
+        "redis-lock: this token is already being waited for in this thread (a wait an event loop drives): two waits of one token could not tell their grants apart".to_string(),
+    )
 }
