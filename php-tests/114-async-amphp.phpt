@@ -4,7 +4,7 @@ Waits an event loop drives, under Debian's AMPHP (php-amphp-amp 2.x, Amp\Loop::o
 cpu # 5 processes, a 10 ms beat
 --SKIPIF--
 <?php if (!function_exists('pcntl_fork')) die('skip pcntl');
-if (!is_file('/usr/share/php/Amp/autoload.php')) die('skip needs php-amphp-amp (tools/env/deps.sh installs it)');
+if (!is_file('/usr/share/php/Amp/autoload.php')) die('skip needs php-amphp-amp (AMPHP v2), which tools/env/deps.sh installs where the release ships it: Debian 12 does, Debian 13 does not');
 --FILE--
 <?php
 require __DIR__ . '/_helper.inc';

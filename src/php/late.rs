@@ -17,12 +17,28 @@ thread_local! {
     /// How many of the extension's method calls are running on this thread (more than
     /// one when `synchronized()`'s callable calls another).
     static IN_CALL: Cell<u32> = const { Cell::new(0) };
+    /// Set while an object's end runs the core through a method's path (`outside`).
+    static OUTSIDE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the core may warn now: inside a method call, and not in an object's end.
+fn may_warn() -> bool {
+    IN_CALL.try_with(Cell::get).unwrap_or(0) > 0 && !OUTSIDE.try_with(Cell::get).unwrap_or(true)
+}
+
+/// Runs `f` as an object's end (a `LockWait` dropped cancels its wait through its
+/// object's core): no warning is raised while it runs, as none is from any object's end.
+pub(super) fn outside<R>(f: impl FnOnce() -> R) -> R {
+    let was = OUTSIDE.try_with(|o| o.replace(true)).unwrap_or(false);
+    let out = f();
+    let _ = OUTSIDE.try_with(|o| o.set(was));
+    out
 }
 
 /// The core's warning: raised only inside a method call (see the module comment);
 /// whether it was.
 pub(super) fn warn(message: &str) -> bool {
-    let inside = IN_CALL.try_with(Cell::get).unwrap_or(0) > 0;
+    let inside = may_warn();
     if inside {
         php_error(&ErrorType::Warning, message);
     }
@@ -33,7 +49,7 @@ pub(super) fn warn(message: &str) -> bool {
 /// that turns warnings into exceptions must not fail the lock call for it), written to
 /// PHP's error log as a warning; only inside a method call, as `warn`. Whether it was.
 pub(super) fn log(message: &str) -> bool {
-    let inside = IN_CALL.try_with(Cell::get).unwrap_or(0) > 0;
+    let inside = may_warn();
     if inside {
         let Ok(text) = std::ffi::CString::new(message.replace('\0', " ")) else { return false };
         return super::engine::log_warning(&text);

@@ -203,7 +203,7 @@ impl Drop for LockWait {
     /// A handle dropped while pending cancels its acquisition.
     fn drop(&mut self) {
         if matches!(*self.state.borrow(), State::Pending) {
-            let _ = self.with_owner(|o| o.cancel());
+            let _ = super::late::outside(|| self.with_owner(|o| o.cancel()));
         }
     }
 }

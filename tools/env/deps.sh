@@ -16,7 +16,8 @@
 #   - phpunit and the framework packages the bridges are tested against and
 #     `make bench` compares with (php-symfony-lock, php-symfony-semaphore,
 #     php-laravel-framework: whichever versions the release ships), AMPHP
-#     (php-amphp-amp, for the async tests), with the PHP
+#     (php-amphp-amp, for the async tests, where the release ships it: Debian 12,
+#     not 13), with the PHP
 #     modules they need as this PHP's packages (php8.5-xml, php8.5-mbstring, …, read
 #     from their Depends), whoever installed the PHP; a module no package of this
 #     PHP gives is named in one line, and deps stops;
@@ -87,8 +88,9 @@ packages=(libclang-dev gcc libc6-dev "php$ver-cli" "php$ver-dev" "php$ver-fpm" r
 # This PHP's own modules, which Debian may not build for every PHP (no php8.5-redis).
 modules=("php$ver-redis")
 # Packages that depend on "a PHP": on a release whose own PHP is another, they may bring it in.
-others=(phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework php-amphp-amp)
-optional=()
+others=(phpunit php-symfony-lock php-symfony-semaphore php-laravel-framework)
+# AMPHP v2, for the async tests (114 skips where the release has none: Debian 13).
+optional=(php-amphp-amp)
 for list in "$(dirname "$0")"/../../bridges/tests/apps/*/packages; do
     [ -f "$list" ] || continue
     while read -r p; do

@@ -242,20 +242,18 @@ impl Queued {
     /// stale try left it) is released. Whether that went well: `false` when Redis
     /// could not be told, and an entry of it may still be queued.
     pub(super) fn cancel(&mut self, w: &impl Waiter) -> bool {
+        let mut told = true;
         if let Some((_, entry)) = self.queued_as.take() {
-            return match w.cancel(&entry) {
-                Ok(Some(_)) => {
-                    w.abandon();
-                    true
-                }
-                Ok(None) => true,
-                Err(_) => false,
-            };
+            match w.cancel(&entry) {
+                Ok(Some(_)) => self.may_hold = true,
+                Ok(None) => {}
+                Err(_) => told = false,
+            }
         }
         if self.may_hold {
             w.abandon();
         }
-        true
+        told
     }
 }
 
