@@ -18,7 +18,7 @@ use redis_lock::stats::{self, Figure};
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
-use support::{free_port, RedisServer};
+use support::RedisServer;
 
 fn bulk(s: &str) -> Value {
     Value::BulkString(s.as_bytes().to_vec())
@@ -274,7 +274,7 @@ fn fake(config: &'static [u8], info: &'static [u8]) -> (String, std::thread::Joi
 #[test]
 fn connections_check_their_server_once_per_process() {
     let start = |policy: &str, max: &str| {
-        RedisServer::start_with(free_port(), &["--maxmemory", max, "--maxmemory-policy", policy])
+        RedisServer::start_free(&["--maxmemory", max, "--maxmemory-policy", policy])
     };
     let lru = start("allkeys-lru", "64mb");
     let safe = start("noeviction", "64mb");

@@ -25,7 +25,7 @@ fn settings(sentinel: &FakeSentinel) -> Settings {
 
 /// A server that is a replica (of a master that does not exist).
 fn replica() -> RedisServer {
-    RedisServer::start_with(free_port(), &["--replicaof", "127.0.0.1", &free_port().to_string()])
+    RedisServer::start_free(&["--replicaof", "127.0.0.1", &free_port().to_string()])
 }
 
 /// The passing state `e` must be: named as a failover in progress, with `says` in it.

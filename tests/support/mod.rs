@@ -36,15 +36,33 @@ pub struct RedisServer {
 
 impl RedisServer {
     pub fn start() -> Self {
-        Self::start_on(free_port())
+        Self::start_free(&[])
     }
 
     pub fn start_on(port: u16) -> Self {
         Self::start_with(port, &[])
     }
 
-    /// A server with extra `redis-server` arguments.
+    /// A server with extra `redis-server` arguments on `port`, which the caller needs.
     pub fn start_with(port: u16, extra: &[&str]) -> Self {
+        Self::try_start(port, extra).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A server on a port of its own choosing. A free port can be taken between
+    /// the probe and the server's bind (by another test's server or a client's
+    /// ephemeral port): a server that exits at start is tried again elsewhere.
+    pub fn start_free(extra: &[&str]) -> Self {
+        let mut last = String::new();
+        for _ in 0..5 {
+            match Self::try_start(free_port(), extra) {
+                Ok(server) => return server,
+                Err(e) => last = e,
+            }
+        }
+        panic!("{last}, five times")
+    }
+
+    fn try_start(port: u16, extra: &[&str]) -> Result<Self, String> {
         let dir =
             std::env::temp_dir().join(format!("redis-lock-cargo-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
@@ -68,13 +86,20 @@ impl RedisServer {
             .unwrap_or_else(|e| {
                 panic!("{} must be installed (make test installs it): {e}", bin("server"))
             });
-        let server = RedisServer { port, dir, child: Some(child) };
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut server = RedisServer { port, dir, child: Some(child) };
+        // A loaded machine (CI runs several roots at once) can be slow to exec.
+        let deadline = Instant::now() + Duration::from_secs(15);
         while server.cmd(&["PING"]).is_err() {
-            assert!(Instant::now() < deadline, "{} did not start on {port}", bin("server"));
+            let exited = server.child.as_mut().and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                return Err(format!("{} exited at start on {port} ({status})", bin("server")));
+            }
+            if Instant::now() >= deadline {
+                return Err(format!("{} did not start on {port}", bin("server")));
+            }
             thread::sleep(Duration::from_millis(10));
         }
-        server
+        Ok(server)
     }
 
     pub fn dsn(&self) -> String {
@@ -140,18 +165,23 @@ impl RedisCluster {
         let nodes: Vec<RedisServer> = (0..3)
             // The bus port is chosen too: port + 10000 overflows for a free port above 55535.
             .map(|_| {
-                let bus = free_port().to_string();
-                RedisServer::start_with(
-                    free_port(),
-                    &[
+                let mut last = String::new();
+                for _ in 0..5 {
+                    let bus = free_port().to_string();
+                    let extra = [
                         "--cluster-enabled",
                         "yes",
                         "--cluster-config-file",
                         "nodes.conf",
                         "--cluster-port",
                         &bus,
-                    ],
-                )
+                    ];
+                    match RedisServer::try_start(free_port(), &extra) {
+                        Ok(node) => return node,
+                        Err(e) => last = e,
+                    }
+                }
+                panic!("{last}, five times")
             })
             .collect();
         let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
