@@ -10,6 +10,7 @@ use crate::kinds::core::entry;
 use crate::kinds::core::waiting::{
     unsure, Try, Waited, Waiter, Woken, EXPIRY_SLACK, RECHECK_EVERY,
 };
+use crate::metrics::Count;
 use crate::net::wake;
 use crate::stats::{self, Counter};
 use std::time::Instant;
@@ -126,6 +127,7 @@ impl Queued {
                 };
                 if std::mem::take(&mut self.heard) {
                     stats::note(Counter::HandedOver);
+                    w.meter().count(Count::HandedOver);
                 }
                 return Next::Done(Waited::Got(fence, until));
             }
@@ -137,6 +139,7 @@ impl Queued {
                 }
                 if !std::mem::replace(&mut self.busy, true) {
                     stats::note(Counter::Contended);
+                    w.meter().wait_started();
                 }
                 match (&queued, self.queued_as.as_mut()) {
                     (Some(stored), Some((_, entry))) => *entry = stored.clone(),
@@ -218,6 +221,7 @@ impl Queued {
                 };
                 if let Some(until) = clock::fresh(until) {
                     stats::note(Counter::HandedOver);
+                    w.meter().count(Count::HandedOver);
                     return Some(Waited::Got(fence, until));
                 }
                 // Read too late: the next try finds the hold still this waiter's (and
@@ -270,6 +274,7 @@ fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
                 return Waited::TimedOut;
             };
             stats::note(Counter::HandedOver);
+            w.meter().count(Count::HandedOver);
             Waited::Got(fence, until)
         }
         Ok(None) => Waited::TimedOut,
