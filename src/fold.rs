@@ -9,7 +9,8 @@
 //!   UUID `*-*-*-*-*`, a binary key `*`.
 //! - `prefix:N`: the first N `:`-separated parts are kept, the rest is one `*`
 //!   (`prefix:1`: `invoice:42:pdf` is `invoice:*`).
-//! - `none`: the key as it is, bounded only by the names' table and its overflow.
+//! - `exact`: the key as it is, bounded only by the names' table and its overflow
+//!   (not `none`, which php.ini reads as an empty value).
 //!
 //! A folded name is cut to `NAME_MAX` bytes.
 
@@ -25,7 +26,7 @@ const WORD_MAX: usize = 32;
 pub enum Fold {
     Digits,
     Prefix(usize),
-    None,
+    Exact,
 }
 
 impl Fold {
@@ -33,12 +34,12 @@ impl Fold {
     pub fn parse(text: &str) -> Result<Fold> {
         let bad = || {
             LockError::InvalidValue(format!(
-                "redis_lock.metrics_fold must be digits, none or prefix:N (N from 1 to 16), not \"{text}\""
+                "redis-lock: redis_lock.metrics_fold must be digits, exact or prefix:N (N from 1 to 16), not \"{text}\""
             ))
         };
         match text.trim() {
             "" | "digits" => Ok(Fold::Digits),
-            "none" => Ok(Fold::None),
+            "exact" => Ok(Fold::Exact),
             t => {
                 let n = t.strip_prefix("prefix:").ok_or_else(bad)?;
                 match n.parse::<usize>() {
@@ -52,7 +53,7 @@ impl Fold {
     /// `key`'s name under this rule.
     pub fn apply(self, key: &[u8]) -> Vec<u8> {
         let mut out = match self {
-            Fold::None => key.to_vec(),
+            Fold::Exact => key.to_vec(),
             Fold::Prefix(n) => {
                 let mut parts = key.splitn(n + 1, |&b| b == b':');
                 let mut out = Vec::with_capacity(key.len().min(NAME_MAX));
@@ -142,16 +143,16 @@ mod tests {
         assert_eq!(p1.apply(b"invoice"), b"invoice");
         assert_eq!(Fold::Prefix(2).apply(b"invoice:42:pdf"), b"invoice:42:*");
         assert_eq!(Fold::Prefix(2).apply(b"invoice:42"), b"invoice:42");
-        assert_eq!(Fold::None.apply(b"invoice:42"), b"invoice:42");
+        assert_eq!(Fold::Exact.apply(b"invoice:42"), b"invoice:42");
     }
 
     #[test]
     fn parses_the_directive() {
         assert_eq!(Fold::parse("digits").unwrap(), Fold::Digits);
         assert_eq!(Fold::parse("").unwrap(), Fold::Digits);
-        assert_eq!(Fold::parse("none").unwrap(), Fold::None);
+        assert_eq!(Fold::parse("exact").unwrap(), Fold::Exact);
         assert_eq!(Fold::parse("prefix:3").unwrap(), Fold::Prefix(3));
-        for bad in ["prefix:0", "prefix:17", "prefix:", "regex", "prefix:x"] {
+        for bad in ["none", "prefix:0", "prefix:17", "prefix:", "regex", "prefix:x"] {
             assert!(Fold::parse(bad).is_err(), "{bad}");
         }
     }
