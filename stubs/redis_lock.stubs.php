@@ -688,6 +688,29 @@ namespace {
     }
 
     /**
+     * The lock metrics of the whole pool (every php-fpm worker, every Apache child,
+     * every thread; a CLI process alone), per lock name (the key folded by
+     * `redis_lock.metrics_fold`): acquired, waits, timeouts, handed_over, released,
+     * lost, renewals, errors (by kind), wait_seconds and hold_seconds (count, sum,
+     * cumulative buckets by upper bound), holds and waiting (in progress now). An empty
+     * array when `redis_lock.metrics` is off.
+     *
+     * @return array<string, array<string, mixed>>
+     *
+     * @return array
+     */
+    function redis_lock_metrics(): array {}
+
+    /**
+     * The same metrics in Prometheus's text format (0.0.4), for a scrape endpoint:
+     * serve it with `Content-Type: text/plain; version=0.0.4`. Empty when
+     * `redis_lock.metrics` is off.
+     *
+     * @return string
+     */
+    function redis_lock_metrics_text(): string {}
+
+    /**
      * Lists the locks and semaphores under the prefix whose name (without the prefix)
      * matches the glob $pattern, with a bounded SCAN of every master (on Cluster, each
      * one; with Redlock "servers", each server). Auxiliary keys (queues, counters,
