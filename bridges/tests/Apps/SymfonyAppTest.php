@@ -117,6 +117,23 @@ final class SymfonyAppTest extends TestCase
      * at once: one runs, the other stops at once with the "already running" message, and
      * the lock is the bridge's key on the test server while the first runs.
      */
+    /**
+     * The bridge's MetricsController, routed as docs/symfony.md says, answers GET
+     * /metrics through the framework's HTTP kernel with the Prometheus text, counting
+     * the lock the same process took through the framework's LockFactory.
+     */
+    public function testMetricsControllerServesThePoolsCounts(): void
+    {
+        $id = $this->start('app:metrics-request', 'metrics:42');
+        $this->assertSame(0, $this->wait($id), $this->outputOf($id));
+        [$status, $type, $body] = explode("\n", file_get_contents($this->procs[$id]['out']), 3) + ['', '', ''];
+        $this->assertSame('200', $status);
+        $this->assertSame('text/plain; version=0.0.4; charset=utf-8', $type);
+        $this->assertMatchesRegularExpression('/^redis_lock_acquisitions_total\{name="[^"]*:metrics:\*"\} 1$/m', $body);
+        $this->assertMatchesRegularExpression('/^redis_lock_releases_total\{name="[^"]*:metrics:\*"\} 1$/m', $body);
+        $this->assertMatchesRegularExpression('/^# TYPE redis_lock_wait_seconds histogram$/m', $body);
+    }
+
     public function testLockableCommandRunsOnce(): void
     {
         self::load('Symfony/Component/Console/autoload.php');

@@ -2,6 +2,7 @@
 
 namespace App;
 
+use RedisLock\Bridge\Symfony\MetricsController;
 use Symfony\Bundle\FrameworkBundle\FrameworkBundle;
 use Symfony\Bundle\FrameworkBundle\Kernel\MicroKernelTrait;
 use Symfony\Component\DependencyInjection\Loader\Configurator\ContainerConfigurator;
@@ -41,8 +42,10 @@ final class Kernel extends BaseKernel
         $container->import($this->getProjectDir() . '/config/services.php');
     }
 
+    /** The metrics endpoint, as docs/symfony.md ("Metrics") routes it. */
     private function configureRoutes(RoutingConfigurator $routes): void
     {
+        $routes->add('redis_lock_metrics', '/metrics')->controller(MetricsController::class)->methods(['GET']);
     }
 
     private static function outside(string $variable): string
