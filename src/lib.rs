@@ -24,6 +24,7 @@ pub mod error;
 pub mod exposition;
 pub mod fold;
 pub mod fork_wiped;
+pub mod journal;
 pub mod keys;
 pub mod metrics;
 pub mod owner;

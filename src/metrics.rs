@@ -46,9 +46,13 @@ pub enum Count {
     ErrNotDurable,
     ErrServer,
     ErrOther,
+    /// Of `Acquired`, those that waited (their wait is in the histogram already); the
+    /// others are the histogram's waits of zero (`snapshot`), which so cost the
+    /// uncontended cycle no add of their own.
+    AcquiredAfterWait,
 }
 
-pub const COUNTS: usize = 12;
+pub const COUNTS: usize = 13;
 
 /// The kinds of error counted: Redis unreachable or timed out, Redis in a passing
 /// state (a failover, LOADING), a durable grant not acknowledged, an error reply,
@@ -287,30 +291,62 @@ pub fn count_key(key: &[u8], c: Count) {
     }
 }
 
-#[cold]
-fn error_in(s: &Slot, e: &crate::error::LockError) {
+/// The kind an error counts as (`None`: a timeout or a loss, counted as such, or a
+/// bad argument, which is no Redis trouble).
+pub fn error_kind(e: &crate::error::LockError) -> Option<Count> {
     use crate::error::LockError as E;
-    let kind = match e {
-        E::Connection { .. } => Count::ErrConnection,
-        E::Passing { .. } => Count::ErrUnavailable,
-        E::NotDurable { .. } => Count::ErrNotDurable,
-        E::Server { .. } => Count::ErrServer,
-        E::Unfenced { .. } | E::PermitsMismatch { .. } | E::Random(_) => Count::ErrOther,
-        E::InvalidValue(_) | E::InvalidType(_) | E::Timeout { .. } | E::Lost { .. } => return,
-    };
-    s.count(kind);
+    match e {
+        E::Connection { .. } => Some(Count::ErrConnection),
+        E::Passing { .. } => Some(Count::ErrUnavailable),
+        E::NotDurable { .. } => Some(Count::ErrNotDurable),
+        E::Server { .. } => Some(Count::ErrServer),
+        E::Unfenced { .. } | E::PermitsMismatch { .. } | E::Random(_) => Some(Count::ErrOther),
+        E::InvalidValue(_) | E::InvalidType(_) | E::Timeout { .. } | E::Lost { .. } => None,
+    }
 }
 
+/// The name of an error's kind, as the metrics' `kind` label says it ("lost", "timeout"
+/// and "argument" for the others).
+pub fn error_name(e: &crate::error::LockError) -> &'static str {
+    use crate::error::LockError as E;
+    match error_kind(e) {
+        Some(k) => ERROR_KINDS.iter().find(|(c, _)| *c == k).map_or("other", |(_, n)| *n),
+        None => match e {
+            E::Lost { .. } => "lost",
+            E::Timeout { .. } => "timeout",
+            _ => "argument",
+        },
+    }
+}
+
+#[cold]
+fn error_in(s: &Slot, e: &crate::error::LockError) {
+    if let Some(kind) = error_kind(e) {
+        s.count(kind);
+    }
+}
+
+/// Where an object outside the gauges (the metrics off, or no free entry) writes its
+/// state: nobody reads it, and a write needs no test.
+static NOWHERE: Entry =
+    Entry { pid: AtomicU32::new(0), slot: AtomicU32::new(0), state: AtomicU32::new(0) };
+
 /// An object's metrics: its name's slot and its entry in the gauges. Empty when the
-/// metrics are off, and then each call is one test of `slot`: the work is out of line.
-#[derive(Default)]
+/// metrics are off, and then each call is one test of `slot`.
 pub struct Meter {
     slot: Option<&'static Slot>,
-    entry: Option<&'static Entry>,
+    /// Its entry in the gauges, or `NOWHERE`.
+    entry: &'static Entry,
     /// When the hold began (`mono_nanos`), while it lasts; 0 otherwise.
     since: u64,
     /// Whether the acquisition in progress waited (its wait time is counted then).
     waited: AtomicBool,
+    /// The request journal's handle of this object's hold, 0 when none (`journal`).
+    journal: AtomicU64,
+    /// The last wait's time in nanoseconds, and whether a grant ended it, for the
+    /// journal.
+    last_wait: AtomicU64,
+    handed: AtomicBool,
 }
 
 /// The monotonic clock in nanoseconds, read without `Instant`'s checked arithmetic:
@@ -323,6 +359,20 @@ fn mono_nanos() -> u64 {
     (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
 }
 
+impl Default for Meter {
+    fn default() -> Self {
+        Meter {
+            slot: None,
+            entry: &NOWHERE,
+            since: 0,
+            waited: AtomicBool::new(false),
+            journal: AtomicU64::new(0),
+            last_wait: AtomicU64::new(0),
+            handed: AtomicBool::new(false),
+        }
+    }
+}
+
 impl Meter {
     /// The meter of an object named `key` (a MultiLock: its keys).
     pub fn new(key: &[u8]) -> Meter {
@@ -330,9 +380,12 @@ impl Meter {
         let (slot, index) = r.slot_of(key);
         Meter {
             slot: Some(slot),
-            entry: r.claim_entry(index),
+            entry: r.claim_entry(index).unwrap_or(&NOWHERE),
             since: 0,
             waited: AtomicBool::new(false),
+            journal: AtomicU64::new(0),
+            last_wait: AtomicU64::new(0),
+            handed: AtomicBool::new(false),
         }
     }
 
@@ -343,9 +396,7 @@ impl Meter {
 
     #[inline]
     fn state(&self, state: u32) {
-        if let Some(e) = self.entry {
-            e.state.store(state, Ordering::Relaxed);
-        }
+        self.entry.state.store(state, Ordering::Relaxed);
     }
 
     #[inline]
@@ -374,6 +425,8 @@ impl Meter {
 
     /// A wait that lasted `took` ended; `timed_out`: at its deadline.
     pub fn wait_ended(&self, took: Duration, timed_out: bool) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.last_wait.fetch_add(nanos, Ordering::Relaxed);
         if let Some(s) = self.slot {
             s.wait.observe(took);
             if timed_out {
@@ -384,9 +437,34 @@ impl Meter {
         }
     }
 
+    /// A hold received from a release (a grant).
+    pub fn handed_over(&self) {
+        self.count(Count::HandedOver);
+        self.handed.store(true, Ordering::Relaxed);
+    }
+
+    /// Notes the acquisition's end in the request's journal (when it is on), with the
+    /// wait it took and whether a grant ended it.
+    #[cold]
+    pub fn journal(&self, what: &'static str, name: &[u8], outcome: crate::journal::Outcome) {
+        let waited = Duration::from_nanos(self.last_wait.swap(0, Ordering::Relaxed));
+        let handed = self.handed.swap(false, Ordering::Relaxed);
+        let handle = crate::journal::note(what, name, waited, outcome, handed);
+        if handle != 0 {
+            self.journal.store(handle, Ordering::Relaxed);
+        }
+    }
+
+    #[cold]
+    fn journal_held(&self) {
+        crate::journal::held(self.journal.swap(0, Ordering::Relaxed));
+    }
+
     /// A wait ended early (cancelled): not counted as a wait's time.
     pub fn wait_cancelled(&self) {
-        self.state(IDLE);
+        if self.slot.is_some() {
+            self.state(IDLE);
+        }
     }
 
     /// The acquisition succeeded.
@@ -402,9 +480,7 @@ impl Meter {
         s.count(Count::Acquired);
         if self.waited.load(Ordering::Relaxed) {
             self.waited.store(false, Ordering::Relaxed);
-        } else {
-            // No wait: a wait of zero, counted without reading the clock.
-            s.wait.buckets[0].fetch_add(1, Ordering::Relaxed);
+            s.count(Count::AcquiredAfterWait);
         }
         self.since = mono_nanos();
         self.state(HOLDING);
@@ -421,6 +497,9 @@ impl Meter {
                 self.hold_ended_in(s);
             }
         }
+        if own && self.journal.load(Ordering::Relaxed) != 0 {
+            self.journal_held();
+        }
     }
 
     /// The hold ended (released, found lost, or given up): its time is counted.
@@ -428,6 +507,9 @@ impl Meter {
     pub fn hold_ended(&mut self) {
         if let Some(s) = self.slot {
             self.hold_ended_in(s);
+        }
+        if self.journal.load(Ordering::Relaxed) != 0 {
+            self.journal_held();
         }
     }
 
@@ -448,11 +530,10 @@ impl Drop for Meter {
         // request end, or left to its lease).
         self.hold_ended();
         // A forked child's copy of its parent's object leaves the parent's entry alone.
-        if let Some(e) = self.entry.take() {
-            if e.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
-                e.state.store(IDLE, Ordering::Relaxed);
-                e.pid.store(0, Ordering::Release);
-            }
+        let e = self.entry;
+        if !std::ptr::eq(e, &NOWHERE) && e.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
+            e.state.store(IDLE, Ordering::Relaxed);
+            e.pid.store(0, Ordering::Release);
         }
     }
 }
@@ -538,8 +619,11 @@ pub fn snapshot() -> Option<Snapshot> {
         if slot.hash.load(Ordering::Acquire) == 0 && slot.len.load(Ordering::Acquire) == 0 {
             continue;
         }
-        let counts = std::array::from_fn(|i| slot.counts[i].load(Ordering::Relaxed));
-        let (wait, hold) = (hist(&slot.wait), hist(&slot.hold));
+        let counts: [u64; COUNTS] = std::array::from_fn(|i| slot.counts[i].load(Ordering::Relaxed));
+        let (mut wait, hold) = (hist(&slot.wait), hist(&slot.hold));
+        // The acquisitions that did not wait: waits of zero.
+        wait.0[0] += counts[Count::Acquired as usize]
+            .saturating_sub(counts[Count::AcquiredAfterWait as usize]);
         let used = counts.iter().any(|&n| n > 0) || holding > 0 || waiting > 0;
         let Some(name) = slot.name() else { continue };
         if used || name != OTHER {

@@ -688,6 +688,29 @@ namespace {
     }
 
     /**
+     * This request's lock journal since `redis_lock_journal_start()`: one entry per
+     * acquisition, in order: kind (lock, semaphore, MultiLock), name (the key as given),
+     * at (when it ended, unix seconds), waited (seconds), outcome (acquired, busy, or the
+     * error's kind: connection, unavailable, not_durable, server, other, lost, timeout),
+     * handed_over (the hold came from a release), held (seconds the hold lasted, once it
+     * ended; null while it lasts). Empty when the journal was not started.
+     *
+     * @return list<array<string, mixed>>
+     *
+     * @return array
+     */
+    function redis_lock_journal(): array {}
+
+    /**
+     * Starts this request's lock journal (its thread's, under ZTS), empty: from now to
+     * the request's end, every acquisition is noted (`redis_lock_journal()`). For a
+     * profiler; off, it costs nothing.
+     *
+     * @return void
+     */
+    function redis_lock_journal_start(): void {}
+
+    /**
      * The lock metrics of the whole pool (every php-fpm worker, every Apache child,
      * every thread; a CLI process alone), per lock name (the key folded by
      * `redis_lock.metrics_fold`): acquired, waits, timeouts, handed_over, released,

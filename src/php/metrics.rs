@@ -85,8 +85,58 @@ pub fn redis_lock_metrics_text() -> String {
     metrics::snapshot().map(|s| crate::exposition::prometheus(&s)).unwrap_or_default()
 }
 
+/// Starts this request's lock journal (its thread's, under ZTS), empty: from now to
+/// the request's end, every acquisition is noted (`redis_lock_journal()`). For a
+/// profiler; off, it costs nothing.
+#[php_function]
+pub fn redis_lock_journal_start() {
+    crate::journal::start();
+}
+
+/// This request's lock journal since `redis_lock_journal_start()`: one entry per
+/// acquisition, in order: kind (lock, semaphore, MultiLock), name (the key as given),
+/// at (when it ended, unix seconds), waited (seconds), outcome (acquired, busy, or the
+/// error's kind: connection, unavailable, not_durable, server, other, lost, timeout),
+/// handed_over (the hold came from a release), held (seconds the hold lasted, once it
+/// ended; null while it lasts). Empty when the journal was not started.
+///
+/// @return list<array<string, mixed>>
+#[php_function]
+pub fn redis_lock_journal() -> PhpResult<Array> {
+    use crate::journal::Outcome;
+    let build = || -> PhpConvResult<Array> {
+        let entries = crate::journal::entries();
+        let mut list = ZendHashTable::with_capacity(entries.len() as u32);
+        for e in entries {
+            let mut a = ZendHashTable::with_capacity(7);
+            a.insert("kind", e.what)?;
+            a.insert("name", ext_php_rs::binary::Binary::from(e.name))?;
+            a.insert("at", e.at)?;
+            a.insert("waited", e.waited.as_secs_f64())?;
+            let outcome = match e.outcome {
+                Outcome::Acquired => "acquired",
+                Outcome::Busy => "busy",
+                Outcome::Failed(kind) => kind,
+            };
+            a.insert("outcome", outcome)?;
+            a.insert("handed_over", e.handed_over)?;
+            match e.held {
+                Some(d) => a.insert("held", d.as_secs_f64())?,
+                None => a.insert("held", ())?,
+            }
+            list.push(a)?;
+        }
+        Ok(list)
+    };
+    build().map_err(|e| {
+        PhpException::from_message(format!("redis-lock: could not build the array: {e}"))
+    })
+}
+
 pub fn functions(module: ModuleBuilder) -> ModuleBuilder {
     module
         .function(wrap_function!(redis_lock_metrics))
         .function(wrap_function!(redis_lock_metrics_text))
+        .function(wrap_function!(redis_lock_journal_start))
+        .function(wrap_function!(redis_lock_journal))
 }

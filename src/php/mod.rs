@@ -49,6 +49,7 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     // error) is released here. A forked child has no holds of its own to release.
     let _ = std::panic::catch_unwind(crate::kinds::core::release_all_held);
     let _ = std::panic::catch_unwind(crate::net::pool::settle_arrived);
+    let _ = std::panic::catch_unwind(crate::journal::stop);
     0
 }
 

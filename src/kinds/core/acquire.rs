@@ -183,6 +183,17 @@ impl<K: Kind> Holder<K> {
     /// The end of `r` with `done`: a wait that ends busy after a durable grant was
     /// undone says why, not "busy". An error is counted under the object's name.
     fn done(&self, r: &mut Rounds, done: Result<Option<Token>>) -> RoundStep {
+        RoundStep::Done(match done {
+            taken @ Ok(Some(_)) => taken,
+            missed => self.missed(r, missed),
+        })
+    }
+
+    /// An acquisition that ends without the hold: its error counted under the object's
+    /// name, and noted in the request's journal when it is on (one that took it is
+    /// noted by `acquired`).
+    #[cold]
+    fn missed(&self, r: &mut Rounds, done: Result<Option<Token>>) -> Result<Option<Token>> {
         let done = match done {
             Ok(None) => r.undone.take().map_or(Ok(None), Err),
             other => other,
@@ -190,7 +201,22 @@ impl<K: Kind> Holder<K> {
         if let Err(e) = &done {
             self.c.meter.failed(e);
         }
-        RoundStep::Done(done)
+        if crate::journal::on() {
+            self.journal_missed(&done);
+        }
+        done
+    }
+
+    /// Notes in the request's journal an acquisition that ended without the hold (one
+    /// that took it is noted by `acquired`).
+    #[cold]
+    pub(super) fn journal_missed(&self, done: &Result<Option<Token>>) {
+        let outcome = match done {
+            Ok(Some(_)) => return,
+            Ok(None) => crate::journal::Outcome::Busy,
+            Err(e) => crate::journal::Outcome::Failed(crate::metrics::error_name(e)),
+        };
+        self.c.meter.journal(self.c.what, &self.c.name, outcome);
     }
 
     /// A step of the part's wait: passed on while it goes on; at its end, the part
@@ -410,6 +436,9 @@ impl<K: Kind> Holder<K> {
         self.kind.acquiring(&mut self.c, &self.parts, &token, now);
         crate::stats::note(crate::stats::Counter::Acquired);
         self.c.meter.acquired();
+        if crate::journal::on() {
+            self.c.meter.journal(self.c.what, &self.c.name, crate::journal::Outcome::Acquired);
+        }
         self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
         token
     }

@@ -10,7 +10,6 @@ use crate::kinds::core::entry;
 use crate::kinds::core::waiting::{
     unsure, Try, Waited, Waiter, Woken, EXPIRY_SLACK, RECHECK_EVERY,
 };
-use crate::metrics::Count;
 use crate::net::wake;
 use crate::stats::{self, Counter};
 use std::time::Instant;
@@ -127,7 +126,7 @@ impl Queued {
                 };
                 if std::mem::take(&mut self.heard) {
                     stats::note(Counter::HandedOver);
-                    w.meter().count(Count::HandedOver);
+                    w.meter().handed_over();
                 }
                 return Next::Done(Waited::Got(fence, until));
             }
@@ -221,7 +220,7 @@ impl Queued {
                 };
                 if let Some(until) = clock::fresh(until) {
                     stats::note(Counter::HandedOver);
-                    w.meter().count(Count::HandedOver);
+                    w.meter().handed_over();
                     return Some(Waited::Got(fence, until));
                 }
                 // Read too late: the next try finds the hold still this waiter's (and
@@ -274,7 +273,7 @@ fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
                 return Waited::TimedOut;
             };
             stats::note(Counter::HandedOver);
-            w.meter().count(Count::HandedOver);
+            w.meter().handed_over();
             Waited::Got(fence, until)
         }
         Ok(None) => Waited::TimedOut,
