@@ -52,64 +52,106 @@ impl Fold {
 
     /// `key`'s name under this rule.
     pub fn apply(self, key: &[u8]) -> Vec<u8> {
-        let mut out = match self {
-            Fold::Exact => key.to_vec(),
+        let mut out = Vec::with_capacity(key.len().min(NAME_MAX));
+        self.fold(key, &mut |part| out.extend_from_slice(part));
+        out
+    }
+
+    /// The hash of `key`'s name (FNV-1a, never 0), made without building the name: a
+    /// `new Lock` finds its name's slot by it.
+    pub fn hash(self, key: &[u8]) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        self.fold(key, &mut |part| {
+            for &b in part {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        });
+        h | 1
+    }
+
+    /// Gives `key`'s name to `emit` in parts, at most `NAME_MAX` bytes in all.
+    fn fold(self, key: &[u8], emit: &mut impl FnMut(&[u8])) {
+        let mut left = NAME_MAX;
+        let mut put = |part: &[u8]| {
+            let n = part.len().min(left);
+            if n > 0 {
+                emit(&part[..n]);
+                left -= n;
+            }
+            left > 0
+        };
+        match self {
+            Fold::Exact => {
+                put(key);
+            }
             Fold::Prefix(n) => {
                 let mut parts = key.splitn(n + 1, |&b| b == b':');
-                let mut out = Vec::with_capacity(key.len().min(NAME_MAX));
                 for i in 0..n {
-                    match parts.next() {
-                        Some(p) => {
-                            if i > 0 {
-                                out.push(b':');
-                            }
-                            out.extend_from_slice(p);
-                        }
-                        None => break,
+                    let Some(p) = parts.next() else { return };
+                    if (i > 0 && !put(b":")) || !put(p) {
+                        return;
                     }
                 }
                 if parts.next().is_some() {
-                    out.extend_from_slice(b":*");
+                    put(b":*");
                 }
-                out
             }
-            Fold::Digits => digits(key),
-        };
-        out.truncate(NAME_MAX);
-        out
+            Fold::Digits => digits(key, &mut put),
+        }
     }
 }
 
-fn is_punct(b: u8) -> bool {
-    b.is_ascii_punctuation() && b != b'_' || b == b' '
-}
+/// What a byte is to `digits`: a letter or `_` (kept in a plain word), punctuation
+/// (cuts words, kept), or anything else (folds its word).
+const LETTER: u8 = 0;
+const CUT: u8 = 1;
+const OTHER: u8 = 2;
 
-fn digits(key: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(key.len().min(NAME_MAX));
-    let mut rest = key;
-    while !rest.is_empty() {
-        let word_len = rest.iter().position(|&b| is_punct(b)).unwrap_or(rest.len());
-        let (word, after) = rest.split_at(word_len);
-        if !word.is_empty() {
-            let plain = word.len() <= WORD_MAX
-                && word.iter().all(|&b| b.is_ascii_alphabetic() || b == b'_');
-            if plain {
-                out.extend_from_slice(word);
-            } else {
-                out.push(b'*');
-            }
-        }
-        if let Some((&sep, after)) = after.split_first() {
-            out.push(sep);
-            rest = after;
+const CLASS: [u8; 256] = {
+    let mut t = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_alphabetic() || c == b'_' {
+            LETTER
+        } else if c.is_ascii_punctuation() || c == b' ' {
+            CUT
         } else {
-            rest = after;
-        }
-        if out.len() > NAME_MAX {
-            break;
+            OTHER
+        };
+        b += 1;
+    }
+    t
+};
+
+/// One pass over the key; `put` takes each part of the name, and says whether it
+/// wants more.
+fn digits(key: &[u8], put: &mut impl FnMut(&[u8]) -> bool) {
+    #[inline(always)]
+    fn word(put: &mut impl FnMut(&[u8]) -> bool, word: &[u8], plain: bool) -> bool {
+        if word.is_empty() {
+            true
+        } else if plain && word.len() <= WORD_MAX {
+            put(word)
+        } else {
+            put(b"*")
         }
     }
-    out
+    let (mut start, mut plain) = (0, true);
+    for (i, &b) in key.iter().enumerate() {
+        match CLASS[b as usize] {
+            LETTER => {}
+            CUT => {
+                if !word(put, &key[start..i], plain) || !put(&key[i..=i]) {
+                    return;
+                }
+                (start, plain) = (i + 1, true);
+            }
+            _ => plain = false,
+        }
+    }
+    word(put, &key[start..], plain);
 }
 
 #[cfg(test)]
@@ -134,6 +176,8 @@ mod tests {
         assert_eq!(d(b""), "");
         assert_eq!(d(b"a::b"), "a::b");
         assert!(Fold::Digits.apply(&[b'a'; 400]).len() <= NAME_MAX);
+        assert_eq!(Fold::Digits.apply(&b"ab:".repeat(100)).len(), NAME_MAX);
+        assert_eq!(Fold::Exact.apply(&[b'x'; 300]).len(), NAME_MAX);
     }
 
     #[test]
@@ -144,6 +188,21 @@ mod tests {
         assert_eq!(Fold::Prefix(2).apply(b"invoice:42:pdf"), b"invoice:42:*");
         assert_eq!(Fold::Prefix(2).apply(b"invoice:42"), b"invoice:42");
         assert_eq!(Fold::Exact.apply(b"invoice:42"), b"invoice:42");
+    }
+
+    #[test]
+    fn the_hash_is_the_names() {
+        for rule in [Fold::Digits, Fold::Prefix(1), Fold::Prefix(3), Fold::Exact] {
+            for key in [&b"invoice:42:pdf"[..], b"cron", b"", &[0xff; 200], &b"ab:".repeat(100)] {
+                let name = rule.apply(key);
+                let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+                for &b in &name {
+                    h ^= u64::from(b);
+                    h = h.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                assert_eq!(rule.hash(key), h | 1, "{rule:?} {key:?}");
+            }
+        }
     }
 
     #[test]

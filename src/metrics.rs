@@ -230,21 +230,10 @@ pub fn on() -> bool {
     REGION.get().is_some()
 }
 
-fn hash(name: &[u8]) -> u64 {
-    // FNV-1a; never 0, which marks a free slot.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in name {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h | 1
-}
-
 impl Region {
     /// The slot of `key`'s name, claimed if it is new, or `(other)`.
     fn slot_of(&self, key: &[u8]) -> (&'static Slot, u32) {
-        let name = self.fold.apply(key);
-        let h = hash(&name);
+        let h = self.fold.hash(key);
         let names = self.slots.len() - 1;
         let start = (h % names as u64) as usize;
         for probe in 0..names {
@@ -259,7 +248,9 @@ impl Region {
                 };
             }
             if found == h {
-                slot.write_name(&name);
+                if slot.len.load(Ordering::Acquire) == 0 {
+                    slot.write_name(&self.fold.apply(key));
+                }
                 return (slot, i as u32);
             }
         }
