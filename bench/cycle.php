@@ -9,7 +9,8 @@
 // commandstats, before and after): "server_cpu" (its CPU µs per cycle),
 // "commands" (per command, calls per cycle) and "usec" (per command, its µs per
 // cycle: a script's include the commands it runs, which are also counted alone).
-// CASE: article | native | native-nofence | native-fenced | native-owner | native-renew
+// CASE: article | native | native-nometrics (the same; bench/uncontended.php runs it with
+//       redis_lock.metrics=0) | native-nofence | native-fenced | native-owner | native-renew
 //       | native-multi3 (a MultiLock of 3 keys) | native-sem (a Semaphore of one permit)
 //       | article-new | native-new   (-new: a new object every cycle)
 require __DIR__ . '/ArticleLock.php';
@@ -40,7 +41,7 @@ function article_cycle(ArticleLock $l): void {
 }
 $cycle = match ($case) {
     'article' => (fn($l) => fn() => article_cycle($l))(new ArticleLock($key, 0, 10, $u['host'], $u['port'])),
-    'native' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn])),
+    'native', 'native-nometrics' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn])),
     'native-nofence' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'fencing' => false])),
     'native-fenced' => (fn($l) => fn() => native_cycle($l, true))(new Lock($key, 0, 10, ['dsn' => $dsn])),
     'native-owner' => (fn($l) => fn() => native_cycle($l, false))(new Lock($key, 0, 10, ['dsn' => $dsn, 'owner_info' => true])),

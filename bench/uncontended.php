@@ -67,6 +67,7 @@ $cases = [
     'native-owner' => "redis_lock, 'owner_info' => true",
     'native-renew' => "redis_lock, 'auto_renew' => true",
     'native-multi3' => 'redis_lock, a MultiLock of 3 keys',
+    'native-nometrics' => 'redis_lock, redis_lock.metrics=0',
     'article-new' => 'article class, new object per cycle',
     'native-new' => 'redis_lock, new object per cycle',
 ];
@@ -80,7 +81,12 @@ if (!$article) {
 }
 $baseline = fn(string $case) => $article ? (str_ends_with($case, '-new') ? 'article-new' : 'article') : 'native';
 
+// The pool's metrics are a php.ini switch, read at startup: their case runs with it off.
+function php_for(string $php, string $case): string {
+    return $case === 'native-nometrics' ? "$php -d redis_lock.metrics=0" : $php;
+}
 function run_case(string $php, string $script, string $case, int $cycles, int $warmup = 500): array {
+    $php = php_for($php, $case);
     $out = shell_exec("$php $script " . escapeshellarg($case) . " $cycles $warmup");
     $r = json_decode((string) $out, true);
     if (!is_array($r)) { fwrite(STDERR, "bench/cycle.php $case failed: $out\n"); exit(1); }
@@ -139,14 +145,17 @@ if (!shell_exec('command -v valgrind')) {
     exit(0);
 }
 $count = function (string $case, int $n) use ($php, $cycleScript): int {
-    $log = (string) shell_exec("valgrind --tool=callgrind --callgrind-out-file=/dev/null $php $cycleScript " . escapeshellarg($case) . " $n 0 2>&1");
+    $log = (string) shell_exec("valgrind --tool=callgrind --callgrind-out-file=/dev/null " . php_for($php, $case) . " $cycleScript " . escapeshellarg($case) . " $n 0 2>&1");
     if (!preg_match('/Collected : (\d+)/', $log, $m)) { fwrite(STDERR, "callgrind failed for $case:\n$log\n"); exit(1); }
     return (int) $m[1];
 };
 printf("\n%-44s %14s\n", 'user-space instructions per cycle (callgrind)', 'instructions');
 $per = [];
 $base = $article ? 'article' : 'native';
-foreach (array_merge($article ? ['article'] : [], ['native', 'native-fenced', 'native-nofence', 'native-owner', 'native-multi3']) as $case) {
+foreach (array_merge($article ? ['article'] : [], ['native', 'native-fenced', 'native-nofence', 'native-owner', 'native-multi3', 'native-nometrics']) as $case) {
     $per[$case] = ($count($case, 1100) - $count($case, 100)) / 1000;
     printf("%-44s %14.0f %s\n", $cases[$case], $per[$case], $case === $base ? '' : sprintf('(%.2fx)', $per[$case] / $per[$base]));
 }
+// Issue 60's rule: the pool's metrics (on by default) cost at most 1% of the cycle's
+// instructions against the same build with them off.
+printf("%-44s %+13.2f%%\n", 'metrics on against off (instructions)', ($per['native'] / $per['native-nometrics'] - 1) * 100);

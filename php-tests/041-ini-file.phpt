@@ -42,5 +42,5 @@ echo "done\n";
 bool(true)
 bool(true)
 bool(true)
-25 directives
+28 directives
 done

@@ -1,5 +1,5 @@
 --TEST--
-docs/async.md's examples parse: each PHP block in it (the Revolt, ReactPHP and Swoole ones are not run here: their libraries are not installable on Debian) and each file of docs/examples, which 113 and 114 run; the Fibers and AMPHP blocks are the files' own code
+docs/async.md's examples parse: each PHP block in it (the Revolt, ReactPHP and Swoole ones are not run here: their libraries are not installable on Debian) and each file of docs/examples, which 113, 114 and 120 run; the Fibers and AMPHP blocks are the files' own code
 --FILE--
 <?php
 $md = file_get_contents(__DIR__ . '/../docs/async.md');
@@ -29,6 +29,7 @@ foreach (['rl_await', 'rl_fiber_synchronized', 'rl_amp_wait'] as $fn) {
 5 blocks, all parse
 amp.php: parses
 fibers.php: parses
+metrics.php: parses
 rl_await: the same as the file
 rl_fiber_synchronized: the same as the file
 rl_amp_wait: the same as the file

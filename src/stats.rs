@@ -108,6 +108,7 @@ pub fn install_warn(warn: Warn, log: Warn) {
 /// (on the thread that read it, which is the one that released it).
 pub fn lost_late(what: &str, name: &[u8]) {
     note(Counter::Lost);
+    crate::metrics::count_key(name, crate::metrics::Count::Lost);
     if let Some(warn) = WARN.get() {
         warn(&format!(
             "redis-lock: the {what} \"{}\" was found lost by the release that ended synchronized(), read after it returned (someone forced it, the server evicted or forgot it, or its clock jumped): part of that work ran unprotected",

@@ -688,6 +688,52 @@ namespace {
     }
 
     /**
+     * This request's lock journal since `redis_lock_journal_start()`: one entry per
+     * acquisition, in order: kind (lock, semaphore, MultiLock), name (the key as given),
+     * at (when it ended, unix seconds), waited (seconds), outcome (acquired, busy, or the
+     * error's kind: connection, unavailable, not_durable, server, other, lost, timeout),
+     * handed_over (the hold came from a release), held (seconds the hold lasted, once it
+     * ended; null while it lasts). Empty when the journal was not started.
+     *
+     * @return list<array<string, mixed>>
+     *
+     * @return array
+     */
+    function redis_lock_journal(): array {}
+
+    /**
+     * Starts this request's lock journal (its thread's, under ZTS), empty: from now to
+     * the request's end, every acquisition is noted (`redis_lock_journal()`). For a
+     * profiler; off, it costs nothing.
+     *
+     * @return void
+     */
+    function redis_lock_journal_start(): void {}
+
+    /**
+     * The lock metrics of the whole pool (every php-fpm worker, every Apache child,
+     * every thread; a CLI process alone), per lock name (the key folded by
+     * `redis_lock.metrics_fold`): acquired, waits, timeouts, handed_over, released,
+     * lost, renewals, errors (by kind), wait_seconds and hold_seconds (count, sum,
+     * cumulative buckets by upper bound), holds and waiting (in progress now). An empty
+     * array when `redis_lock.metrics` is off.
+     *
+     * @return array<string, array<string, mixed>>
+     *
+     * @return array
+     */
+    function redis_lock_metrics(): array {}
+
+    /**
+     * The same metrics in Prometheus's text format (0.0.4), for a scrape endpoint:
+     * serve it with `Content-Type: text/plain; version=0.0.4`. Empty when
+     * `redis_lock.metrics` is off.
+     *
+     * @return string
+     */
+    function redis_lock_metrics_text(): string {}
+
+    /**
      * Lists the locks and semaphores under the prefix whose name (without the prefix)
      * matches the glob $pattern, with a bounded SCAN of every master (on Cluster, each
      * one; with Redlock "servers", each server). Auxiliary keys (queues, counters,

@@ -121,6 +121,8 @@ pub struct Hold {
     /// Its object is gone and it is not auto-released: it stays only while the
     /// watchdog renews it, and leaves the table when renewal ends.
     pub orphan: bool,
+    /// Its name's pool-wide metrics (`metrics`), when they are on.
+    pub meter: Option<&'static crate::metrics::Slot>,
 }
 
 /// The watchdog's schedule for one hold.
@@ -337,6 +339,9 @@ impl Hold {
     pub fn mark_lost(&mut self, at: Instant) {
         if self.lost.is_none() {
             crate::stats::note(crate::stats::Counter::Lost);
+            if let Some(slot) = self.meter {
+                slot.count(crate::metrics::Count::Lost);
+            }
             self.lost = Some(at);
         }
         self.renew = None;

@@ -157,6 +157,9 @@ fn run(shared: &'static Shared) {
                 Landed::Lost => hold.mark_lost(done),
                 Landed::Yes if due.last => {
                     stats::note(Counter::Renewals);
+                    if let Some(slot) = hold.meter {
+                        slot.count(crate::metrics::Count::Renewals);
+                    }
                     hold.until = Some(lease_end(sent, due.sets));
                     hold.renew = None
                 }
@@ -169,6 +172,9 @@ fn run(shared: &'static Shared) {
                 }
                 Landed::Yes => {
                     stats::note(Counter::Renewals);
+                    if let Some(slot) = hold.meter {
+                        slot.count(crate::metrics::Count::Renewals);
+                    }
                     hold.until = Some(lease_end(sent, due.sets));
                     r.due = done + table::interval(r.lease);
                 }

@@ -53,9 +53,47 @@ unsafe extern "C" fn changed(
     0 // SUCCESS: the engine stores the value
 }
 
+/// The pool-wide metrics' directives (`metrics`): read once, at module startup, when
+/// the shared memory is mapped, so php.ini (or the web server's configuration) alone
+/// sets them.
+static METRICS_ENTRIES: IniEntryDefs<4> = IniEntryDefs::new([
+    IniEntryDef::new(c"redis_lock.metrics", c"1", IniEntryPermission::System),
+    IniEntryDef::new(c"redis_lock.metrics_names", c"256", IniEntryPermission::System),
+    IniEntryDef::new(c"redis_lock.metrics_fold", c"digits", IniEntryPermission::System),
+    IniEntryDef::end(),
+]);
+
 /// Registers the directives (module startup).
 pub fn register(module_number: i32) {
     IniEntryDef::register(INI_ENTRIES.as_slice(), module_number);
+    IniEntryDef::register(METRICS_ENTRIES.as_slice(), module_number);
+}
+
+/// Maps the pool-wide metrics as the directives say (module startup, before a
+/// php-fpm master or an Apache parent forks its workers). A value it cannot use
+/// leaves them off, with a warning in PHP's error log naming it.
+pub fn setup_metrics() {
+    let text = |name: &str, default: &str| {
+        engine::ini_string(name, |v| String::from_utf8_lossy(v).into_owned())
+            .unwrap_or_else(|| default.to_string())
+    };
+    let on = text("redis_lock.metrics", "1");
+    if !matches!(on.trim().to_ascii_lowercase().as_str(), "1" | "on" | "yes" | "true") {
+        return;
+    }
+    let names = text("redis_lock.metrics_names", "256");
+    let setup = match (names.trim().parse::<usize>(), crate::fold::Fold::parse(&text("redis_lock.metrics_fold", "digits"))) {
+        (Ok(n @ 1..=100_000), Ok(fold)) => crate::metrics::setup(n, fold),
+        (Ok(_) | Err(_), Ok(_)) => Err(format!(
+            "redis-lock: redis_lock.metrics_names must be a number from 1 to 100000, not \"{names}\"; the metrics are off"
+        )),
+        (_, Err(e)) => Err(format!("{e}; the metrics are off")),
+    };
+    if let Err(message) = setup {
+        if let Ok(text) = std::ffi::CString::new(message.replace('\0', " ")) {
+            engine::log_warning(&text);
+        }
+    }
 }
 
 /// The settings as php.ini (and ini_set) currently give them.

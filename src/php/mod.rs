@@ -14,6 +14,7 @@ mod exceptions;
 mod held;
 mod ini;
 mod late;
+mod metrics;
 mod multi;
 mod observe;
 mod semaphore;
@@ -29,8 +30,10 @@ pub use semaphore::Semaphore;
 pub use wait::LockWait;
 
 extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
-    // Registers the directives only: no connection, no thread (php-fpm forks after this).
+    // Registers the directives and maps the pool's metrics: no connection, no thread
+    // (php-fpm forks after this, and its workers share the metrics' memory).
     ini::register(module_number);
+    let _ = std::panic::catch_unwind(ini::setup_metrics);
     crate::owner::install(observe::describe);
     crate::stats::install_warn(late::warn, late::log);
     let _ = std::panic::catch_unwind(worker::install);
@@ -46,6 +49,7 @@ extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     // error) is released here. A forked child has no holds of its own to release.
     let _ = std::panic::catch_unwind(crate::kinds::core::release_all_held);
     let _ = std::panic::catch_unwind(crate::net::pool::settle_arrived);
+    let _ = std::panic::catch_unwind(crate::journal::stop);
     0
 }
 
@@ -66,7 +70,7 @@ extern "C" fn info(module: *mut ModuleEntry) {
 #[php_module]
 #[php(startup = "startup")]
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
-    observe::functions(module)
+    metrics::functions(observe::functions(module))
         .name("redis_lock")
         .version(env!("CARGO_PKG_VERSION"))
         .class::<Lock>()

@@ -12,6 +12,7 @@
 #   - gcc and libc6-dev (the clock shim the tests preload into redis-server);
 #   - redis-server, redis-tools and redis-sentinel, and Valkey's three where the
 #     release ships them (Debian 13 does: `make test` then runs the suite on both);
+#   - prometheus and tmux, for the tests of the pool's metrics and `redis-lock top`;
 #   - cargo-php, for the stubs;
 #   - phpunit and the framework packages the bridges are tested against and
 #     `make bench` compares with (php-symfony-lock, php-symfony-semaphore,
@@ -84,7 +85,9 @@ php_version() {
 ver=$(php_version)
 # gcc and libc6-dev: the clock shim the tests and the nemesis preload into redis-server
 # (tools/test/clockshift/), built with cc when first used (Rust links with cc too).
-packages=(libclang-dev gcc libc6-dev "php$ver-cli" "php$ver-dev" "php$ver-fpm" redis-server redis-tools redis-sentinel)
+# prometheus: the server that scrapes a php-fpm pool's lock metrics in 120; tmux: the
+# terminal 121 drives `redis-lock top` in.
+packages=(libclang-dev gcc libc6-dev "php$ver-cli" "php$ver-dev" "php$ver-fpm" redis-server redis-tools redis-sentinel prometheus tmux)
 # This PHP's own modules, which Debian may not build for every PHP (no php8.5-redis).
 modules=("php$ver-redis")
 # Packages that depend on "a PHP": on a release whose own PHP is another, they may bring it in.

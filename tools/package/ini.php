@@ -4,8 +4,8 @@
 // Writes the redis_lock.ini that `make install` and `make deb` install:
 // packaging/redis_lock.ini.in, its @DIRECTIVES@ line replaced by every directive of
 // the loaded module, commented out, with its default (the module's own, so what
-// src/config.rs declares), under the meaning docs/configuration.md's table gives
-// it. A new option so needs no line here: its declaration and its docs row make it.
+// src/config.rs declares, and src/php/ini.rs for the startup ones), under the
+// meaning docs/configuration.md's tables give it. A new option so needs no line here: its declaration and its docs row make it.
 // Fails when the module and the table disagree on the names (the crate's test
 // `the_documented_table_is_the_declaration` also holds their defaults to each other).
 
@@ -16,10 +16,13 @@ if (!extension_loaded('redis_lock')) {
 $defaults = ini_get_all('redis_lock', false);
 
 $lines = file("$root/docs/configuration.md", FILE_IGNORE_NEW_LINES) ?: fail('cannot read docs/configuration.md');
-$start = array_search('| name | default | meaning |', $lines, true);
-$start !== false || fail('docs/configuration.md has no "| name | default | meaning |" table');
+// Two tables: the options (also keys of $options), and the directives read only at
+// startup (the pool's metrics).
 $blocks = [];
 $seen = [];
+foreach (['| name | default | meaning |', '| startup directive | default | meaning |'] as $header) {
+$start = array_search($header, $lines, true);
+$start !== false || fail("docs/configuration.md has no \"$header\" table");
 for ($i = $start + 2; isset($lines[$i]) && str_starts_with($lines[$i], '|'); $i++) {
     [, $names, $default, $meaning] = array_map('trim', explode('|', $lines[$i], 4)) + [3 => ''];
     // What the default cell says besides the value ("`0` (no cap)"), kept.
@@ -32,6 +35,7 @@ for ($i = $start + 2; isset($lines[$i]) && str_starts_with($lines[$i], '|'); $i+
         $block .= ";$name = " . value($name, $defaults[$name]) . "\n";
     }
     $blocks[] = $block;
+}
 }
 foreach (array_diff_key($defaults, $seen) as $name => $_) {
     fail("$name is not in docs/configuration.md's table");

@@ -346,6 +346,21 @@ final class LaravelAppTest extends TestCase
         $this->assertGreaterThanOrEqual($polled / 2, $theirs, 'Laravel\'s own block() polls: ' . $what);
     }
 
+    /**
+     * The bridge's MetricsController, routed as docs/laravel.md says, answers GET
+     * /metrics through the framework's HTTP kernel with the Prometheus text, counting
+     * the lock the same process took through the redis_lock cache store.
+     */
+    public function testMetricsControllerServesThePoolsCounts(): void
+    {
+        [$status, $type, $body] = explode("\n", self::ok(['app:metrics-request', 'metrics:42']), 3) + ['', '', ''];
+        $this->assertSame('200', $status);
+        $this->assertSame('text/plain; version=0.0.4; charset=utf-8', $type);
+        $this->assertMatchesRegularExpression('/^redis_lock_acquisitions_total\{name="[^"]*metrics:\*"\} 1$/m', $body);
+        $this->assertMatchesRegularExpression('/^redis_lock_releases_total\{name="[^"]*metrics:\*"\} 1$/m', $body);
+        $this->assertMatchesRegularExpression('/^# TYPE redis_lock_hold_seconds histogram$/m', $body);
+    }
+
     public function testFunnelLimitsConcurrency(): void
     {
         // Sections of 1 s: 8 applications booting one after another on a busy machine

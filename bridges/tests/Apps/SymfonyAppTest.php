@@ -117,6 +117,73 @@ final class SymfonyAppTest extends TestCase
      * at once: one runs, the other stops at once with the "already running" message, and
      * the lock is the bridge's key on the test server while the first runs.
      */
+    /**
+     * The bridge's MetricsController, routed as docs/symfony.md says, answers GET
+     * /metrics through the framework's HTTP kernel with the Prometheus text, counting
+     * the lock the same process took through the framework's LockFactory.
+     */
+    public function testMetricsControllerServesThePoolsCounts(): void
+    {
+        $id = $this->start('app:metrics-request', 'metrics:42');
+        $this->assertSame(0, $this->wait($id), $this->outputOf($id));
+        [$status, $type, $body] = explode("\n", file_get_contents($this->procs[$id]['out']), 3) + ['', '', ''];
+        $this->assertSame('200', $status);
+        $this->assertSame('text/plain; version=0.0.4; charset=utf-8', $type);
+        $this->assertMatchesRegularExpression('/^redis_lock_acquisitions_total\{name="[^"]*:metrics:\*"\} 1$/m', $body);
+        $this->assertMatchesRegularExpression('/^redis_lock_releases_total\{name="[^"]*:metrics:\*"\} 1$/m', $body);
+        $this->assertMatchesRegularExpression('/^# TYPE redis_lock_wait_seconds histogram$/m', $body);
+    }
+
+    /**
+     * The web profiler's Locks panel (the bridge's LockCollector, set up as
+     * docs/symfony.md says), as a person opens it: a page takes one lock through the
+     * LockFactory and waits 0.2 s for one the test holds, with the extension's class;
+     * its profile's Locks panel lists both, with their outcome, wait and hold, and the
+     * toolbar shows the count and links to the panel.
+     */
+    public function testProfilerPanelListsTheRequestsLocks(): void
+    {
+        if (!is_file('/usr/share/php/Symfony/Bundle/WebProfilerBundle/autoload.php')) {
+            $this->markTestSkipped('the profiler panel needs php-symfony-web-profiler-bundle (bridges/tests/apps/symfony/packages; tools/env/deps.sh installs it)');
+        }
+        $held = new \Lock($this->prefix . 'busy:1', 0, 30, ['dsn' => Support::dsn()]);
+        $this->assertIsString($held->addLock());
+        putenv('APP_ENV=profile');
+        try {
+            $id = $this->start('app:profile-request', '/work?wait=0.2');
+        } finally {
+            putenv('APP_ENV');
+        }
+        $this->assertSame(0, $this->wait($id), $this->outputOf($id));
+        $out = file_get_contents($this->procs[$id]['out']);
+        $this->assertMatchesRegularExpression('/^token: [0-9a-f]+$/m', $out);
+        [, $after] = explode("--- panel 200\n", $out, 2) + ['', ''];
+        [$panel, $toolbar] = explode("--- toolbar 200\n", $after, 2) + ['', ''];
+        $dom = new \DOMDocument();
+        @$dom->loadHTML($panel);
+        $xpath = new \DOMXPath($dom);
+        $rows = [];
+        foreach ($xpath->query('//table[contains(@class, "redis-lock-journal")]/tbody/tr') as $tr) {
+            $rows[] = array_map(fn($td) => trim($td->textContent), iterator_to_array($xpath->query('td', $tr)));
+        }
+        $this->assertCount(2, $rows, $panel);
+        [$work, $busy] = $rows;
+        $this->assertSame(['1', $this->prefix . 'work:1', 'lock', 'acquired'], \array_slice($work, 0, 4));
+        $this->assertSame(['2', $this->prefix . 'busy:1', 'lock', 'busy'], \array_slice($busy, 0, 4));
+        $ms = fn(string $cell) => (float) $cell;
+        $this->assertLessThan(100, $ms($work[4]), 'the first lock was free: ' . $work[4]);
+        $this->assertGreaterThanOrEqual(18, $ms($work[5]), 'held 20 ms: ' . $work[5]);
+        $this->assertLessThan(1000, $ms($work[5]), 'held 20 ms: ' . $work[5]);
+        $this->assertGreaterThanOrEqual(190, $ms($busy[4]), 'waited 0.2 s: ' . $busy[4]);
+        $this->assertLessThan(1500, $ms($busy[4]), 'waited 0.2 s: ' . $busy[4]);
+        $this->assertSame('-', $busy[5]);
+        $menu = trim($xpath->query('//strong[text()="Locks"]/following-sibling::span[contains(@class, "count")]')->item(0)?->textContent ?? '');
+        $this->assertSame('2', $menu, 'the menu counts the request\'s acquisitions');
+        $this->assertStringContainsString('<span class="sf-toolbar-label">Locks</span>', $toolbar);
+        $this->assertMatchesRegularExpression('~href="[^"]*/_profiler/[0-9a-f]+\?panel=redis_lock"~', $toolbar);
+        $held->releaseLock();
+    }
+
     public function testLockableCommandRunsOnce(): void
     {
         self::load('Symfony/Component/Console/autoload.php');

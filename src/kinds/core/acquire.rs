@@ -164,7 +164,7 @@ impl<K: Kind> Holder<K> {
                 continue;
             }
             if let Some(done) = self.round(r) {
-                return Self::done(r, done);
+                return self.done(r, done);
             }
         }
     }
@@ -181,12 +181,42 @@ impl<K: Kind> Holder<K> {
     }
 
     /// The end of `r` with `done`: a wait that ends busy after a durable grant was
-    /// undone says why, not "busy".
-    fn done(r: &mut Rounds, done: Result<Option<Token>>) -> RoundStep {
+    /// undone says why, not "busy". An error is counted under the object's name.
+    fn done(&self, r: &mut Rounds, done: Result<Option<Token>>) -> RoundStep {
         RoundStep::Done(match done {
+            taken @ Ok(Some(_)) => taken,
+            missed => self.missed(r, missed),
+        })
+    }
+
+    /// An acquisition that ends without the hold: its error counted under the object's
+    /// name, and noted in the request's journal when it is on (one that took it is
+    /// noted by `acquired`).
+    #[cold]
+    fn missed(&self, r: &mut Rounds, done: Result<Option<Token>>) -> Result<Option<Token>> {
+        let done = match done {
             Ok(None) => r.undone.take().map_or(Ok(None), Err),
             other => other,
-        })
+        };
+        if let Err(e) = &done {
+            self.c.meter.failed(e);
+        }
+        if crate::journal::on() {
+            self.journal_missed(&done);
+        }
+        done
+    }
+
+    /// Notes in the request's journal an acquisition that ended without the hold (one
+    /// that took it is noted by `acquired`).
+    #[cold]
+    pub(super) fn journal_missed(&self, done: &Result<Option<Token>>) {
+        let outcome = match done {
+            Ok(Some(_)) => return,
+            Ok(None) => crate::journal::Outcome::Busy,
+            Err(e) => crate::journal::Outcome::Failed(crate::metrics::error_name(e)),
+        };
+        self.c.meter.journal(self.c.what, &self.c.name, outcome);
     }
 
     /// A step of the part's wait: passed on while it goes on; at its end, the part
@@ -210,23 +240,25 @@ impl<K: Kind> Holder<K> {
                         Ok(true) => {}
                         // Not held where the key lives now: the wait goes on.
                         Ok(false) if Instant::now() >= r.deadline => {
-                            return Some(Self::done(r, Ok(None)))
+                            return Some(self.done(r, Ok(None)))
                         }
                         Ok(false) => return None,
                         Err(e) => {
                             let token = std::mem::take(&mut r.token);
-                            return Some(Self::done(r, Err(self.maybe_taken(token, e))));
+                            let e = self.maybe_taken(token, e);
+                            return Some(self.done(r, Err(e)));
                         }
                     }
                 }
                 r.got[p.i] = Some((fences, until));
                 None
             }
-            Waited::TimedOut => Some(Self::done(r, Ok(None))),
+            Waited::TimedOut => Some(self.done(r, Ok(None))),
             Waited::Failed(e) => {
                 let token = std::mem::take(&mut r.token);
                 let e = e.after_waiting(r.start.elapsed());
-                Some(Self::done(r, Err(self.maybe_taken(token, e))))
+                let e = self.maybe_taken(token, e);
+                Some(self.done(r, Err(e)))
             }
         }
     }
@@ -403,6 +435,10 @@ impl<K: Kind> Holder<K> {
         let now = Instant::now();
         self.kind.acquiring(&mut self.c, &self.parts, &token, now);
         crate::stats::note(crate::stats::Counter::Acquired);
+        self.c.meter.acquired();
+        if crate::journal::on() {
+            self.c.meter.journal(self.c.what, &self.c.name, crate::journal::Outcome::Acquired);
+        }
         self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
         token
     }
@@ -426,6 +462,7 @@ impl<K: Kind> Holder<K> {
                 lost: None,
                 auto_release: self.c.terms.auto_release,
                 orphan: false,
+                meter: self.c.meter.slot(),
             });
         }
     }

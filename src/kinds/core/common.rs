@@ -4,6 +4,7 @@
 use crate::config::{Settings, Topology};
 use crate::error::LockError;
 use crate::kinds::core::waiting::Fences;
+use crate::metrics::Meter;
 use crate::terms::Terms;
 use crate::topology::rules;
 
@@ -81,6 +82,8 @@ pub(crate) struct Common {
     /// its data, or a failover, closed it, and may have forgotten the hold: the
     /// release then waits for its answer, and tells the caller.
     pub serials: Vec<Option<u64>>,
+    /// Its name's pool-wide metrics (`metrics`): empty when they are off.
+    pub meter: Meter,
 }
 
 impl Common {
@@ -96,6 +99,7 @@ impl Common {
         topology: &Topology<'_>,
     ) -> Self {
         let more = !rules::lease_only(topology);
+        let meter = Meter::new(&name);
         Common {
             what,
             name,
@@ -107,6 +111,7 @@ impl Common {
             fences: None,
             ever_held: false,
             serials: Vec::new(),
+            meter,
         }
     }
 

@@ -40,6 +40,7 @@ use crate::clock::Boot;
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
 use crate::hold::table::{self, Hold, Part};
+use crate::metrics::Count;
 use crate::net::wire::Watch;
 use crate::terms;
 use crate::token::Token;
@@ -180,6 +181,11 @@ impl<K: Kind> Holder<K> {
         }
         if let Some(e) = failed {
             let e = unconfirmed(e, holds.iter().flatten().next(), self.c.what, &self.c.name);
+            if matches!(e, LockError::Lost { .. }) {
+                self.c.meter.count(Count::Lost);
+            } else {
+                self.c.meter.failed(&e);
+            }
             // Tried again by the object's end or request end; otherwise the lease ends them.
             for (claim, hold) in self.claims.iter_mut().zip(holds.iter_mut()) {
                 claim.put_back(hold.take());
@@ -194,6 +200,7 @@ impl<K: Kind> Holder<K> {
         if held > 0 {
             crate::stats::note(crate::stats::Counter::Released);
         }
+        self.c.meter.released(held > 0, own);
         Ok(!lost && held == self.keys())
     }
 
@@ -205,7 +212,8 @@ impl<K: Kind> Holder<K> {
         let claims = &mut self.claims;
         let mut holds = PerPart::new(claims.len(), |i| claims[i].take_for_release(token).1);
         let lost = holds.iter().flatten().any(|h| h.lost.is_some());
-        if !lost || self.kind.releases_lost() {
+        let send = !lost || self.kind.releases_lost();
+        if send {
             for part in &self.parts {
                 // The release answers how many of the part's keys it held.
                 let watch = Watch {
@@ -215,6 +223,7 @@ impl<K: Kind> Holder<K> {
                     by,
                 };
                 if let Err(e) = self.kind.fire_release(&self.c, part, token, watch) {
+                    self.c.meter.failed(&e);
                     for (claim, hold) in self.claims.iter_mut().zip(holds.iter_mut()) {
                         claim.put_back(hold.take());
                     }
@@ -223,6 +232,7 @@ impl<K: Kind> Holder<K> {
             }
             crate::stats::note(crate::stats::Counter::Released);
         }
+        self.c.meter.released(send, true);
         for claim in self.claims.iter_mut() {
             claim.clear();
         }
@@ -259,6 +269,7 @@ impl<K: Kind> Holder<K> {
         if lost_ago.is_none() {
             // Found by the release itself: the watchdog had not counted it.
             crate::stats::note(crate::stats::Counter::Lost);
+            self.c.meter.count(Count::Lost);
         }
         Err(LockError::lost(self.c.what, &self.c.name, lost_ago))
     }
@@ -313,6 +324,9 @@ impl<K: Kind> Holder<K> {
             Ok(Some(done)) => {
                 for claim in &self.claims {
                     Claim::renewed(claim.own_for(&token), done, lease, sent);
+                    if done {
+                        self.c.meter.count(Count::Renewals);
+                    }
                 }
                 if done && own.is_some() {
                     self.note_serials();
@@ -320,6 +334,9 @@ impl<K: Kind> Holder<K> {
                 Ok(done)
             }
             failed => {
+                if let Err(e) = &failed {
+                    self.c.meter.failed(e);
+                }
                 // Even a failure to connect: on another part the renewal may have landed.
                 for claim in &self.claims {
                     Claim::unconfirmed(claim.own_for(&token), lease, sent);
@@ -410,6 +427,9 @@ fn release_hold(hold: &Hold) {
     if let Some(release) = hold.part.release(&hold.token) {
         if hold.part.route().fire(&release.call(), None).is_ok() {
             crate::stats::note(crate::stats::Counter::Released);
+            if let Some(slot) = hold.meter {
+                slot.count(Count::Released);
+            }
         }
     }
 }

@@ -126,6 +126,7 @@ impl Queued {
                 };
                 if std::mem::take(&mut self.heard) {
                     stats::note(Counter::HandedOver);
+                    w.meter().handed_over();
                 }
                 return Next::Done(Waited::Got(fence, until));
             }
@@ -137,6 +138,7 @@ impl Queued {
                 }
                 if !std::mem::replace(&mut self.busy, true) {
                     stats::note(Counter::Contended);
+                    w.meter().wait_started();
                 }
                 match (&queued, self.queued_as.as_mut()) {
                     (Some(stored), Some((_, entry))) => *entry = stored.clone(),
@@ -218,6 +220,7 @@ impl Queued {
                 };
                 if let Some(until) = clock::fresh(until) {
                     stats::note(Counter::HandedOver);
+                    w.meter().handed_over();
                     return Some(Waited::Got(fence, until));
                 }
                 // Read too late: the next try finds the hold still this waiter's (and
@@ -270,6 +273,7 @@ fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
                 return Waited::TimedOut;
             };
             stats::note(Counter::HandedOver);
+            w.meter().handed_over();
             Waited::Got(fence, until)
         }
         Ok(None) => Waited::TimedOut,

@@ -50,6 +50,7 @@ impl Waiting {
     pub(crate) fn start(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bool) -> Self {
         if tried {
             stats::note(Counter::Contended);
+            w.meter().wait_started();
         }
         let route = w.route();
         let how = if route.lease_only() {
@@ -74,7 +75,7 @@ impl Waiting {
             How::Queue(q, ear) => q.advance(w, ear),
             How::Ended => return Step::Done(Waited::TimedOut, false),
         };
-        self.step(next)
+        self.step(w, next)
     }
 
     /// Its subscriber, while it listens (`Step::Listen`).
@@ -92,7 +93,7 @@ impl Waiting {
             _ => None,
         };
         match done {
-            Some(waited) => self.finish(waited),
+            Some(waited) => self.finish(w, waited),
             None => self.advance(w),
         }
     }
@@ -105,11 +106,12 @@ impl Waiting {
                 ear.in_doubt();
             }
         }
+        w.meter().wait_cancelled();
     }
 
-    fn step(&mut self, next: Next) -> Step {
+    fn step(&mut self, w: &impl Waiter, next: Next) -> Step {
         match next {
-            Next::Done(waited) => self.finish(waited),
+            Next::Done(waited) => self.finish(w, waited),
             Next::Pause(at) => Step::Pause(at),
             Next::Listen { until, exact } => Step::Listen { until, exact },
         }
@@ -118,7 +120,7 @@ impl Waiting {
     /// The end: counted once a try found the hold busy, and the listener given back
     /// (in doubt after a failure: an entry of this wait may still be queued, and nobody
     /// must be found listening for it: `wake::Listener::in_doubt`).
-    fn finish(&mut self, waited: Waited) -> Step {
+    fn finish(&mut self, w: &impl Waiter, waited: Waited) -> Step {
         let busy = match std::mem::replace(&mut self.how, How::Ended) {
             How::Poll { busy, .. } => busy,
             How::Queue(q, mut ear) => {
@@ -130,10 +132,13 @@ impl Waiting {
             How::Ended => false,
         };
         if busy {
-            stats::waited(self.started.elapsed());
-            if matches!(waited, Waited::TimedOut) {
+            let took = self.started.elapsed();
+            let timed_out = matches!(waited, Waited::TimedOut);
+            stats::waited(took);
+            if timed_out {
                 stats::note(Counter::Timeouts);
             }
+            w.meter().wait_ended(took, timed_out);
         }
         Step::Done(waited, busy)
     }

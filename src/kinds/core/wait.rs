@@ -49,6 +49,10 @@ impl<K: Kind> Waiter for PartWait<'_, K> {
         self.holder.c.terms.lease
     }
 
+    fn meter(&self) -> &crate::metrics::Meter {
+        &self.holder.c.meter
+    }
+
     fn abandon(&self) {
         self.holder.abandon(self.part, self.token);
     }

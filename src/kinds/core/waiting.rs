@@ -27,6 +27,7 @@ use crate::error::Result;
 use crate::kinds::core::backoff::Backoff;
 use crate::kinds::core::entry::{self, Message};
 use crate::kinds::core::mailbox;
+use crate::metrics::Meter;
 use crate::net::resp;
 use crate::net::wake;
 use crate::topology::route::Route;
@@ -154,6 +155,8 @@ pub(crate) trait Waiter {
     /// Releases a hold that came too late to be used (stale: see the module comment),
     /// if the token still has it. Errors are ignored: the lease ends it anyway.
     fn abandon(&self);
+    /// The object's pool-wide metrics.
+    fn meter(&self) -> &Meter;
     /// One try that queues nothing, for a route that keeps no queue
     /// (`Route::lease_only`, a Redlock quorum): the wait polls it with back-off.
     fn try_poll(&self, deadline: Instant) -> Result<Try> {

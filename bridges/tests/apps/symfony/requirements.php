@@ -21,5 +21,7 @@ return [
     // Symfony 6.3 and later only (Debian 13 on).
     'optional' => [
         'Symfony/Component/Scheduler/autoload.php' => 'php-symfony-scheduler',
+        // The web profiler, for the "profile" environment (the Locks panel's test).
+        'Symfony/Bundle/WebProfilerBundle/autoload.php' => 'php-symfony-web-profiler-bundle',
     ],
 ];

@@ -36,6 +36,8 @@ if (method_exists($app, 'dontMergeFrameworkConfiguration')) {
     $app->dontMergeFrameworkConfiguration();
 }
 $app->singleton(Illuminate\Contracts\Console\Kernel::class, App\Console\Kernel::class);
+// The framework's own HTTP kernel, for the metrics route (no middleware of the application's).
+$app->singleton(Illuminate\Contracts\Http\Kernel::class, Illuminate\Foundation\Http\Kernel::class);
 $app->singleton(Illuminate\Contracts\Debug\ExceptionHandler::class, App\Exceptions\Handler::class);
 
 return $app;

@@ -2,10 +2,12 @@
 
 use App\Command\DispatchCommand;
 use App\Command\HoldCommand;
+use App\Command\MetricsRequestCommand;
 use App\Command\ReportCommand;
 use App\Messenger\JobHandler;
 use App\Scheduler\TickHandler;
 use App\Scheduler\TickSchedule;
+use RedisLock\Bridge\Symfony\MetricsController;
 use Symfony\Component\DependencyInjection\Loader\Configurator\ContainerConfigurator;
 use Symfony\Component\Lock\LockFactory;
 use Symfony\Component\Scheduler\ScheduleProviderInterface;
@@ -24,7 +26,9 @@ return static function (ContainerConfigurator $container): void {
     $services->set(HoldCommand::class)->tag('console.command', ['command' => 'app:hold']);
     $services->set(ReportCommand::class)->tag('console.command', ['command' => 'app:report']);
     $services->set(DispatchCommand::class)->tag('console.command', ['command' => 'app:dispatch']);
+    $services->set(MetricsRequestCommand::class)->tag('console.command', ['command' => 'app:metrics-request']);
     $services->set(JobHandler::class)->tag('messenger.message_handler');
+    $services->set(MetricsController::class)->public()->tag('controller.service_arguments');
 
     if (interface_exists(ScheduleProviderInterface::class)) {
         // Two schedules alike but for the lock: scheduler_locked and, as the test's

@@ -13,6 +13,7 @@ class Kernel extends ConsoleKernel
         Commands\DispatchJobs::class,
         Commands\Funnel::class,
         Commands\LockAgent::class,
+        Commands\MetricsRequest::class,
     ];
 
     protected function schedule(Schedule $schedule)

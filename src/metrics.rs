@@ -1,0 +1,654 @@
+//! The pool's lock metrics: counts and histograms per lock name, and gauges of the
+//! holds and waits in progress, in memory every process of a pool shares
+//! (`redis_lock.metrics`).
+//!
+//! The region is mapped at module startup (`setup`), before php-fpm's master or
+//! Apache's parent forks its workers, so every worker writes to the same pages and a
+//! worker recycled (`pm.max_requests`) or killed takes nothing counted with it. A CLI
+//! process, which no parent forked, has a region of its own.
+//!
+//! Nothing here is a lock a process could die holding:
+//! - a count is one atomic add;
+//! - a name's slot is claimed by a compare-and-swap of the name's hash, and its bytes
+//!   are written by whoever finds them missing (every writer writes the same bytes);
+//! - the gauges are entries, one per object (its pid, its name's slot, whether it
+//!   waits or holds), written with plain stores; an entry whose process is gone is
+//!   not counted, and is reused (`reap`).
+//!
+//! When the names' table is full, a new name counts under `(other)`; when the
+//! entries are, an object is counted but not in the gauges (`untracked`).
+
+use crate::fold::{Fold, NAME_MAX};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// What a name counts, in this order (`COUNT_NAMES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// Acquisitions that succeeded.
+    Acquired = 0,
+    /// Acquisitions that found the name busy and waited.
+    Waits,
+    /// Waits that gave up at their deadline.
+    Timeouts,
+    /// Holds received from a release.
+    HandedOver,
+    /// Releases that removed a hold.
+    Released,
+    /// Holds found taken or expired under their holder.
+    Lost,
+    /// Leases renewed (the watchdog, `extendLock()`, `extend()`).
+    Renewals,
+    /// Errors, by kind (`ErrorKind`).
+    ErrConnection,
+    ErrUnavailable,
+    ErrNotDurable,
+    ErrServer,
+    ErrOther,
+    /// Of `Acquired`, those that waited (their wait is in the histogram already); the
+    /// others are the histogram's waits of zero (`snapshot`), which so cost the
+    /// uncontended cycle no add of their own.
+    AcquiredAfterWait,
+}
+
+pub const COUNTS: usize = 13;
+
+/// The kinds of error counted: Redis unreachable or timed out, Redis in a passing
+/// state (a failover, LOADING), a durable grant not acknowledged, an error reply,
+/// anything else of the `LockException` family.
+pub const ERROR_KINDS: [(Count, &str); 5] = [
+    (Count::ErrConnection, "connection"),
+    (Count::ErrUnavailable, "unavailable"),
+    (Count::ErrNotDurable, "not_durable"),
+    (Count::ErrServer, "server"),
+    (Count::ErrOther, "other"),
+];
+
+/// Histogram buckets: upper bounds of 1 ms × 2^i (1 ms to 16.384 s), and +Inf.
+pub const BUCKETS: usize = 16;
+
+/// The finite bounds, in seconds.
+pub fn bounds() -> [f64; BUCKETS - 1] {
+    std::array::from_fn(|i| 0.001 * f64::from(1u32 << i))
+}
+
+/// The bucket of a duration of `nanos`: the first whose bound it does not pass.
+#[inline]
+fn bucket(nanos: u64) -> usize {
+    let ms = nanos.div_ceil(1_000_000);
+    if ms <= 1 {
+        0
+    } else {
+        ((64 - (ms - 1).leading_zeros()) as usize).min(BUCKETS - 1)
+    }
+}
+
+#[repr(C)]
+struct Hist {
+    /// Per bucket, not cumulated (the exposition cumulates).
+    buckets: [AtomicU64; BUCKETS],
+    sum_nanos: AtomicU64,
+}
+
+impl Hist {
+    #[inline]
+    fn observe(&self, took: Duration) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+const NAME_WORDS: usize = NAME_MAX / 8;
+
+/// One name's figures.
+#[repr(C)]
+pub struct Slot {
+    /// The name's hash, 0 while the slot is free.
+    hash: AtomicU64,
+    /// The name's length plus one once its bytes are written, 0 before.
+    len: AtomicU64,
+    name: [AtomicU64; NAME_WORDS],
+    counts: [AtomicU64; COUNTS],
+    wait: Hist,
+    hold: Hist,
+}
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot")
+            .field("name", &self.name().map(|n| String::from_utf8_lossy(&n).into_owned()))
+            .finish()
+    }
+}
+
+impl Slot {
+    #[inline]
+    pub fn count(&self, c: Count) {
+        self.counts[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn write_name(&self, name: &[u8]) {
+        if self.len.load(Ordering::Acquire) != 0 {
+            return;
+        }
+        for (i, word) in self.name.iter().enumerate() {
+            let mut bytes = [0u8; 8];
+            for (j, b) in bytes.iter_mut().enumerate() {
+                *b = name.get(i * 8 + j).copied().unwrap_or(0);
+            }
+            word.store(u64::from_le_bytes(bytes), Ordering::Relaxed);
+        }
+        self.len.store(name.len() as u64 + 1, Ordering::Release);
+    }
+
+    fn name(&self) -> Option<Vec<u8>> {
+        let len = self.len.load(Ordering::Acquire).checked_sub(1)? as usize;
+        let mut out: Vec<u8> =
+            self.name.iter().flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes()).collect();
+        out.truncate(len.min(NAME_MAX));
+        Some(out)
+    }
+}
+
+/// An object's place in the gauges.
+#[repr(C)]
+struct Entry {
+    pid: AtomicU32,
+    slot: AtomicU32,
+    state: AtomicU32,
+}
+
+const IDLE: u32 = 0;
+const WAITING: u32 = 1;
+const HOLDING: u32 = 2;
+
+/// How many objects the gauges follow at once, in all the pool's processes.
+const ENTRIES: usize = 4096;
+/// How many entries a new object looks at for a free one.
+const PROBES: usize = 64;
+
+#[repr(C)]
+struct Header {
+    /// Objects not in the gauges: no free entry was found for them.
+    untracked: AtomicU64,
+    /// Where the next object starts looking for a free entry.
+    cursor: AtomicU64,
+}
+
+struct Region {
+    header: &'static Header,
+    /// `names` slots, then `(other)`.
+    slots: &'static [Slot],
+    entries: &'static [Entry],
+    fold: Fold,
+}
+
+static REGION: OnceLock<Region> = OnceLock::new();
+
+/// The name counted once the table is full.
+pub const OTHER: &[u8] = b"(other)";
+
+/// Maps the region for `names` names (module startup; a second call is refused).
+pub fn setup(names: usize, fold: Fold) -> Result<(), String> {
+    let names = names.clamp(1, 100_000);
+    let size = std::mem::size_of::<Header>()
+        + (names + 1) * std::mem::size_of::<Slot>()
+        + ENTRIES * std::mem::size_of::<Entry>();
+    // SAFETY: a fresh shared anonymous mapping, checked before use and never
+    // unmapped; it is zero-filled, which is a valid Header, Slot and Entry (all
+    // atomics), and each part's offset keeps the alignment of 8 they need.
+    let region = unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return Err(format!(
+                "redis-lock: could not map {size} bytes for the metrics: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        let header = &*p.cast::<Header>();
+        let slots_at = p.cast::<u8>().add(std::mem::size_of::<Header>()).cast::<Slot>();
+        let slots = std::slice::from_raw_parts(slots_at, names + 1);
+        let entries_at = slots_at.add(names + 1).cast::<Entry>();
+        let entries = std::slice::from_raw_parts(entries_at, ENTRIES);
+        Region { header, slots, entries, fold }
+    };
+    region.slots[names].write_name(OTHER);
+    REGION.set(region).map_err(|_| "redis-lock: the metrics are set up already".to_string())
+}
+
+/// Whether the metrics are on in this process.
+pub fn on() -> bool {
+    REGION.get().is_some()
+}
+
+impl Region {
+    /// The slot of `key`'s name, claimed if it is new, or `(other)`.
+    fn slot_of(&self, key: &[u8]) -> (&'static Slot, u32) {
+        let h = self.fold.hash(key);
+        let names = self.slots.len() - 1;
+        let start = (h % names as u64) as usize;
+        for probe in 0..names {
+            let i = (start + probe) % names;
+            let slot = &self.slots[i];
+            let mut found = slot.hash.load(Ordering::Acquire);
+            if found == 0 {
+                found = match slot.hash.compare_exchange(0, h, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    Ok(_) => h,
+                    Err(other) => other,
+                };
+            }
+            if found == h {
+                if slot.len.load(Ordering::Acquire) == 0 {
+                    slot.write_name(&self.fold.apply(key));
+                }
+                return (slot, i as u32);
+            }
+        }
+        (&self.slots[names], names as u32)
+    }
+
+    fn claim_entry(&self, slot: u32) -> Option<&'static Entry> {
+        let pid = crate::fork_wiped::pid();
+        let start = self.header.cursor.fetch_add(1, Ordering::Relaxed) as usize;
+        for probe in 0..PROBES {
+            let e = &self.entries[(start + probe) % ENTRIES];
+            if e.pid.load(Ordering::Relaxed) == 0
+                && e.pid.compare_exchange(0, pid, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+            {
+                e.slot.store(slot, Ordering::Relaxed);
+                e.state.store(IDLE, Ordering::Release);
+                return Some(e);
+            }
+        }
+        self.header.untracked.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+}
+
+/// Counts `c` for the name of `key` (where no object is at hand: the watchdog's thread).
+pub fn count_key(key: &[u8], c: Count) {
+    if let Some(r) = REGION.get() {
+        r.slot_of(key).0.count(c);
+    }
+}
+
+/// The kind an error counts as (`None`: a timeout or a loss, counted as such, or a
+/// bad argument, which is no Redis trouble).
+pub fn error_kind(e: &crate::error::LockError) -> Option<Count> {
+    use crate::error::LockError as E;
+    match e {
+        E::Connection { .. } => Some(Count::ErrConnection),
+        E::Passing { .. } => Some(Count::ErrUnavailable),
+        E::NotDurable { .. } => Some(Count::ErrNotDurable),
+        E::Server { .. } => Some(Count::ErrServer),
+        E::Unfenced { .. } | E::PermitsMismatch { .. } | E::Random(_) => Some(Count::ErrOther),
+        E::InvalidValue(_) | E::InvalidType(_) | E::Timeout { .. } | E::Lost { .. } => None,
+    }
+}
+
+/// The name of an error's kind, as the metrics' `kind` label says it ("lost", "timeout"
+/// and "argument" for the others).
+pub fn error_name(e: &crate::error::LockError) -> &'static str {
+    use crate::error::LockError as E;
+    match error_kind(e) {
+        Some(k) => ERROR_KINDS.iter().find(|(c, _)| *c == k).map_or("other", |(_, n)| *n),
+        None => match e {
+            E::Lost { .. } => "lost",
+            E::Timeout { .. } => "timeout",
+            _ => "argument",
+        },
+    }
+}
+
+#[cold]
+fn error_in(s: &Slot, e: &crate::error::LockError) {
+    if let Some(kind) = error_kind(e) {
+        s.count(kind);
+    }
+}
+
+/// Where an object outside the gauges (the metrics off, or no free entry) writes its
+/// state: nobody reads it, and a write needs no test.
+static NOWHERE: Entry =
+    Entry { pid: AtomicU32::new(0), slot: AtomicU32::new(0), state: AtomicU32::new(0) };
+
+/// An object's metrics: its name's slot and its entry in the gauges. Empty when the
+/// metrics are off, and then each call is one test of `slot`.
+pub struct Meter {
+    slot: Option<&'static Slot>,
+    /// Its entry in the gauges, or `NOWHERE`.
+    entry: &'static Entry,
+    /// When the hold began (`mono_nanos`), while it lasts; 0 otherwise.
+    since: u64,
+    /// Whether the acquisition in progress waited (its wait time is counted then).
+    waited: AtomicBool,
+    /// The request journal's handle of this object's hold, 0 when none (`journal`).
+    journal: AtomicU64,
+    /// The last wait's time in nanoseconds, and whether a grant ended it, for the
+    /// journal.
+    last_wait: AtomicU64,
+    handed: AtomicBool,
+}
+
+/// The monotonic clock in nanoseconds, read without `Instant`'s checked arithmetic:
+/// a hold's time is two of these and a subtraction.
+#[inline]
+fn mono_nanos() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) fills the timespec it is given; CLOCK_MONOTONIC exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
+impl Default for Meter {
+    fn default() -> Self {
+        Meter {
+            slot: None,
+            entry: &NOWHERE,
+            since: 0,
+            waited: AtomicBool::new(false),
+            journal: AtomicU64::new(0),
+            last_wait: AtomicU64::new(0),
+            handed: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Meter {
+    /// The meter of an object named `key` (a MultiLock: its keys).
+    pub fn new(key: &[u8]) -> Meter {
+        let Some(r) = REGION.get() else { return Meter::default() };
+        let (slot, index) = r.slot_of(key);
+        Meter {
+            slot: Some(slot),
+            entry: r.claim_entry(index).unwrap_or(&NOWHERE),
+            since: 0,
+            waited: AtomicBool::new(false),
+            journal: AtomicU64::new(0),
+            last_wait: AtomicU64::new(0),
+            handed: AtomicBool::new(false),
+        }
+    }
+
+    /// Its name's slot (a hold in the table counts its renewals and loss there).
+    pub fn slot(&self) -> Option<&'static Slot> {
+        self.slot
+    }
+
+    #[inline]
+    fn state(&self, state: u32) {
+        self.entry.state.store(state, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub fn count(&self, c: Count) {
+        if let Some(s) = self.slot {
+            s.count(c);
+        }
+    }
+
+    /// Counts the error of a call on the object, by its kind: a timeout and a loss are
+    /// counted as such where they are found, and a bad argument is no Redis trouble.
+    #[cold]
+    pub fn failed(&self, e: &crate::error::LockError) {
+        if let Some(s) = self.slot {
+            error_in(s, e);
+        }
+    }
+
+    /// A wait began: the name was busy.
+    pub fn wait_started(&self) {
+        if let Some(s) = self.slot {
+            s.count(Count::Waits);
+            self.state(WAITING);
+        }
+    }
+
+    /// A wait that lasted `took` ended; `timed_out`: at its deadline.
+    pub fn wait_ended(&self, took: Duration, timed_out: bool) {
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.last_wait.fetch_add(nanos, Ordering::Relaxed);
+        if let Some(s) = self.slot {
+            s.wait.observe(took);
+            if timed_out {
+                s.count(Count::Timeouts);
+            }
+            self.waited.store(true, Ordering::Relaxed);
+            self.state(IDLE);
+        }
+    }
+
+    /// A hold received from a release (a grant).
+    pub fn handed_over(&self) {
+        self.count(Count::HandedOver);
+        self.handed.store(true, Ordering::Relaxed);
+    }
+
+    /// Notes the acquisition's end in the request's journal (when it is on), with the
+    /// wait it took and whether a grant ended it.
+    #[cold]
+    pub fn journal(&self, what: &'static str, name: &[u8], outcome: crate::journal::Outcome) {
+        let waited = Duration::from_nanos(self.last_wait.swap(0, Ordering::Relaxed));
+        let handed = self.handed.swap(false, Ordering::Relaxed);
+        let handle = crate::journal::note(what, name, waited, outcome, handed);
+        if handle != 0 {
+            self.journal.store(handle, Ordering::Relaxed);
+        }
+    }
+
+    #[cold]
+    fn journal_held(&self) {
+        crate::journal::held(self.journal.swap(0, Ordering::Relaxed));
+    }
+
+    /// A wait ended early (cancelled): not counted as a wait's time.
+    pub fn wait_cancelled(&self) {
+        if self.slot.is_some() {
+            self.state(IDLE);
+        }
+    }
+
+    /// The acquisition succeeded.
+    #[inline]
+    pub fn acquired(&mut self) {
+        if let Some(s) = self.slot {
+            self.acquired_in(s);
+        }
+    }
+
+    #[inline]
+    fn acquired_in(&mut self, s: &Slot) {
+        s.count(Count::Acquired);
+        if self.waited.load(Ordering::Relaxed) {
+            self.waited.store(false, Ordering::Relaxed);
+            s.count(Count::AcquiredAfterWait);
+        }
+        self.since = mono_nanos();
+        self.state(HOLDING);
+    }
+
+    /// A release: `removed`, it removed a hold; `own`, this object's hold is over.
+    #[inline]
+    pub fn released(&mut self, removed: bool, own: bool) {
+        if let Some(s) = self.slot {
+            if removed {
+                s.count(Count::Released);
+            }
+            if own {
+                self.hold_ended_in(s);
+            }
+        }
+        if own && self.journal.load(Ordering::Relaxed) != 0 {
+            self.journal_held();
+        }
+    }
+
+    /// The hold ended (released, found lost, or given up): its time is counted.
+    #[inline]
+    pub fn hold_ended(&mut self) {
+        if let Some(s) = self.slot {
+            self.hold_ended_in(s);
+        }
+        if self.journal.load(Ordering::Relaxed) != 0 {
+            self.journal_held();
+        }
+    }
+
+    #[inline]
+    fn hold_ended_in(&mut self, s: &Slot) {
+        if self.since != 0 {
+            let nanos = mono_nanos().saturating_sub(std::mem::take(&mut self.since));
+            s.hold.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
+            s.hold.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        }
+        self.state(IDLE);
+    }
+}
+
+impl Drop for Meter {
+    fn drop(&mut self) {
+        // An object that ends holding: its hold ends with it (released then, or by
+        // request end, or left to its lease).
+        self.hold_ended();
+        // A forked child's copy of its parent's object leaves the parent's entry alone.
+        let e = self.entry;
+        if !std::ptr::eq(e, &NOWHERE) && e.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
+            e.state.store(IDLE, Ordering::Relaxed);
+            e.pid.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// One name's figures now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    pub name: Vec<u8>,
+    pub counts: [u64; COUNTS],
+    /// Per bucket, not cumulated, and the sum in seconds.
+    pub wait: ([u64; BUCKETS], f64),
+    pub hold: ([u64; BUCKETS], f64),
+    pub holding: u64,
+    pub waiting: u64,
+}
+
+/// What the region holds now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub names: Vec<Figures>,
+    /// How many names it can tell apart (then `(other)`).
+    pub capacity: usize,
+    pub untracked: u64,
+    /// Processes with an object in the gauges.
+    pub processes: usize,
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks; EPERM means it lives under another user.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Frees the entries of processes that are gone; the pids still alive.
+fn reap(r: &Region) -> Vec<u32> {
+    let mut seen: Vec<(u32, bool)> = Vec::new();
+    for e in r.entries {
+        let pid = e.pid.load(Ordering::Acquire);
+        if pid == 0 {
+            continue;
+        }
+        let live = match seen.iter().find(|(p, _)| *p == pid) {
+            Some(&(_, live)) => live,
+            None => {
+                let live = alive(pid);
+                seen.push((pid, live));
+                live
+            }
+        };
+        if !live {
+            e.state.store(IDLE, Ordering::Relaxed);
+            let _ = e.pid.compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
+        }
+    }
+    seen.into_iter().filter(|(_, live)| *live).map(|(p, _)| p).collect()
+}
+
+fn hist(h: &Hist) -> ([u64; BUCKETS], f64) {
+    let buckets = std::array::from_fn(|i| h.buckets[i].load(Ordering::Relaxed));
+    (buckets, h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9)
+}
+
+/// The figures of every name counted so far (none when the metrics are off).
+pub fn snapshot() -> Option<Snapshot> {
+    let r = REGION.get()?;
+    let processes = reap(r).len();
+    let mut gauges = vec![(0u64, 0u64); r.slots.len()];
+    for e in r.entries {
+        if e.pid.load(Ordering::Acquire) == 0 {
+            continue;
+        }
+        let i = e.slot.load(Ordering::Relaxed) as usize;
+        if let Some(g) = gauges.get_mut(i) {
+            match e.state.load(Ordering::Relaxed) {
+                WAITING => g.1 += 1,
+                HOLDING => g.0 += 1,
+                _ => {}
+            }
+        }
+    }
+    let mut names = Vec::new();
+    for (slot, (holding, waiting)) in r.slots.iter().zip(gauges) {
+        if slot.hash.load(Ordering::Acquire) == 0 && slot.len.load(Ordering::Acquire) == 0 {
+            continue;
+        }
+        let counts: [u64; COUNTS] = std::array::from_fn(|i| slot.counts[i].load(Ordering::Relaxed));
+        let (mut wait, hold) = (hist(&slot.wait), hist(&slot.hold));
+        // The acquisitions that did not wait: waits of zero.
+        wait.0[0] += counts[Count::Acquired as usize]
+            .saturating_sub(counts[Count::AcquiredAfterWait as usize]);
+        let used = counts.iter().any(|&n| n > 0) || holding > 0 || waiting > 0;
+        let Some(name) = slot.name() else { continue };
+        if used || name != OTHER {
+            names.push(Figures { name, counts, wait, hold, holding, waiting });
+        }
+    }
+    names.sort_by(|a, b| a.name.cmp(&b.name));
+    Some(Snapshot {
+        names,
+        capacity: r.slots.len() - 1,
+        untracked: r.header.untracked.load(Ordering::Relaxed),
+        processes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_hold_their_bounds() {
+        let b = bounds();
+        assert_eq!(bucket(0), 0);
+        assert_eq!(bucket(1_000_000), 0);
+        assert_eq!(bucket(1_000_001), 1);
+        assert_eq!(bucket(2_000_000), 1);
+        assert_eq!(bucket(16_384_000_000), 14);
+        assert_eq!(bucket(16_384_000_001), 15);
+        assert_eq!(bucket(u64::MAX), 15);
+        for nanos in [1u64, 999_999, 1_500_000, 3_999_999, 4_000_001, 700_000_000, 9_000_000_000] {
+            let i = bucket(nanos);
+            let secs = nanos as f64 / 1e9;
+            assert!(i == BUCKETS - 1 || secs <= b[i], "{nanos} in {i}");
+            assert!(i == 0 || secs > b[i - 1], "{nanos} in {i}");
+        }
+    }
+}
