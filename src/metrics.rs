@@ -19,7 +19,8 @@
 //! entries are, an object is counted but not in the gauges (`untracked`).
 
 use crate::fold::{Fold, NAME_MAX};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::stats::{self, Counter};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -54,6 +55,23 @@ pub enum Count {
 
 pub const COUNTS: usize = 13;
 
+impl Count {
+    /// What a process counter (`redis_lock_stats()`) counts under a name, if anything.
+    #[inline]
+    fn of(c: Counter) -> Option<Count> {
+        Some(match c {
+            Counter::Acquired => Count::Acquired,
+            Counter::Contended => Count::Waits,
+            Counter::Timeouts => Count::Timeouts,
+            Counter::HandedOver => Count::HandedOver,
+            Counter::Released => Count::Released,
+            Counter::Renewals => Count::Renewals,
+            Counter::Lost => Count::Lost,
+            _ => return None,
+        })
+    }
+}
+
 /// The kinds of error counted: Redis unreachable or timed out, Redis in a passing
 /// state (a failover, LOADING), a durable grant not acknowledged, an error reply,
 /// anything else of the `LockException` family.
@@ -73,15 +91,13 @@ pub fn bounds() -> [f64; BUCKETS - 1] {
     std::array::from_fn(|i| 0.001 * f64::from(1u32 << i))
 }
 
-/// The bucket of a duration of `nanos`: the first whose bound it does not pass.
+/// The bucket of a duration of `nanos`: the first whose bound it does not pass. With
+/// `ms` its whole milliseconds rounded up, that is the bit length of `ms - 1`, which
+/// is `(nanos - 1) / 1 ms` rounded down.
 #[inline]
 fn bucket(nanos: u64) -> usize {
-    let ms = nanos.div_ceil(1_000_000);
-    if ms <= 1 {
-        0
-    } else {
-        ((64 - (ms - 1).leading_zeros()) as usize).min(BUCKETS - 1)
-    }
+    let below = nanos.saturating_sub(1) / 1_000_000;
+    ((64 - below.leading_zeros()) as usize).min(BUCKETS - 1)
 }
 
 #[repr(C)]
@@ -125,7 +141,7 @@ impl std::fmt::Debug for Slot {
 
 impl Slot {
     #[inline]
-    pub fn count(&self, c: Count) {
+    fn count(&self, c: Count) {
         self.counts[c as usize].fetch_add(1, Ordering::Relaxed);
     }
 
@@ -187,6 +203,30 @@ struct Region {
 
 static REGION: OnceLock<Region> = OnceLock::new();
 
+/// What watches acquisitions beyond the process's counters: the pool's metrics
+/// (`METRICS`, set at startup) and requests' journals (`JOURNAL`, set when one is
+/// first started). While it is 0, an uncontended cycle pays one test of it per event,
+/// and a `Meter` does nothing else.
+static WATCHED: AtomicU8 = AtomicU8::new(0);
+const METRICS: u8 = 1;
+const JOURNAL: u8 = 2;
+
+#[inline(always)]
+fn watched() -> bool {
+    WATCHED.load(Ordering::Relaxed) != 0
+}
+
+/// Whether some thread's journal may be on.
+#[inline(always)]
+fn journal_on() -> bool {
+    WATCHED.load(Ordering::Relaxed) & JOURNAL != 0
+}
+
+/// A request's journal is on from now (`journal::start`): meters note to it.
+pub fn watch_journal() {
+    WATCHED.fetch_or(JOURNAL, Ordering::Relaxed);
+}
+
 /// The name counted once the table is full.
 pub const OTHER: &[u8] = b"(other)";
 
@@ -222,7 +262,9 @@ pub fn setup(names: usize, fold: Fold) -> Result<(), String> {
         Region { header, slots, entries, fold }
     };
     region.slots[names].write_name(OTHER);
-    REGION.set(region).map_err(|_| "redis-lock: the metrics are set up already".to_string())
+    REGION.set(region).map_err(|_| "redis-lock: the metrics are set up already".to_string())?;
+    WATCHED.fetch_or(METRICS, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Whether the metrics are on in this process.
@@ -275,10 +317,47 @@ impl Region {
     }
 }
 
-/// Counts `c` for the name of `key` (where no object is at hand: the watchdog's thread).
-pub fn count_key(key: &[u8], c: Count) {
-    if let Some(r) = REGION.get() {
-        r.slot_of(key).0.count(c);
+/// Counts `c` in the process's counters and under the name of `key` (where no
+/// object is at hand: a release's reply read after its call returned).
+pub fn note_key(key: &[u8], c: Counter) {
+    stats::note(c);
+    if let (Some(r), Some(k)) = (REGION.get(), Count::of(c)) {
+        r.slot_of(key).0.count(k);
+    }
+}
+
+/// A release sent without waiting for its answer found, when its reply was read,
+/// that the hold of the `what` named `name` was gone before it: counted as lost,
+/// and told (`stats::tell_lost_late`).
+pub fn lost_late(what: &str, name: &[u8]) {
+    note_key(name, Counter::Lost);
+    stats::tell_lost_late(what, name);
+}
+
+/// A name's slot as a hold in the table keeps it (`Meter::id`): an index, which fits
+/// where the hold had padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotId(u32);
+
+impl SlotId {
+    /// No name: the metrics are off.
+    pub const NONE: SlotId = SlotId(u32::MAX);
+
+    /// Counts `c` in the process's counters and under this name.
+    #[inline]
+    pub fn note(self, c: Counter) {
+        stats::note(c);
+        if self != SlotId::NONE {
+            self.note_slot(c);
+        }
+    }
+
+    #[cold]
+    fn note_slot(self, c: Counter) {
+        let slot = REGION.get().and_then(|r| r.slots.get(self.0 as usize));
+        if let (Some(s), Some(k)) = (slot, Count::of(c)) {
+            s.count(k);
+        }
     }
 }
 
@@ -322,10 +401,13 @@ fn error_in(s: &Slot, e: &crate::error::LockError) {
 static NOWHERE: Entry =
     Entry { pid: AtomicU32::new(0), slot: AtomicU32::new(0), state: AtomicU32::new(0) };
 
-/// An object's metrics: its name's slot and its entry in the gauges. Empty when the
-/// metrics are off, and then each call is one test of `slot`.
+/// An object's view of what it does: each event is one call here, which counts it in
+/// the process's counters (`redis_lock_stats()`), under the object's name in the
+/// pool's metrics, and in the request's journal. With neither metrics nor a journal,
+/// an event costs the process's count and one test of `watched`.
 pub struct Meter {
     slot: Option<&'static Slot>,
+    id: SlotId,
     /// Its entry in the gauges, or `NOWHERE`.
     entry: &'static Entry,
     /// When the hold began (`mono_nanos`), while it lasts; 0 otherwise.
@@ -334,8 +416,8 @@ pub struct Meter {
     waited: AtomicBool,
     /// The request journal's handle of this object's hold, 0 when none (`journal`).
     journal: AtomicU64,
-    /// The last wait's time in nanoseconds, and whether a grant ended it, for the
-    /// journal.
+    /// The acquisition in progress's wait in nanoseconds, and whether a grant ended
+    /// it: kept while watched, taken at its end.
     last_wait: AtomicU64,
     handed: AtomicBool,
 }
@@ -354,6 +436,7 @@ impl Default for Meter {
     fn default() -> Self {
         Meter {
             slot: None,
+            id: SlotId::NONE,
             entry: &NOWHERE,
             since: 0,
             waited: AtomicBool::new(false),
@@ -369,20 +452,16 @@ impl Meter {
     pub fn new(key: &[u8]) -> Meter {
         let Some(r) = REGION.get() else { return Meter::default() };
         let (slot, index) = r.slot_of(key);
-        Meter {
-            slot: Some(slot),
-            entry: r.claim_entry(index).unwrap_or(&NOWHERE),
-            since: 0,
-            waited: AtomicBool::new(false),
-            journal: AtomicU64::new(0),
-            last_wait: AtomicU64::new(0),
-            handed: AtomicBool::new(false),
-        }
+        let mut m = Meter::default();
+        m.slot = Some(slot);
+        m.id = SlotId(index);
+        m.entry = r.claim_entry(index).unwrap_or(&NOWHERE);
+        m
     }
 
-    /// Its name's slot (a hold in the table counts its renewals and loss there).
-    pub fn slot(&self) -> Option<&'static Slot> {
-        self.slot
+    /// Its name, as a hold in the table counts its renewals and loss under it.
+    pub fn id(&self) -> SlotId {
+        self.id
     }
 
     #[inline]
@@ -390,11 +469,10 @@ impl Meter {
         self.entry.state.store(state, Ordering::Relaxed);
     }
 
+    /// Counts `c` (not an acquisition, a wait or a release: those have their own call).
     #[inline]
-    pub fn count(&self, c: Count) {
-        if let Some(s) = self.slot {
-            s.count(c);
-        }
+    pub fn note(&self, c: Counter) {
+        self.id.note(c);
     }
 
     /// Counts the error of a call on the object, by its kind: a timeout and a loss are
@@ -406,8 +484,9 @@ impl Meter {
         }
     }
 
-    /// A wait began: the name was busy.
+    /// A wait began: a try found the name busy.
     pub fn wait_started(&self) {
+        stats::note(Counter::Contended);
         if let Some(s) = self.slot {
             s.count(Count::Waits);
             self.state(WAITING);
@@ -416,8 +495,14 @@ impl Meter {
 
     /// A wait that lasted `took` ended; `timed_out`: at its deadline.
     pub fn wait_ended(&self, took: Duration, timed_out: bool) {
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.last_wait.fetch_add(nanos, Ordering::Relaxed);
+        stats::waited(took);
+        if timed_out {
+            stats::note(Counter::Timeouts);
+        }
+        if journal_on() {
+            let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+            self.last_wait.fetch_add(nanos, Ordering::Relaxed);
+        }
         if let Some(s) = self.slot {
             s.wait.observe(took);
             if timed_out {
@@ -428,16 +513,69 @@ impl Meter {
         }
     }
 
-    /// A hold received from a release (a grant).
-    pub fn handed_over(&self) {
-        self.count(Count::HandedOver);
-        self.handed.store(true, Ordering::Relaxed);
+    /// A wait ended early (cancelled): not counted as a wait's time.
+    pub fn wait_cancelled(&self) {
+        if self.slot.is_some() {
+            self.state(IDLE);
+        }
     }
 
-    /// Notes the acquisition's end in the request's journal (when it is on), with the
-    /// wait it took and whether a grant ended it.
+    /// A hold received from a release (a grant).
+    pub fn handed_over(&self) {
+        self.note(Counter::HandedOver);
+        if journal_on() {
+            self.handed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The acquisition of `what` `name` took the hold: counted, its hold's time
+    /// starts, and it is noted in the request's journal.
+    #[inline(always)]
+    pub fn acquired(&mut self, what: &'static str, name: &[u8]) {
+        stats::note(Counter::Acquired);
+        if watched() {
+            self.acquired_watched(what, name);
+        }
+    }
+
+    #[inline(always)]
+    fn acquired_watched(&mut self, what: &'static str, name: &[u8]) {
+        if let Some(s) = self.slot {
+            s.count(Count::Acquired);
+            if self.waited.load(Ordering::Relaxed) {
+                self.waited.store(false, Ordering::Relaxed);
+                s.count(Count::AcquiredAfterWait);
+            }
+            self.since = mono_nanos();
+            self.state(HOLDING);
+        }
+        if journal_on() {
+            self.journal_end(what, name, crate::journal::Outcome::Acquired);
+        }
+    }
+
+    /// The acquisition of `what` `name` ended without the hold: busy (`None`), or
+    /// with an error, counted by its kind.
     #[cold]
-    pub fn journal(&self, what: &'static str, name: &[u8], outcome: crate::journal::Outcome) {
+    pub fn missed(&self, what: &'static str, name: &[u8], e: Option<&crate::error::LockError>) {
+        if let Some(e) = e {
+            self.failed(e);
+        }
+        self.waited.store(false, Ordering::Relaxed);
+        if journal_on() {
+            let outcome = match e {
+                None => crate::journal::Outcome::Busy,
+                Some(e) => crate::journal::Outcome::Failed(error_name(e)),
+            };
+            self.journal_end(what, name, outcome);
+        }
+    }
+
+    /// The acquisition's end in the request's journal (some thread's is on), with the
+    /// wait it took and whether a grant ended it, both kept only while a journal is
+    /// on (`wait_ended`, `handed_over`) and taken here.
+    #[cold]
+    fn journal_end(&self, what: &'static str, name: &[u8], outcome: crate::journal::Outcome) {
         let waited = Duration::from_nanos(self.last_wait.swap(0, Ordering::Relaxed));
         let handed = self.handed.swap(false, Ordering::Relaxed);
         let handle = crate::journal::note(what, name, waited, outcome, handed);
@@ -446,46 +584,25 @@ impl Meter {
         }
     }
 
-    #[cold]
-    fn journal_held(&self) {
-        crate::journal::held(self.journal.swap(0, Ordering::Relaxed));
-    }
-
-    /// A wait ended early (cancelled): not counted as a wait's time.
-    pub fn wait_cancelled(&self) {
-        if self.slot.is_some() {
-            self.state(IDLE);
-        }
-    }
-
-    /// The acquisition succeeded.
-    #[inline]
-    pub fn acquired(&mut self) {
-        if let Some(s) = self.slot {
-            self.acquired_in(s);
-        }
-    }
-
-    #[inline]
-    fn acquired_in(&mut self, s: &Slot) {
-        s.count(Count::Acquired);
-        if self.waited.load(Ordering::Relaxed) {
-            self.waited.store(false, Ordering::Relaxed);
-            s.count(Count::AcquiredAfterWait);
-        }
-        self.since = mono_nanos();
-        self.state(HOLDING);
-    }
-
     /// A release: `removed`, it removed a hold; `own`, this object's hold is over.
-    #[inline]
+    #[inline(always)]
     pub fn released(&mut self, removed: bool, own: bool) {
+        if removed {
+            stats::note(Counter::Released);
+        }
+        if watched() {
+            self.released_watched(removed, own);
+        }
+    }
+
+    #[inline(always)]
+    fn released_watched(&mut self, removed: bool, own: bool) {
         if let Some(s) = self.slot {
             if removed {
                 s.count(Count::Released);
             }
             if own {
-                self.hold_ended_in(s);
+                self.hold_time(s);
             }
         }
         if own && self.journal.load(Ordering::Relaxed) != 0 {
@@ -496,16 +613,19 @@ impl Meter {
     /// The hold ended (released, found lost, or given up): its time is counted.
     #[inline]
     pub fn hold_ended(&mut self) {
+        if !watched() {
+            return;
+        }
         if let Some(s) = self.slot {
-            self.hold_ended_in(s);
+            self.hold_time(s);
         }
         if self.journal.load(Ordering::Relaxed) != 0 {
             self.journal_held();
         }
     }
 
-    #[inline]
-    fn hold_ended_in(&mut self, s: &Slot) {
+    #[inline(always)]
+    fn hold_time(&mut self, s: &Slot) {
         if self.since != 0 {
             let nanos = mono_nanos().saturating_sub(std::mem::take(&mut self.since));
             s.hold.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
@@ -513,8 +633,12 @@ impl Meter {
         }
         self.state(IDLE);
     }
-}
 
+    #[cold]
+    fn journal_held(&self) {
+        crate::journal::held(self.journal.swap(0, Ordering::Relaxed));
+    }
+}
 impl Drop for Meter {
     fn drop(&mut self) {
         // An object that ends holding: its hold ends with it (released then, or by

@@ -122,7 +122,7 @@ pub struct Hold {
     /// watchdog renews it, and leaves the table when renewal ends.
     pub orphan: bool,
     /// Its name's pool-wide metrics (`metrics`), when they are on.
-    pub meter: Option<&'static crate::metrics::Slot>,
+    pub meter: crate::metrics::SlotId,
 }
 
 /// The watchdog's schedule for one hold.
@@ -338,10 +338,7 @@ impl Hold {
     /// Its token was found no longer holding the key, `at`: nothing more to renew.
     pub fn mark_lost(&mut self, at: Instant) {
         if self.lost.is_none() {
-            crate::stats::note(crate::stats::Counter::Lost);
-            if let Some(slot) = self.meter {
-                slot.count(crate::metrics::Count::Lost);
-            }
+            self.meter.note(crate::stats::Counter::Lost);
             self.lost = Some(at);
         }
         self.renew = None;
