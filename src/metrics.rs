@@ -18,6 +18,7 @@
 //! When the names' table is full, a new name counts under `(other)`; when the
 //! entries are, an object is counted but not in the gauges (`untracked`).
 
+use crate::clock::mono_nanos;
 use crate::fold::{Fold, NAME_MAX};
 use crate::stats::{self, Counter};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
@@ -91,19 +92,24 @@ pub fn bounds() -> [f64; BUCKETS - 1] {
     std::array::from_fn(|i| 0.001 * f64::from(1u32 << i))
 }
 
-/// The bucket of a duration of `nanos`: the first whose bound it does not pass. With
-/// `ms` its whole milliseconds rounded up, that is the bit length of `ms - 1`, which
-/// is `(nanos - 1) / 1 ms` rounded down.
+/// Buckets as counted: `BUCKETS - 1` finite ones, then one per further power of two,
+/// which `snapshot` adds up as +Inf (so that counting needs no bound check: a u64 of
+/// nanoseconds, in milliseconds, has at most 45 bits).
+const RAW_BUCKETS: usize = 46;
+
+/// The bucket of a duration of `nanos`: the first whose bound it does not pass, or one
+/// past the finite ones. With `ms` its whole milliseconds rounded up, that is the bit
+/// length of `ms - 1`, which is `(nanos - 1) / 1 ms` rounded down.
 #[inline]
 fn bucket(nanos: u64) -> usize {
     let below = nanos.saturating_sub(1) / 1_000_000;
-    ((64 - below.leading_zeros()) as usize).min(BUCKETS - 1)
+    (64 - below.leading_zeros()) as usize
 }
 
 #[repr(C)]
 struct Hist {
     /// Per bucket, not cumulated (the exposition cumulates).
-    buckets: [AtomicU64; BUCKETS],
+    buckets: [AtomicU64; RAW_BUCKETS],
     sum_nanos: AtomicU64,
 }
 
@@ -410,7 +416,7 @@ pub struct Meter {
     id: SlotId,
     /// Its entry in the gauges, or `NOWHERE`.
     entry: &'static Entry,
-    /// When the hold began (`mono_nanos`), while it lasts; 0 otherwise.
+    /// When the hold began (`clock::mono_nanos`), while it lasts; 0 otherwise.
     since: u64,
     /// Whether the acquisition in progress waited (its wait time is counted then).
     waited: AtomicBool,
@@ -420,16 +426,6 @@ pub struct Meter {
     /// it: kept while watched, taken at its end.
     last_wait: AtomicU64,
     handed: AtomicBool,
-}
-
-/// The monotonic clock in nanoseconds, read without `Instant`'s checked arithmetic:
-/// a hold's time is two of these and a subtraction.
-#[inline]
-fn mono_nanos() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime(2) fills the timespec it is given; CLOCK_MONOTONIC exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
 }
 
 impl Default for Meter {
@@ -528,28 +524,25 @@ impl Meter {
         }
     }
 
-    /// The acquisition of `what` `name` took the hold: counted, its hold's time
-    /// starts, and it is noted in the request's journal.
+    /// The acquisition of `what` `name` took the hold at `at` (`clock::mono_nanos`):
+    /// counted, its hold's time starts, and it is noted in the request's journal.
     #[inline(always)]
-    pub fn acquired(&mut self, what: &'static str, name: &[u8]) {
+    pub fn acquired(&mut self, what: &'static str, name: &[u8], at: u64) {
         stats::note(Counter::Acquired);
-        if watched() {
-            self.acquired_watched(what, name);
+        let watched = WATCHED.load(Ordering::Relaxed);
+        if watched == 0 {
+            return;
         }
-    }
-
-    #[inline(always)]
-    fn acquired_watched(&mut self, what: &'static str, name: &[u8]) {
         if let Some(s) = self.slot {
             s.count(Count::Acquired);
             if self.waited.load(Ordering::Relaxed) {
                 self.waited.store(false, Ordering::Relaxed);
                 s.count(Count::AcquiredAfterWait);
             }
-            self.since = mono_nanos();
+            self.since = at;
             self.state(HOLDING);
         }
-        if journal_on() {
+        if watched & JOURNAL != 0 {
             self.journal_end(what, name, crate::journal::Outcome::Acquired);
         }
     }
@@ -707,7 +700,9 @@ fn reap(r: &Region) -> Vec<u32> {
 }
 
 fn hist(h: &Hist) -> ([u64; BUCKETS], f64) {
-    let buckets = std::array::from_fn(|i| h.buckets[i].load(Ordering::Relaxed));
+    let mut buckets: [u64; BUCKETS] = std::array::from_fn(|i| h.buckets[i].load(Ordering::Relaxed));
+    buckets[BUCKETS - 1] +=
+        h.buckets[BUCKETS..].iter().map(|b| b.load(Ordering::Relaxed)).sum::<u64>();
     (buckets, h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9)
 }
 
@@ -767,11 +762,12 @@ mod tests {
         assert_eq!(bucket(2_000_000), 1);
         assert_eq!(bucket(16_384_000_000), 14);
         assert_eq!(bucket(16_384_000_001), 15);
-        assert_eq!(bucket(u64::MAX), 15);
+        assert_eq!(bucket(32_768_000_001), 16);
+        assert_eq!(bucket(u64::MAX), RAW_BUCKETS - 1);
         for nanos in [1u64, 999_999, 1_500_000, 3_999_999, 4_000_001, 700_000_000, 9_000_000_000] {
             let i = bucket(nanos);
             let secs = nanos as f64 / 1e9;
-            assert!(i == BUCKETS - 1 || secs <= b[i], "{nanos} in {i}");
+            assert!(i >= BUCKETS - 1 || secs <= b[i], "{nanos} in {i}");
             assert!(i == 0 || secs > b[i - 1], "{nanos} in {i}");
         }
     }

@@ -411,10 +411,11 @@ impl<K: Kind> Holder<K> {
     /// `auto_renew`, on a schedule counted from when the lease began, not from now).
     pub(crate) fn acquired(&mut self, token: Token, fences: Fences, until: Until) -> Token {
         self.c.fences = if self.c.fencing { fences } else { None };
-        let now = Instant::now();
-        self.kind.acquiring(&mut self.c, &self.parts, &token, now);
-        self.c.meter.acquired(self.c.what, &self.c.name);
-        self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
+        // One reading of the clock for the kind and the meter.
+        let at = crate::clock::mono_nanos();
+        self.kind.acquiring(&mut self.c, &self.parts, &token, at);
+        self.c.meter.acquired(self.c.what, &self.c.name, at);
+        self.record(&token, until, |terms| Renewal::for_terms(terms, until));
         token
     }
 
