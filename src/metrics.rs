@@ -180,6 +180,10 @@ struct Entry {
     pid: AtomicU32,
     slot: AtomicU32,
     state: AtomicU32,
+    /// When its process started (`start_of`), 0 until written: with the pid, which
+    /// the system may give to a new process once this one is gone, it names the
+    /// process.
+    start: AtomicU64,
 }
 
 const IDLE: u32 = 0;
@@ -314,6 +318,7 @@ impl Region {
                 && e.pid.compare_exchange(0, pid, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             {
                 e.slot.store(slot, Ordering::Relaxed);
+                e.start.store(own_start(pid), Ordering::Relaxed);
                 e.state.store(IDLE, Ordering::Release);
                 return Some(e);
             }
@@ -404,8 +409,12 @@ fn error_in(s: &Slot, e: &crate::error::LockError) {
 
 /// Where an object outside the gauges (the metrics off, or no free entry) writes its
 /// state: nobody reads it, and a write needs no test.
-static NOWHERE: Entry =
-    Entry { pid: AtomicU32::new(0), slot: AtomicU32::new(0), state: AtomicU32::new(0) };
+static NOWHERE: Entry = Entry {
+    pid: AtomicU32::new(0),
+    slot: AtomicU32::new(0),
+    state: AtomicU32::new(0),
+    start: AtomicU64::new(0),
+};
 
 /// An object's view of what it does: each event is one call here, which counts it in
 /// the process's counters (`redis_lock_stats()`), under the object's name in the
@@ -640,8 +649,7 @@ impl Drop for Meter {
         // A forked child's copy of its parent's object leaves the parent's entry alone.
         let e = self.entry;
         if !std::ptr::eq(e, &NOWHERE) && e.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
-            e.state.store(IDLE, Ordering::Relaxed);
-            e.pid.store(0, Ordering::Release);
+            free(e);
         }
     }
 }
@@ -669,34 +677,73 @@ pub struct Snapshot {
     pub processes: usize,
 }
 
-fn alive(pid: u32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks; EPERM means it lives under another user.
-    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+/// An entry given back: its start cleared before its pid, so that whoever claims it
+/// next never finds another process's start in it (0 is "not yet known").
+fn free(e: &Entry) {
+    e.state.store(IDLE, Ordering::Relaxed);
+    e.start.store(0, Ordering::Relaxed);
+    e.pid.store(0, Ordering::Release);
 }
 
-/// Frees the entries of processes that are gone; the pids still alive.
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd
+/// field), or 0 when it cannot be read (gone, or hidden from this user).
+fn start_of(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else { return 0 };
+    // The command's name, in parentheses, may hold spaces: the fields after it count
+    // from the state, the third.
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else { return 0 };
+    let fields = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
+    fields.split_ascii_whitespace().nth(22 - 3).and_then(|f| f.parse().ok()).unwrap_or(0)
+}
+
+/// This process's start, read once per process (a forked child reads its own).
+fn own_start(pid: u32) -> u64 {
+    static OWN: (AtomicU32, AtomicU64) = (AtomicU32::new(0), AtomicU64::new(0));
+    if OWN.0.load(Ordering::Acquire) != pid {
+        OWN.1.store(start_of(pid), Ordering::Relaxed);
+        OWN.0.store(pid, Ordering::Release);
+    }
+    OWN.1.load(Ordering::Relaxed)
+}
+
+/// Whether the process that wrote an entry with `pid` and `start` is alive: a live
+/// process with that pid, which started then (a start not known matches any).
+fn alive(pid: u32, start: u64, starts: &mut Vec<(u32, Option<u64>)>) -> bool {
+    let now = match starts.iter().find(|(p, _)| *p == pid) {
+        Some(&(_, now)) => now,
+        None => {
+            // SAFETY: kill(2) with signal 0 only checks; EPERM: it lives under another user.
+            let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+            let live = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            let now = live.then(|| start_of(pid));
+            starts.push((pid, now));
+            now
+        }
+    };
+    now.is_some_and(|now| start == 0 || now == 0 || now == start)
+}
+
+/// Frees the entries of processes that are gone (a pid now another process's
+/// included); the pids still alive with entries.
 fn reap(r: &Region) -> Vec<u32> {
-    let mut seen: Vec<(u32, bool)> = Vec::new();
+    let mut starts = Vec::new();
+    let mut live_pids: Vec<u32> = Vec::new();
     for e in r.entries {
         let pid = e.pid.load(Ordering::Acquire);
         if pid == 0 {
             continue;
         }
-        let live = match seen.iter().find(|(p, _)| *p == pid) {
-            Some(&(_, live)) => live,
-            None => {
-                let live = alive(pid);
-                seen.push((pid, live));
-                live
+        if alive(pid, e.start.load(Ordering::Relaxed), &mut starts) {
+            if !live_pids.contains(&pid) {
+                live_pids.push(pid);
             }
-        };
-        if !live {
+        } else if e.pid.load(Ordering::Acquire) == pid {
             e.state.store(IDLE, Ordering::Relaxed);
+            e.start.store(0, Ordering::Relaxed);
             let _ = e.pid.compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
-    seen.into_iter().filter(|(_, live)| *live).map(|(p, _)| p).collect()
+    live_pids
 }
 
 fn hist(h: &Hist) -> ([u64; BUCKETS], f64) {
