@@ -17,11 +17,12 @@
 //!
 //! When the names' table is full, a new name counts under `(other)`; when the
 //! entries are, an object is counted but not in the gauges (`untracked`).
+//!
+//! An object writes here through its `meter::Meter`.
 
-use crate::clock::mono_nanos;
 use crate::fold::{Fold, NAME_MAX};
 use crate::stats::{self, Counter};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -101,7 +102,7 @@ const RAW_BUCKETS: usize = 46;
 /// past the finite ones. With `ms` its whole milliseconds rounded up, that is the bit
 /// length of `ms - 1`, which is `(nanos - 1) / 1 ms` rounded down.
 #[inline]
-fn bucket(nanos: u64) -> usize {
+pub(crate) fn bucket(nanos: u64) -> usize {
     let below = nanos.saturating_sub(1) / 1_000_000;
     (64 - below.leading_zeros()) as usize
 }
@@ -114,9 +115,8 @@ struct Hist {
 }
 
 impl Hist {
-    #[inline]
-    fn observe(&self, took: Duration) {
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+    #[inline(always)]
+    fn observe(&self, nanos: u64) {
         self.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
         self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
@@ -147,8 +147,27 @@ impl std::fmt::Debug for Slot {
 
 impl Slot {
     #[inline]
-    fn count(&self, c: Count) {
+    pub(crate) fn count(&self, c: Count) {
         self.counts[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A wait that lasted `took`.
+    pub(crate) fn observe_wait(&self, took: Duration) {
+        self.wait.observe(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// A hold that lasted `nanos`.
+    #[inline(always)]
+    pub(crate) fn observe_hold(&self, nanos: u64) {
+        self.hold.observe(nanos);
+    }
+
+    /// Counts the error `e` by its kind (none for a timeout, a loss or a bad argument).
+    #[cold]
+    pub(crate) fn count_error(&self, e: &crate::error::LockError) {
+        if let Some(kind) = error_kind(e) {
+            self.count(kind);
+        }
     }
 
     fn write_name(&self, name: &[u8]) {
@@ -176,7 +195,7 @@ impl Slot {
 
 /// An object's place in the gauges.
 #[repr(C)]
-struct Entry {
+pub(crate) struct Entry {
     pid: AtomicU32,
     slot: AtomicU32,
     state: AtomicU32,
@@ -186,9 +205,37 @@ struct Entry {
     start: AtomicU64,
 }
 
-const IDLE: u32 = 0;
-const WAITING: u32 = 1;
-const HOLDING: u32 = 2;
+pub(crate) const IDLE: u32 = 0;
+pub(crate) const WAITING: u32 = 1;
+pub(crate) const HOLDING: u32 = 2;
+
+impl Entry {
+    pub(crate) const fn empty() -> Entry {
+        Entry {
+            pid: AtomicU32::new(0),
+            slot: AtomicU32::new(0),
+            state: AtomicU32::new(IDLE),
+            start: AtomicU64::new(0),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_state(&self, state: u32) {
+        self.state.store(state, Ordering::Relaxed);
+    }
+
+    /// Given back by its process: its start cleared before its pid, so that whoever
+    /// claims it next never finds another process's start in it (0 is "not yet
+    /// known"). A forked child's copy of its parent's object leaves the parent's
+    /// entry alone.
+    pub(crate) fn free(&self) {
+        if self.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
+            self.state.store(IDLE, Ordering::Relaxed);
+            self.start.store(0, Ordering::Relaxed);
+            self.pid.store(0, Ordering::Release);
+        }
+    }
+}
 
 /// How many objects the gauges follow at once, in all the pool's processes.
 const ENTRIES: usize = 4096;
@@ -219,17 +266,23 @@ static REGION: OnceLock<Region> = OnceLock::new();
 /// and a `Meter` does nothing else.
 static WATCHED: AtomicU8 = AtomicU8::new(0);
 const METRICS: u8 = 1;
-const JOURNAL: u8 = 2;
+pub(crate) const JOURNAL: u8 = 2;
+
+/// What watches: `METRICS`, `JOURNAL`, or neither (0).
+#[inline(always)]
+pub(crate) fn watching() -> u8 {
+    WATCHED.load(Ordering::Relaxed)
+}
 
 #[inline(always)]
-fn watched() -> bool {
-    WATCHED.load(Ordering::Relaxed) != 0
+pub(crate) fn watched() -> bool {
+    watching() != 0
 }
 
 /// Whether some thread's journal may be on.
 #[inline(always)]
-fn journal_on() -> bool {
-    WATCHED.load(Ordering::Relaxed) & JOURNAL != 0
+pub(crate) fn journal_on() -> bool {
+    watching() & JOURNAL != 0
 }
 
 /// A request's journal is on from now (`journal::start`): meters note to it.
@@ -345,6 +398,14 @@ pub fn lost_late(what: &str, name: &[u8]) {
     stats::tell_lost_late(what, name);
 }
 
+/// The slot, its index and the gauge entry of a new object named `key` (`Meter::new`),
+/// or `None` when the metrics are off; no entry when none was free.
+pub(crate) fn claim(key: &[u8]) -> Option<(&'static Slot, SlotId, Option<&'static Entry>)> {
+    let r = REGION.get()?;
+    let (slot, index) = r.slot_of(key);
+    Some((slot, SlotId(index), r.claim_entry(index)))
+}
+
 /// A name's slot as a hold in the table keeps it (`Meter::id`): an index, which fits
 /// where the hold had padding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,260 +461,6 @@ pub fn error_name(e: &crate::error::LockError) -> &'static str {
     }
 }
 
-#[cold]
-fn error_in(s: &Slot, e: &crate::error::LockError) {
-    if let Some(kind) = error_kind(e) {
-        s.count(kind);
-    }
-}
-
-/// Where an object outside the gauges (the metrics off, or no free entry) writes its
-/// state: nobody reads it, and a write needs no test.
-static NOWHERE: Entry = Entry {
-    pid: AtomicU32::new(0),
-    slot: AtomicU32::new(0),
-    state: AtomicU32::new(0),
-    start: AtomicU64::new(0),
-};
-
-/// An object's view of what it does: each event is one call here, which counts it in
-/// the process's counters (`redis_lock_stats()`), under the object's name in the
-/// pool's metrics, and in the request's journal. With neither metrics nor a journal,
-/// an event costs the process's count and one test of `watched`.
-pub struct Meter {
-    slot: Option<&'static Slot>,
-    id: SlotId,
-    /// Its entry in the gauges, or `NOWHERE`.
-    entry: &'static Entry,
-    /// When the hold began (`clock::mono_nanos`), while it lasts; 0 otherwise.
-    since: u64,
-    /// Whether the acquisition in progress waited (its wait time is counted then).
-    waited: AtomicBool,
-    /// The request journal's handle of this object's hold, 0 when none (`journal`).
-    journal: AtomicU64,
-    /// The acquisition in progress's wait in nanoseconds, and whether a grant ended
-    /// it: kept while watched, taken at its end.
-    last_wait: AtomicU64,
-    handed: AtomicBool,
-}
-
-impl Default for Meter {
-    fn default() -> Self {
-        Meter {
-            slot: None,
-            id: SlotId::NONE,
-            entry: &NOWHERE,
-            since: 0,
-            waited: AtomicBool::new(false),
-            journal: AtomicU64::new(0),
-            last_wait: AtomicU64::new(0),
-            handed: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Meter {
-    /// The meter of an object named `key` (a MultiLock: its keys).
-    pub fn new(key: &[u8]) -> Meter {
-        let Some(r) = REGION.get() else { return Meter::default() };
-        let (slot, index) = r.slot_of(key);
-        let mut m = Meter::default();
-        m.slot = Some(slot);
-        m.id = SlotId(index);
-        m.entry = r.claim_entry(index).unwrap_or(&NOWHERE);
-        m
-    }
-
-    /// Its name, as a hold in the table counts its renewals and loss under it.
-    pub fn id(&self) -> SlotId {
-        self.id
-    }
-
-    #[inline]
-    fn state(&self, state: u32) {
-        self.entry.state.store(state, Ordering::Relaxed);
-    }
-
-    /// Counts `c` (not an acquisition, a wait or a release: those have their own call).
-    #[inline]
-    pub fn note(&self, c: Counter) {
-        self.id.note(c);
-    }
-
-    /// Counts the error of a call on the object, by its kind: a timeout and a loss are
-    /// counted as such where they are found, and a bad argument is no Redis trouble.
-    #[cold]
-    pub fn failed(&self, e: &crate::error::LockError) {
-        if let Some(s) = self.slot {
-            error_in(s, e);
-        }
-    }
-
-    /// A wait began: a try found the name busy.
-    pub fn wait_started(&self) {
-        stats::note(Counter::Contended);
-        if let Some(s) = self.slot {
-            s.count(Count::Waits);
-            self.state(WAITING);
-        }
-    }
-
-    /// A wait that lasted `took` ended; `timed_out`: at its deadline.
-    pub fn wait_ended(&self, took: Duration, timed_out: bool) {
-        stats::waited(took);
-        if timed_out {
-            stats::note(Counter::Timeouts);
-        }
-        if journal_on() {
-            let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-            self.last_wait.fetch_add(nanos, Ordering::Relaxed);
-        }
-        if let Some(s) = self.slot {
-            s.wait.observe(took);
-            if timed_out {
-                s.count(Count::Timeouts);
-            }
-            self.waited.store(true, Ordering::Relaxed);
-            self.state(IDLE);
-        }
-    }
-
-    /// A wait ended early (cancelled): not counted as a wait's time.
-    pub fn wait_cancelled(&self) {
-        if self.slot.is_some() {
-            self.state(IDLE);
-        }
-    }
-
-    /// A hold received from a release (a grant).
-    pub fn handed_over(&self) {
-        self.note(Counter::HandedOver);
-        if journal_on() {
-            self.handed.store(true, Ordering::Relaxed);
-        }
-    }
-
-    /// The acquisition of `what` `name` took the hold at `at` (`clock::mono_nanos`):
-    /// counted, its hold's time starts, and it is noted in the request's journal.
-    #[inline(always)]
-    pub fn acquired(&mut self, what: &'static str, name: &[u8], at: u64) {
-        stats::note(Counter::Acquired);
-        let watched = WATCHED.load(Ordering::Relaxed);
-        if watched == 0 {
-            return;
-        }
-        if let Some(s) = self.slot {
-            s.count(Count::Acquired);
-            if self.waited.load(Ordering::Relaxed) {
-                self.waited.store(false, Ordering::Relaxed);
-                s.count(Count::AcquiredAfterWait);
-            }
-            self.since = at;
-            self.state(HOLDING);
-        }
-        if watched & JOURNAL != 0 {
-            self.journal_end(what, name, crate::journal::Outcome::Acquired);
-        }
-    }
-
-    /// The acquisition of `what` `name` ended without the hold: busy (`None`), or
-    /// with an error, counted by its kind.
-    #[cold]
-    pub fn missed(&self, what: &'static str, name: &[u8], e: Option<&crate::error::LockError>) {
-        if let Some(e) = e {
-            self.failed(e);
-        }
-        self.waited.store(false, Ordering::Relaxed);
-        if journal_on() {
-            let outcome = match e {
-                None => crate::journal::Outcome::Busy,
-                Some(e) => crate::journal::Outcome::Failed(error_name(e)),
-            };
-            self.journal_end(what, name, outcome);
-        }
-    }
-
-    /// The acquisition's end in the request's journal (some thread's is on), with the
-    /// wait it took and whether a grant ended it, both kept only while a journal is
-    /// on (`wait_ended`, `handed_over`) and taken here.
-    #[cold]
-    fn journal_end(&self, what: &'static str, name: &[u8], outcome: crate::journal::Outcome) {
-        let waited = Duration::from_nanos(self.last_wait.swap(0, Ordering::Relaxed));
-        let handed = self.handed.swap(false, Ordering::Relaxed);
-        let handle = crate::journal::note(what, name, waited, outcome, handed);
-        if handle != 0 {
-            self.journal.store(handle, Ordering::Relaxed);
-        }
-    }
-
-    /// A release: `removed`, it removed a hold; `own`, this object's hold is over.
-    #[inline(always)]
-    pub fn released(&mut self, removed: bool, own: bool) {
-        if removed {
-            stats::note(Counter::Released);
-        }
-        if watched() {
-            self.released_watched(removed, own);
-        }
-    }
-
-    #[inline(always)]
-    fn released_watched(&mut self, removed: bool, own: bool) {
-        if let Some(s) = self.slot {
-            if removed {
-                s.count(Count::Released);
-            }
-            if own {
-                self.hold_time(s);
-            }
-        }
-        if own && self.journal.load(Ordering::Relaxed) != 0 {
-            self.journal_held();
-        }
-    }
-
-    /// The hold ended (released, found lost, or given up): its time is counted.
-    #[inline]
-    pub fn hold_ended(&mut self) {
-        if !watched() {
-            return;
-        }
-        if let Some(s) = self.slot {
-            self.hold_time(s);
-        }
-        if self.journal.load(Ordering::Relaxed) != 0 {
-            self.journal_held();
-        }
-    }
-
-    #[inline(always)]
-    fn hold_time(&mut self, s: &Slot) {
-        if self.since != 0 {
-            let nanos = mono_nanos().saturating_sub(std::mem::take(&mut self.since));
-            s.hold.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
-            s.hold.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-        }
-        self.state(IDLE);
-    }
-
-    #[cold]
-    fn journal_held(&self) {
-        crate::journal::held(self.journal.swap(0, Ordering::Relaxed));
-    }
-}
-impl Drop for Meter {
-    fn drop(&mut self) {
-        // An object that ends holding: its hold ends with it (released then, or by
-        // request end, or left to its lease).
-        self.hold_ended();
-        // A forked child's copy of its parent's object leaves the parent's entry alone.
-        let e = self.entry;
-        if !std::ptr::eq(e, &NOWHERE) && e.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
-            free(e);
-        }
-    }
-}
-
 /// One name's figures now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
@@ -675,14 +482,6 @@ pub struct Snapshot {
     pub untracked: u64,
     /// Processes with an object in the gauges.
     pub processes: usize,
-}
-
-/// An entry given back: its start cleared before its pid, so that whoever claims it
-/// next never finds another process's start in it (0 is "not yet known").
-fn free(e: &Entry) {
-    e.state.store(IDLE, Ordering::Relaxed);
-    e.start.store(0, Ordering::Relaxed);
-    e.pid.store(0, Ordering::Release);
 }
 
 /// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd
@@ -714,7 +513,8 @@ fn alive(pid: u32, start: u64, starts: &mut Vec<(u32, Option<u64>)>) -> bool {
         None => {
             // SAFETY: kill(2) with signal 0 only checks; EPERM: it lives under another user.
             let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-            let live = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            let live =
+                r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
             let now = live.then(|| start_of(pid));
             starts.push((pid, now));
             now
