@@ -22,6 +22,8 @@ if ($dead === 0) {
 }
 fread($pipe[0], 4);
 printf("while the child holds: holds %d, acquired %d\n", $m()['holds'], $m()['acquired']);
+// A process's start is known to the clock tick (10 ms): the new one starts later.
+usleep(50000);
 posix_kill($dead, SIGKILL);
 pcntl_waitpid($dead, $st);
 

@@ -485,7 +485,8 @@ pub struct Snapshot {
 }
 
 /// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd
-/// field), or 0 when it cannot be read (gone, or hidden from this user).
+/// field), or 0 when it cannot be read (gone, or hidden from this user). A pid given
+/// again within the tick (10 ms) its first process started in is not told apart.
 fn start_of(pid: u32) -> u64 {
     let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else { return 0 };
     // The command's name, in parentheses, may hold spaces: the fields after it count
