@@ -1,5 +1,5 @@
 --TEST--
-The request journal (redis_lock_journal_start(), redis_lock_journal()): nothing before it starts; then each acquisition of the request, in order, for every kind, with its wait, outcome (acquired, busy, an error's kind), hand-over and the hold's time once it ended; a binary name as given; the same with the metrics off; under a real php-fpm the next request on the same worker starts with an empty journal
+The request journal (redis_lock_journal_start(), redis_lock_journal()): nothing before it starts (nor a wait before it, in the next entry of the object that waited); then each acquisition of the request, in order, for every kind, with its wait, outcome (acquired, busy, an error's kind), hand-over and the hold's time once it ended; a binary name as given; the same with the metrics off; under a real php-fpm the next request on the same worker starts with an empty journal
 --SKIPIF--
 <?php
 if (!function_exists('pcntl_fork')) die('skip pcntl');
@@ -16,8 +16,14 @@ $show = function () {
             var_export($e['handed_over'], true), $e['held'] === null ? 'null' : ($e['held'] >= 0.02 ? '>=20ms' : ($e['held'] >= 0 ? '<20ms' : 'negative')));
     }
 };
-$a = new Lock("$k:a", 0, 10, $o);
+$a = new Lock("$k:a", 0.1, 10, $o);
 $a->releaseLock($a->addLock());
+// A wait before the journal starts is not the next entry's: $a waits 0.1 s in vain,
+// then its first acquisition in the journal waits for nothing.
+$other = new Lock("$k:a", 0, 10, $o);
+$to = $other->addLock();
+var_dump($a->addLock());
+$other->releaseLock($to);
 echo 'before start: ', count(redis_lock_journal()), "\n";
 redis_lock_journal_start();
 $names = ["$k:a", "$k:b", "$k:b", "$k:c", "$k:\x00\xff", "$k:s", 'x', "$k:a, $k:b"];
@@ -68,6 +74,7 @@ foreach (['fpm' => "pm = static\npm.max_children = 1\n"] as $what => $pm) {
 exec('rm -rf ' . escapeshellarg($dir));
 ?>
 --EXPECT--
+bool(false)
 before start: 0
 bool(false)
 LockConnectionException

@@ -55,6 +55,17 @@ impl Boot {
     }
 }
 
+/// The monotonic clock in nanoseconds: a reading for durations within this process (a
+/// hold's time), without `Instant`'s checked arithmetic, so that one is two readings
+/// and a subtraction.
+#[inline]
+pub fn mono_nanos() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) fills the timespec it is given; CLOCK_MONOTONIC exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
+}
+
 /// When a lease of `lease`, started by a command sent at `sent`, ends at the earliest
 /// on this host's clock: Redis starts it later than `sent`, and the drift is taken off.
 /// A lease shorter than the drift is over at once.

@@ -3,15 +3,11 @@
 //! it waited, how it ended, and how long the hold lasted.
 //!
 //! Off unless a thread turns it on for its request (`start`): then each of its
-//! acquisitions is one entry in a list of its own. Turned off, it costs the cycle
-//! one test of a flag (`on`).
+//! acquisitions is one entry in a list of its own. Until a first `start`, the
+//! objects' meters do not call here (`metrics::watch_journal`).
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// Whether any thread ever turned its journal on: until then nothing looks further.
-static ANY: AtomicBool = AtomicBool::new(false);
 
 /// How an acquisition ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,15 +50,8 @@ thread_local! {
 /// Entries kept at most per request; later ones are dropped.
 const MAX: usize = 10_000;
 
-/// Whether this thread's journal may be on: one relaxed load while nobody uses it.
-#[inline]
-pub fn on() -> bool {
-    ANY.load(Ordering::Relaxed)
-}
-
 /// Turns this thread's journal on, empty.
 pub fn start() {
-    ANY.store(true, Ordering::Relaxed);
     let _ = LOG.try_with(|l| {
         let mut l = l.borrow_mut();
         l.on = true;

@@ -26,6 +26,7 @@ pub mod fold;
 pub mod fork_wiped;
 pub mod journal;
 pub mod keys;
+pub mod meter;
 pub mod metrics;
 pub mod owner;
 pub mod ready;

@@ -17,9 +17,12 @@
 //!
 //! When the names' table is full, a new name counts under `(other)`; when the
 //! entries are, an object is counted but not in the gauges (`untracked`).
+//!
+//! An object writes here through its `meter::Meter`.
 
 use crate::fold::{Fold, NAME_MAX};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use crate::stats::{self, Counter};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -54,6 +57,23 @@ pub enum Count {
 
 pub const COUNTS: usize = 13;
 
+impl Count {
+    /// What a process counter (`redis_lock_stats()`) counts under a name, if anything.
+    #[inline]
+    fn of(c: Counter) -> Option<Count> {
+        Some(match c {
+            Counter::Acquired => Count::Acquired,
+            Counter::Contended => Count::Waits,
+            Counter::Timeouts => Count::Timeouts,
+            Counter::HandedOver => Count::HandedOver,
+            Counter::Released => Count::Released,
+            Counter::Renewals => Count::Renewals,
+            Counter::Lost => Count::Lost,
+            _ => return None,
+        })
+    }
+}
+
 /// The kinds of error counted: Redis unreachable or timed out, Redis in a passing
 /// state (a failover, LOADING), a durable grant not acknowledged, an error reply,
 /// anything else of the `LockException` family.
@@ -73,28 +93,30 @@ pub fn bounds() -> [f64; BUCKETS - 1] {
     std::array::from_fn(|i| 0.001 * f64::from(1u32 << i))
 }
 
-/// The bucket of a duration of `nanos`: the first whose bound it does not pass.
+/// Buckets as counted: `BUCKETS - 1` finite ones, then one per further power of two,
+/// which `snapshot` adds up as +Inf (so that counting needs no bound check: a u64 of
+/// nanoseconds, in milliseconds, has at most 45 bits).
+const RAW_BUCKETS: usize = 46;
+
+/// The bucket of a duration of `nanos`: the first whose bound it does not pass, or one
+/// past the finite ones. With `ms` its whole milliseconds rounded up, that is the bit
+/// length of `ms - 1`, which is `(nanos - 1) / 1 ms` rounded down.
 #[inline]
-fn bucket(nanos: u64) -> usize {
-    let ms = nanos.div_ceil(1_000_000);
-    if ms <= 1 {
-        0
-    } else {
-        ((64 - (ms - 1).leading_zeros()) as usize).min(BUCKETS - 1)
-    }
+pub(crate) fn bucket(nanos: u64) -> usize {
+    let below = nanos.saturating_sub(1) / 1_000_000;
+    (64 - below.leading_zeros()) as usize
 }
 
 #[repr(C)]
 struct Hist {
     /// Per bucket, not cumulated (the exposition cumulates).
-    buckets: [AtomicU64; BUCKETS],
+    buckets: [AtomicU64; RAW_BUCKETS],
     sum_nanos: AtomicU64,
 }
 
 impl Hist {
-    #[inline]
-    fn observe(&self, took: Duration) {
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+    #[inline(always)]
+    fn observe(&self, nanos: u64) {
         self.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
         self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
@@ -125,8 +147,27 @@ impl std::fmt::Debug for Slot {
 
 impl Slot {
     #[inline]
-    pub fn count(&self, c: Count) {
+    pub(crate) fn count(&self, c: Count) {
         self.counts[c as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A wait that lasted `took`.
+    pub(crate) fn observe_wait(&self, took: Duration) {
+        self.wait.observe(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX));
+    }
+
+    /// A hold that lasted `nanos`.
+    #[inline(always)]
+    pub(crate) fn observe_hold(&self, nanos: u64) {
+        self.hold.observe(nanos);
+    }
+
+    /// Counts the error `e` by its kind (none for a timeout, a loss or a bad argument).
+    #[cold]
+    pub(crate) fn count_error(&self, e: &crate::error::LockError) {
+        if let Some(kind) = error_kind(e) {
+            self.count(kind);
+        }
     }
 
     fn write_name(&self, name: &[u8]) {
@@ -154,15 +195,47 @@ impl Slot {
 
 /// An object's place in the gauges.
 #[repr(C)]
-struct Entry {
+pub(crate) struct Entry {
     pid: AtomicU32,
     slot: AtomicU32,
     state: AtomicU32,
+    /// When its process started (`start_of`), 0 until written: with the pid, which
+    /// the system may give to a new process once this one is gone, it names the
+    /// process.
+    start: AtomicU64,
 }
 
-const IDLE: u32 = 0;
-const WAITING: u32 = 1;
-const HOLDING: u32 = 2;
+pub(crate) const IDLE: u32 = 0;
+pub(crate) const WAITING: u32 = 1;
+pub(crate) const HOLDING: u32 = 2;
+
+impl Entry {
+    pub(crate) const fn empty() -> Entry {
+        Entry {
+            pid: AtomicU32::new(0),
+            slot: AtomicU32::new(0),
+            state: AtomicU32::new(IDLE),
+            start: AtomicU64::new(0),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn set_state(&self, state: u32) {
+        self.state.store(state, Ordering::Relaxed);
+    }
+
+    /// Given back by its process: its start cleared before its pid, so that whoever
+    /// claims it next never finds another process's start in it (0 is "not yet
+    /// known"). A forked child's copy of its parent's object leaves the parent's
+    /// entry alone.
+    pub(crate) fn free(&self) {
+        if self.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
+            self.state.store(IDLE, Ordering::Relaxed);
+            self.start.store(0, Ordering::Relaxed);
+            self.pid.store(0, Ordering::Release);
+        }
+    }
+}
 
 /// How many objects the gauges follow at once, in all the pool's processes.
 const ENTRIES: usize = 4096;
@@ -186,6 +259,36 @@ struct Region {
 }
 
 static REGION: OnceLock<Region> = OnceLock::new();
+
+/// What watches acquisitions beyond the process's counters: the pool's metrics
+/// (`METRICS`, set at startup) and requests' journals (`JOURNAL`, set when one is
+/// first started). While it is 0, an uncontended cycle pays one test of it per event,
+/// and a `Meter` does nothing else.
+static WATCHED: AtomicU8 = AtomicU8::new(0);
+const METRICS: u8 = 1;
+pub(crate) const JOURNAL: u8 = 2;
+
+/// What watches: `METRICS`, `JOURNAL`, or neither (0).
+#[inline(always)]
+pub(crate) fn watching() -> u8 {
+    WATCHED.load(Ordering::Relaxed)
+}
+
+#[inline(always)]
+pub(crate) fn watched() -> bool {
+    watching() != 0
+}
+
+/// Whether some thread's journal may be on.
+#[inline(always)]
+pub(crate) fn journal_on() -> bool {
+    watching() & JOURNAL != 0
+}
+
+/// A request's journal is on from now (`journal::start`): meters note to it.
+pub fn watch_journal() {
+    WATCHED.fetch_or(JOURNAL, Ordering::Relaxed);
+}
 
 /// The name counted once the table is full.
 pub const OTHER: &[u8] = b"(other)";
@@ -222,7 +325,9 @@ pub fn setup(names: usize, fold: Fold) -> Result<(), String> {
         Region { header, slots, entries, fold }
     };
     region.slots[names].write_name(OTHER);
-    REGION.set(region).map_err(|_| "redis-lock: the metrics are set up already".to_string())
+    REGION.set(region).map_err(|_| "redis-lock: the metrics are set up already".to_string())?;
+    WATCHED.fetch_or(METRICS, Ordering::Relaxed);
+    Ok(())
 }
 
 /// Whether the metrics are on in this process.
@@ -266,6 +371,7 @@ impl Region {
                 && e.pid.compare_exchange(0, pid, Ordering::AcqRel, Ordering::Relaxed).is_ok()
             {
                 e.slot.store(slot, Ordering::Relaxed);
+                e.start.store(own_start(pid), Ordering::Relaxed);
                 e.state.store(IDLE, Ordering::Release);
                 return Some(e);
             }
@@ -275,10 +381,55 @@ impl Region {
     }
 }
 
-/// Counts `c` for the name of `key` (where no object is at hand: the watchdog's thread).
-pub fn count_key(key: &[u8], c: Count) {
-    if let Some(r) = REGION.get() {
-        r.slot_of(key).0.count(c);
+/// Counts `c` in the process's counters and under the name of `key` (where no
+/// object is at hand: a release's reply read after its call returned).
+pub fn note_key(key: &[u8], c: Counter) {
+    stats::note(c);
+    if let (Some(r), Some(k)) = (REGION.get(), Count::of(c)) {
+        r.slot_of(key).0.count(k);
+    }
+}
+
+/// A release sent without waiting for its answer found, when its reply was read,
+/// that the hold of the `what` named `name` was gone before it: counted as lost,
+/// and told (`stats::tell_lost_late`).
+pub fn lost_late(what: &str, name: &[u8]) {
+    note_key(name, Counter::Lost);
+    stats::tell_lost_late(what, name);
+}
+
+/// The slot, its index and the gauge entry of a new object named `key` (`Meter::new`),
+/// or `None` when the metrics are off; no entry when none was free.
+pub(crate) fn claim(key: &[u8]) -> Option<(&'static Slot, SlotId, Option<&'static Entry>)> {
+    let r = REGION.get()?;
+    let (slot, index) = r.slot_of(key);
+    Some((slot, SlotId(index), r.claim_entry(index)))
+}
+
+/// A name's slot as a hold in the table keeps it (`Meter::id`): an index, which fits
+/// where the hold had padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotId(u32);
+
+impl SlotId {
+    /// No name: the metrics are off.
+    pub const NONE: SlotId = SlotId(u32::MAX);
+
+    /// Counts `c` in the process's counters and under this name.
+    #[inline]
+    pub fn note(self, c: Counter) {
+        stats::note(c);
+        if self != SlotId::NONE {
+            self.note_slot(c);
+        }
+    }
+
+    #[cold]
+    fn note_slot(self, c: Counter) {
+        let slot = REGION.get().and_then(|r| r.slots.get(self.0 as usize));
+        if let (Some(s), Some(k)) = (slot, Count::of(c)) {
+            s.count(k);
+        }
     }
 }
 
@@ -310,225 +461,6 @@ pub fn error_name(e: &crate::error::LockError) -> &'static str {
     }
 }
 
-#[cold]
-fn error_in(s: &Slot, e: &crate::error::LockError) {
-    if let Some(kind) = error_kind(e) {
-        s.count(kind);
-    }
-}
-
-/// Where an object outside the gauges (the metrics off, or no free entry) writes its
-/// state: nobody reads it, and a write needs no test.
-static NOWHERE: Entry =
-    Entry { pid: AtomicU32::new(0), slot: AtomicU32::new(0), state: AtomicU32::new(0) };
-
-/// An object's metrics: its name's slot and its entry in the gauges. Empty when the
-/// metrics are off, and then each call is one test of `slot`.
-pub struct Meter {
-    slot: Option<&'static Slot>,
-    /// Its entry in the gauges, or `NOWHERE`.
-    entry: &'static Entry,
-    /// When the hold began (`mono_nanos`), while it lasts; 0 otherwise.
-    since: u64,
-    /// Whether the acquisition in progress waited (its wait time is counted then).
-    waited: AtomicBool,
-    /// The request journal's handle of this object's hold, 0 when none (`journal`).
-    journal: AtomicU64,
-    /// The last wait's time in nanoseconds, and whether a grant ended it, for the
-    /// journal.
-    last_wait: AtomicU64,
-    handed: AtomicBool,
-}
-
-/// The monotonic clock in nanoseconds, read without `Instant`'s checked arithmetic:
-/// a hold's time is two of these and a subtraction.
-#[inline]
-fn mono_nanos() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime(2) fills the timespec it is given; CLOCK_MONOTONIC exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64)
-}
-
-impl Default for Meter {
-    fn default() -> Self {
-        Meter {
-            slot: None,
-            entry: &NOWHERE,
-            since: 0,
-            waited: AtomicBool::new(false),
-            journal: AtomicU64::new(0),
-            last_wait: AtomicU64::new(0),
-            handed: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Meter {
-    /// The meter of an object named `key` (a MultiLock: its keys).
-    pub fn new(key: &[u8]) -> Meter {
-        let Some(r) = REGION.get() else { return Meter::default() };
-        let (slot, index) = r.slot_of(key);
-        Meter {
-            slot: Some(slot),
-            entry: r.claim_entry(index).unwrap_or(&NOWHERE),
-            since: 0,
-            waited: AtomicBool::new(false),
-            journal: AtomicU64::new(0),
-            last_wait: AtomicU64::new(0),
-            handed: AtomicBool::new(false),
-        }
-    }
-
-    /// Its name's slot (a hold in the table counts its renewals and loss there).
-    pub fn slot(&self) -> Option<&'static Slot> {
-        self.slot
-    }
-
-    #[inline]
-    fn state(&self, state: u32) {
-        self.entry.state.store(state, Ordering::Relaxed);
-    }
-
-    #[inline]
-    pub fn count(&self, c: Count) {
-        if let Some(s) = self.slot {
-            s.count(c);
-        }
-    }
-
-    /// Counts the error of a call on the object, by its kind: a timeout and a loss are
-    /// counted as such where they are found, and a bad argument is no Redis trouble.
-    #[cold]
-    pub fn failed(&self, e: &crate::error::LockError) {
-        if let Some(s) = self.slot {
-            error_in(s, e);
-        }
-    }
-
-    /// A wait began: the name was busy.
-    pub fn wait_started(&self) {
-        if let Some(s) = self.slot {
-            s.count(Count::Waits);
-            self.state(WAITING);
-        }
-    }
-
-    /// A wait that lasted `took` ended; `timed_out`: at its deadline.
-    pub fn wait_ended(&self, took: Duration, timed_out: bool) {
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.last_wait.fetch_add(nanos, Ordering::Relaxed);
-        if let Some(s) = self.slot {
-            s.wait.observe(took);
-            if timed_out {
-                s.count(Count::Timeouts);
-            }
-            self.waited.store(true, Ordering::Relaxed);
-            self.state(IDLE);
-        }
-    }
-
-    /// A hold received from a release (a grant).
-    pub fn handed_over(&self) {
-        self.count(Count::HandedOver);
-        self.handed.store(true, Ordering::Relaxed);
-    }
-
-    /// Notes the acquisition's end in the request's journal (when it is on), with the
-    /// wait it took and whether a grant ended it.
-    #[cold]
-    pub fn journal(&self, what: &'static str, name: &[u8], outcome: crate::journal::Outcome) {
-        let waited = Duration::from_nanos(self.last_wait.swap(0, Ordering::Relaxed));
-        let handed = self.handed.swap(false, Ordering::Relaxed);
-        let handle = crate::journal::note(what, name, waited, outcome, handed);
-        if handle != 0 {
-            self.journal.store(handle, Ordering::Relaxed);
-        }
-    }
-
-    #[cold]
-    fn journal_held(&self) {
-        crate::journal::held(self.journal.swap(0, Ordering::Relaxed));
-    }
-
-    /// A wait ended early (cancelled): not counted as a wait's time.
-    pub fn wait_cancelled(&self) {
-        if self.slot.is_some() {
-            self.state(IDLE);
-        }
-    }
-
-    /// The acquisition succeeded.
-    #[inline]
-    pub fn acquired(&mut self) {
-        if let Some(s) = self.slot {
-            self.acquired_in(s);
-        }
-    }
-
-    #[inline]
-    fn acquired_in(&mut self, s: &Slot) {
-        s.count(Count::Acquired);
-        if self.waited.load(Ordering::Relaxed) {
-            self.waited.store(false, Ordering::Relaxed);
-            s.count(Count::AcquiredAfterWait);
-        }
-        self.since = mono_nanos();
-        self.state(HOLDING);
-    }
-
-    /// A release: `removed`, it removed a hold; `own`, this object's hold is over.
-    #[inline]
-    pub fn released(&mut self, removed: bool, own: bool) {
-        if let Some(s) = self.slot {
-            if removed {
-                s.count(Count::Released);
-            }
-            if own {
-                self.hold_ended_in(s);
-            }
-        }
-        if own && self.journal.load(Ordering::Relaxed) != 0 {
-            self.journal_held();
-        }
-    }
-
-    /// The hold ended (released, found lost, or given up): its time is counted.
-    #[inline]
-    pub fn hold_ended(&mut self) {
-        if let Some(s) = self.slot {
-            self.hold_ended_in(s);
-        }
-        if self.journal.load(Ordering::Relaxed) != 0 {
-            self.journal_held();
-        }
-    }
-
-    #[inline]
-    fn hold_ended_in(&mut self, s: &Slot) {
-        if self.since != 0 {
-            let nanos = mono_nanos().saturating_sub(std::mem::take(&mut self.since));
-            s.hold.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
-            s.hold.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
-        }
-        self.state(IDLE);
-    }
-}
-
-impl Drop for Meter {
-    fn drop(&mut self) {
-        // An object that ends holding: its hold ends with it (released then, or by
-        // request end, or left to its lease).
-        self.hold_ended();
-        // A forked child's copy of its parent's object leaves the parent's entry alone.
-        let e = self.entry;
-        if !std::ptr::eq(e, &NOWHERE) && e.pid.load(Ordering::Relaxed) == crate::fork_wiped::pid() {
-            e.state.store(IDLE, Ordering::Relaxed);
-            e.pid.store(0, Ordering::Release);
-        }
-    }
-}
-
 /// One name's figures now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
@@ -552,38 +484,73 @@ pub struct Snapshot {
     pub processes: usize,
 }
 
-fn alive(pid: u32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks; EPERM means it lives under another user.
-    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+/// When process `pid` started, in clock ticks since boot (`/proc/PID/stat`'s 22nd
+/// field), or 0 when it cannot be read (gone, or hidden from this user). A pid given
+/// again within the tick (10 ms) its first process started in is not told apart.
+fn start_of(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat")) else { return 0 };
+    // The command's name, in parentheses, may hold spaces: the fields after it count
+    // from the state, the third.
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else { return 0 };
+    let fields = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
+    fields.split_ascii_whitespace().nth(22 - 3).and_then(|f| f.parse().ok()).unwrap_or(0)
 }
 
-/// Frees the entries of processes that are gone; the pids still alive.
+/// This process's start, read once per process (a forked child reads its own).
+fn own_start(pid: u32) -> u64 {
+    static OWN: (AtomicU32, AtomicU64) = (AtomicU32::new(0), AtomicU64::new(0));
+    if OWN.0.load(Ordering::Acquire) != pid {
+        OWN.1.store(start_of(pid), Ordering::Relaxed);
+        OWN.0.store(pid, Ordering::Release);
+    }
+    OWN.1.load(Ordering::Relaxed)
+}
+
+/// Whether the process that wrote an entry with `pid` and `start` is alive: a live
+/// process with that pid, which started then (a start not known matches any).
+fn alive(pid: u32, start: u64, starts: &mut Vec<(u32, Option<u64>)>) -> bool {
+    let now = match starts.iter().find(|(p, _)| *p == pid) {
+        Some(&(_, now)) => now,
+        None => {
+            // SAFETY: kill(2) with signal 0 only checks; EPERM: it lives under another user.
+            let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+            let live =
+                r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+            let now = live.then(|| start_of(pid));
+            starts.push((pid, now));
+            now
+        }
+    };
+    now.is_some_and(|now| start == 0 || now == 0 || now == start)
+}
+
+/// Frees the entries of processes that are gone (a pid now another process's
+/// included); the pids still alive with entries.
 fn reap(r: &Region) -> Vec<u32> {
-    let mut seen: Vec<(u32, bool)> = Vec::new();
+    let mut starts = Vec::new();
+    let mut live_pids: Vec<u32> = Vec::new();
     for e in r.entries {
         let pid = e.pid.load(Ordering::Acquire);
         if pid == 0 {
             continue;
         }
-        let live = match seen.iter().find(|(p, _)| *p == pid) {
-            Some(&(_, live)) => live,
-            None => {
-                let live = alive(pid);
-                seen.push((pid, live));
-                live
+        if alive(pid, e.start.load(Ordering::Relaxed), &mut starts) {
+            if !live_pids.contains(&pid) {
+                live_pids.push(pid);
             }
-        };
-        if !live {
+        } else if e.pid.load(Ordering::Acquire) == pid {
             e.state.store(IDLE, Ordering::Relaxed);
+            e.start.store(0, Ordering::Relaxed);
             let _ = e.pid.compare_exchange(pid, 0, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
-    seen.into_iter().filter(|(_, live)| *live).map(|(p, _)| p).collect()
+    live_pids
 }
 
 fn hist(h: &Hist) -> ([u64; BUCKETS], f64) {
-    let buckets = std::array::from_fn(|i| h.buckets[i].load(Ordering::Relaxed));
+    let mut buckets: [u64; BUCKETS] = std::array::from_fn(|i| h.buckets[i].load(Ordering::Relaxed));
+    buckets[BUCKETS - 1] +=
+        h.buckets[BUCKETS..].iter().map(|b| b.load(Ordering::Relaxed)).sum::<u64>();
     (buckets, h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9)
 }
 
@@ -643,11 +610,12 @@ mod tests {
         assert_eq!(bucket(2_000_000), 1);
         assert_eq!(bucket(16_384_000_000), 14);
         assert_eq!(bucket(16_384_000_001), 15);
-        assert_eq!(bucket(u64::MAX), 15);
+        assert_eq!(bucket(32_768_000_001), 16);
+        assert_eq!(bucket(u64::MAX), RAW_BUCKETS - 1);
         for nanos in [1u64, 999_999, 1_500_000, 3_999_999, 4_000_001, 700_000_000, 9_000_000_000] {
             let i = bucket(nanos);
             let secs = nanos as f64 / 1e9;
-            assert!(i == BUCKETS - 1 || secs <= b[i], "{nanos} in {i}");
+            assert!(i >= BUCKETS - 1 || secs <= b[i], "{nanos} in {i}");
             assert!(i == 0 || secs > b[i - 1], "{nanos} in {i}");
         }
     }

@@ -104,11 +104,9 @@ pub fn install_warn(warn: Warn, log: Warn) {
 
 /// A release sent without waiting for its answer (the end of `synchronized()` while
 /// the lease surely lasted) found, when its reply was read, that the hold of the
-/// `what` named `name` was gone before it: counted as lost, and told with a warning
-/// (on the thread that read it, which is the one that released it).
-pub fn lost_late(what: &str, name: &[u8]) {
-    note(Counter::Lost);
-    crate::metrics::count_key(name, crate::metrics::Count::Lost);
+/// `what` named `name` was gone before it: told with a warning (on the thread that
+/// read it, which is the one that released it); `metrics::lost_late` counts it.
+pub fn tell_lost_late(what: &str, name: &[u8]) {
     if let Some(warn) = WARN.get() {
         warn(&format!(
             "redis-lock: the {what} \"{}\" was found lost by the release that ended synchronized(), read after it returned (someone forced it, the server evicted or forgot it, or its clock jumped): part of that work ran unprotected",

@@ -138,10 +138,16 @@ impl Claim {
 
     /// After a renewal of `own` (see `own_for`) sent at `sent` with `lease` (None: no
     /// expiry): the hold lasts until the new lease ends, and the watchdog goes on with
-    /// it; or the hold is known lost.
-    pub fn renewed(own: Option<HoldId>, done: bool, lease: Option<Duration>, sent: Boot) {
+    /// it; or the hold is known lost. A renewal is counted under `name`.
+    pub fn renewed(
+        own: Option<HoldId>,
+        done: bool,
+        lease: Option<Duration>,
+        sent: Boot,
+        name: crate::metrics::SlotId,
+    ) {
         if done {
-            crate::stats::note(crate::stats::Counter::Renewals);
+            name.note(crate::stats::Counter::Renewals);
         }
         if let Some(id) = own {
             if done {

@@ -122,7 +122,7 @@ pub struct Hold {
     /// watchdog renews it, and leaves the table when renewal ends.
     pub orphan: bool,
     /// Its name's pool-wide metrics (`metrics`), when they are on.
-    pub meter: Option<&'static crate::metrics::Slot>,
+    pub meter: crate::metrics::SlotId,
 }
 
 /// The watchdog's schedule for one hold.
@@ -153,11 +153,12 @@ impl Renewal {
 
 impl Renewal {
     /// The schedule of a hold on these terms whose lease surely lasts `until`, found
-    /// fresh at `now`: none without `auto_renew`, or for a lease that never ends. It
+    /// fresh just now: none without `auto_renew`, or for a lease that never ends. It
     /// counts from when the lease began (a lease before `until`), not from now.
     /// Boxed: most holds have none, and a small `Hold` moves cheaply.
-    pub fn for_terms(terms: &Terms, until: Option<Boot>, now: Instant) -> Option<Box<Self>> {
+    pub fn for_terms(terms: &Terms, until: Option<Boot>) -> Option<Box<Self>> {
         let lease = terms.lease.filter(|_| terms.auto_renew)?;
+        let now = Instant::now();
         let gone = until.map_or(Duration::ZERO, |u| lease.saturating_sub(u.left()));
         let began = now.checked_sub(gone).unwrap_or(now);
         let mut r = Renewal::new(lease, began, terms.max_hold);
@@ -338,10 +339,7 @@ impl Hold {
     /// Its token was found no longer holding the key, `at`: nothing more to renew.
     pub fn mark_lost(&mut self, at: Instant) {
         if self.lost.is_none() {
-            crate::stats::note(crate::stats::Counter::Lost);
-            if let Some(slot) = self.meter {
-                slot.count(crate::metrics::Count::Lost);
-            }
+            self.meter.note(crate::stats::Counter::Lost);
             self.lost = Some(at);
         }
         self.renew = None;

@@ -16,7 +16,7 @@
 
 use crate::clock::{lease_end, Boot};
 use crate::hold::table::{self, HoldId, Part, Shared};
-use crate::stats::{self, Counter};
+use crate::stats::Counter;
 use crate::terms::Durable;
 use crate::topology::landed::Landed;
 use crate::topology::renew::{Renewer, Renewing};
@@ -156,10 +156,7 @@ fn run(shared: &'static Shared) {
             match outcome {
                 Landed::Lost => hold.mark_lost(done),
                 Landed::Yes if due.last => {
-                    stats::note(Counter::Renewals);
-                    if let Some(slot) = hold.meter {
-                        slot.count(crate::metrics::Count::Renewals);
-                    }
+                    hold.meter.note(Counter::Renewals);
                     hold.until = Some(lease_end(sent, due.sets));
                     hold.renew = None
                 }
@@ -171,10 +168,7 @@ fn run(shared: &'static Shared) {
                     r.due = done;
                 }
                 Landed::Yes => {
-                    stats::note(Counter::Renewals);
-                    if let Some(slot) = hold.meter {
-                        slot.count(crate::metrics::Count::Renewals);
-                    }
+                    hold.meter.note(Counter::Renewals);
                     hold.until = Some(lease_end(sent, due.sets));
                     r.due = done + table::interval(r.lease);
                 }

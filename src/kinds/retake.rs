@@ -99,8 +99,13 @@ pub(in crate::kinds) fn came_back(id: u64, start: Instant) -> bool {
 
 /// Whether a release may only free the lock for its releaser's re-take: not in fair
 /// mode, in a tight loop (`quick`), after a hold shorter than `SHORT_HOLD`.
-pub(in crate::kinds) fn short_hold(fair: bool, quick: bool, acquired_at: Option<Instant>) -> bool {
-    !fair && quick && acquired_at.is_some_and(|at| at.elapsed() < SHORT_HOLD)
+/// `acquired_at` is a reading of `clock::mono_nanos`.
+pub(in crate::kinds) fn short_hold(fair: bool, quick: bool, acquired_at: Option<u64>) -> bool {
+    !fair
+        && quick
+        && acquired_at.is_some_and(|at| {
+            crate::clock::mono_nanos().saturating_sub(at) < SHORT_HOLD.as_nanos() as u64
+        })
 }
 
 /// Whether a new object for lock `id` was made after `at`: it is about to take again

@@ -372,7 +372,7 @@ impl Drop for Connection {
 /// count of what it released). Less, read while the hold's lease still surely lasted
 /// (`by`), means the hold was gone before its release ran: forced, evicted, forgotten
 /// or lost to a failover under the work. It is counted as lost when the reply is read
-/// (`stats::lost_late`). Read after `by`, it may only mean that the release itself
+/// (`metrics::lost_late`). Read after `by`, it may only mean that the release itself
 /// came after the lease (held up on the way), which cost the work nothing: not counted.
 #[derive(Debug, Clone)]
 pub struct Watch {
@@ -413,7 +413,7 @@ impl Owed {
     pub(super) fn came(&mut self, reply: &Value) {
         if let Some(Some(w)) = self.0.pop_front() {
             if w.lost(reply) {
-                crate::stats::lost_late(w.what, &w.name);
+                crate::metrics::lost_late(w.what, &w.name);
             }
         }
     }

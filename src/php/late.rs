@@ -1,6 +1,6 @@
 //! What the core learns after the fact, told to PHP: a release sent unawaited at the
 //! end of `synchronized()` whose reply, read at the connection's next use, says the
-//! hold was gone before it (`stats::lost_late`), and a server found able to evict lock
+//! hold was gone before it (`metrics::lost_late`), and a server found able to evict lock
 //! keys when a connection to it was made (`stats::evicting`). Each is counted whenever
 //! it is found; it becomes an `E_WARNING` (the first) or a line of PHP's error log as a
 //! warning (the second, `log`) only when it is found during a call of one

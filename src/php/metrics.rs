@@ -90,6 +90,7 @@ pub fn redis_lock_metrics_text() -> String {
 /// profiler; off, it costs nothing.
 #[php_function]
 pub fn redis_lock_journal_start() {
+    crate::metrics::watch_journal();
     crate::journal::start();
 }
 

@@ -114,7 +114,7 @@ impl Route {
             // A quorum waits for a majority's answer anyway: it is checked at once.
             Route::Quorum(q) => q.agreed(call).map(|reply| {
                 if let Some(w) = watch.filter(|w| w.lost(&reply)) {
-                    crate::stats::lost_late(w.what, &w.name);
+                    crate::metrics::lost_late(w.what, &w.name);
                 }
             }),
             _ => self.on_server(Retry::IfStale, |conn, _| call.fire(conn, watch.clone())),

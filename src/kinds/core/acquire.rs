@@ -184,39 +184,18 @@ impl<K: Kind> Holder<K> {
     /// undone says why, not "busy". An error is counted under the object's name.
     fn done(&self, r: &mut Rounds, done: Result<Option<Token>>) -> RoundStep {
         RoundStep::Done(match done {
-            taken @ Ok(Some(_)) => taken,
-            missed => self.missed(r, missed),
+            Ok(None) => self.missed(r.undone.take().map_or(Ok(None), Err)),
+            Err(e) => self.missed(Err(e)),
+            taken => taken,
         })
     }
 
-    /// An acquisition that ends without the hold: its error counted under the object's
-    /// name, and noted in the request's journal when it is on (one that took it is
-    /// noted by `acquired`).
+    /// An acquisition that ends without the hold, told to the object's meter (one
+    /// that took it is told by `acquired`).
     #[cold]
-    fn missed(&self, r: &mut Rounds, done: Result<Option<Token>>) -> Result<Option<Token>> {
-        let done = match done {
-            Ok(None) => r.undone.take().map_or(Ok(None), Err),
-            other => other,
-        };
-        if let Err(e) = &done {
-            self.c.meter.failed(e);
-        }
-        if crate::journal::on() {
-            self.journal_missed(&done);
-        }
+    fn missed(&self, done: Result<Option<Token>>) -> Result<Option<Token>> {
+        self.c.meter.missed(self.c.what, &self.c.name, done.as_ref().err());
         done
-    }
-
-    /// Notes in the request's journal an acquisition that ended without the hold (one
-    /// that took it is noted by `acquired`).
-    #[cold]
-    pub(super) fn journal_missed(&self, done: &Result<Option<Token>>) {
-        let outcome = match done {
-            Ok(Some(_)) => return,
-            Ok(None) => crate::journal::Outcome::Busy,
-            Err(e) => crate::journal::Outcome::Failed(crate::metrics::error_name(e)),
-        };
-        self.c.meter.journal(self.c.what, &self.c.name, outcome);
     }
 
     /// A step of the part's wait: passed on while it goes on; at its end, the part
@@ -432,14 +411,11 @@ impl<K: Kind> Holder<K> {
     /// `auto_renew`, on a schedule counted from when the lease began, not from now).
     pub(crate) fn acquired(&mut self, token: Token, fences: Fences, until: Until) -> Token {
         self.c.fences = if self.c.fencing { fences } else { None };
-        let now = Instant::now();
-        self.kind.acquiring(&mut self.c, &self.parts, &token, now);
-        crate::stats::note(crate::stats::Counter::Acquired);
-        self.c.meter.acquired();
-        if crate::journal::on() {
-            self.c.meter.journal(self.c.what, &self.c.name, crate::journal::Outcome::Acquired);
-        }
-        self.record(&token, until, |terms| Renewal::for_terms(terms, until, now));
+        // One reading of the clock for the kind and the meter.
+        let at = crate::clock::mono_nanos();
+        self.kind.acquiring(&mut self.c, &self.parts, &token, at);
+        self.c.meter.acquired(self.c.what, &self.c.name, at);
+        self.record(&token, until, |terms| Renewal::for_terms(terms, until));
         token
     }
 
@@ -462,7 +438,7 @@ impl<K: Kind> Holder<K> {
                 lost: None,
                 auto_release: self.c.terms.auto_release,
                 orphan: false,
-                meter: self.c.meter.slot(),
+                meter: self.c.meter.id(),
             });
         }
     }

@@ -4,7 +4,7 @@
 use crate::config::{Settings, Topology};
 use crate::error::LockError;
 use crate::kinds::core::waiting::Fences;
-use crate::metrics::Meter;
+use crate::meter::Meter;
 use crate::terms::Terms;
 use crate::topology::rules;
 

@@ -136,15 +136,9 @@ pub(crate) trait Kind: Sized {
     fn contended(&self, _busy: bool, _at: Instant) {}
 
     /// An acquisition of `token` on `parts` is about to be recorded (after its last
-    /// try, found fresh at `now`), its fencing tokens, if any, in `c.fences`.
-    fn acquiring(
-        &mut self,
-        _c: &mut Common,
-        _parts: &[Arc<Self::Part>],
-        _token: &[u8],
-        _now: Instant,
-    ) {
-    }
+    /// try, found fresh at `at`, `clock::mono_nanos`), its fencing tokens, if any, in
+    /// `c.fences`.
+    fn acquiring(&mut self, _c: &mut Common, _parts: &[Arc<Self::Part>], _token: &[u8], _at: u64) {}
 
     /// A hold of `token` may have been taken by a try whose reply was lost: it is
     /// recorded, unrenewed, so that a release clears it.

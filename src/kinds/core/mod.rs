@@ -40,8 +40,8 @@ use crate::clock::Boot;
 use crate::error::{LockError, Result};
 use crate::hold::claim::Claim;
 use crate::hold::table::{self, Hold, Part};
-use crate::metrics::Count;
 use crate::net::wire::Watch;
+use crate::stats::Counter;
 use crate::terms;
 use crate::token::Token;
 use crate::topology::landed::Landed;
@@ -182,7 +182,7 @@ impl<K: Kind> Holder<K> {
         if let Some(e) = failed {
             let e = unconfirmed(e, holds.iter().flatten().next(), self.c.what, &self.c.name);
             if matches!(e, LockError::Lost { .. }) {
-                self.c.meter.count(Count::Lost);
+                self.c.meter.note(Counter::Lost);
             } else {
                 self.c.meter.failed(&e);
             }
@@ -196,9 +196,6 @@ impl<K: Kind> Holder<K> {
         // hold of the token, when it was another object's).
         for (claim, part) in self.claims.iter_mut().zip(&self.parts) {
             claim.released(own, part.key(), &token);
-        }
-        if held > 0 {
-            crate::stats::note(crate::stats::Counter::Released);
         }
         self.c.meter.released(held > 0, own);
         Ok(!lost && held == self.keys())
@@ -230,7 +227,6 @@ impl<K: Kind> Holder<K> {
                     return Err(e);
                 }
             }
-            crate::stats::note(crate::stats::Counter::Released);
         }
         self.c.meter.released(send, true);
         for claim in self.claims.iter_mut() {
@@ -268,8 +264,7 @@ impl<K: Kind> Holder<K> {
         }
         if lost_ago.is_none() {
             // Found by the release itself: the watchdog had not counted it.
-            crate::stats::note(crate::stats::Counter::Lost);
-            self.c.meter.count(Count::Lost);
+            self.c.meter.note(Counter::Lost);
         }
         Err(LockError::lost(self.c.what, &self.c.name, lost_ago))
     }
@@ -323,10 +318,7 @@ impl<K: Kind> Holder<K> {
         match extended {
             Ok(Some(done)) => {
                 for claim in &self.claims {
-                    Claim::renewed(claim.own_for(&token), done, lease, sent);
-                    if done {
-                        self.c.meter.count(Count::Renewals);
-                    }
+                    Claim::renewed(claim.own_for(&token), done, lease, sent, self.c.meter.id());
                 }
                 if done && own.is_some() {
                     self.note_serials();
@@ -400,13 +392,12 @@ impl<K: Kind> Holder<K> {
 /// A release of `hold` (the `what` named `name`) that failed with `e`. When Redis
 /// could not be reached (or answered with a passing state) after the hold's lease had
 /// ended, as this process counts it, the holder is told its hold is lost
-/// (`LockError::Lost`, counted): its lease no longer protected the work, and nothing
+/// (`LockError::Lost`, which the caller counts): its lease no longer protected the work, and nothing
 /// could be learned of who holds the key now. Otherwise `e` as it is.
 fn unconfirmed(e: LockError, hold: Option<&Hold>, what: &'static str, name: &[u8]) -> LockError {
     let ended = hold.is_some_and(|h| h.lost.is_some() || h.until.is_some_and(|u| Boot::now() >= u));
     match e {
         LockError::Connection { ref cause, .. } | LockError::Passing { ref cause, .. } if ended => {
-            crate::stats::note(crate::stats::Counter::Lost);
             LockError::Lost {
                 what,
                 key: String::from_utf8_lossy(name).into_owned(),
@@ -426,10 +417,7 @@ fn release_hold(hold: &Hold) {
     }
     if let Some(release) = hold.part.release(&hold.token) {
         if hold.part.route().fire(&release.call(), None).is_ok() {
-            crate::stats::note(crate::stats::Counter::Released);
-            if let Some(slot) = hold.meter {
-                slot.count(Count::Released);
-            }
+            hold.meter.note(Counter::Released);
         }
     }
 }

@@ -11,7 +11,6 @@ use crate::kinds::core::waiting::{
     unsure, Try, Waited, Waiter, Woken, EXPIRY_SLACK, RECHECK_EVERY,
 };
 use crate::net::wake;
-use crate::stats::{self, Counter};
 use std::time::Instant;
 
 /// What a wait does next (`Queued::advance`).
@@ -125,7 +124,6 @@ impl Queued {
                     return Next::Pause(Instant::now());
                 };
                 if std::mem::take(&mut self.heard) {
-                    stats::note(Counter::HandedOver);
                     w.meter().handed_over();
                 }
                 return Next::Done(Waited::Got(fence, until));
@@ -137,7 +135,6 @@ impl Queued {
                     ear.endpoint().note_server_clock(Boot::now(), server_ms);
                 }
                 if !std::mem::replace(&mut self.busy, true) {
-                    stats::note(Counter::Contended);
                     w.meter().wait_started();
                 }
                 match (&queued, self.queued_as.as_mut()) {
@@ -219,7 +216,6 @@ impl Queued {
                     _ => Some(Boot::now()),
                 };
                 if let Some(until) = clock::fresh(until) {
-                    stats::note(Counter::HandedOver);
                     w.meter().handed_over();
                     return Some(Waited::Got(fence, until));
                 }
@@ -272,7 +268,6 @@ fn give_up(w: &impl Waiter, entry: &[u8]) -> Waited {
                 w.abandon();
                 return Waited::TimedOut;
             };
-            stats::note(Counter::HandedOver);
             w.meter().handed_over();
             Waited::Got(fence, until)
         }

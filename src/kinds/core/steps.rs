@@ -7,7 +7,6 @@ use crate::kinds::core::backoff::Backoff;
 use crate::kinds::core::queued::{Next, Queued};
 use crate::kinds::core::waiting::{unsure, Try, Waited, Waiter, Woken};
 use crate::net::wake;
-use crate::stats::{self, Counter};
 use std::time::Instant;
 
 /// A wait for one part until `deadline`, after a first try that found it busy
@@ -49,7 +48,6 @@ impl Waiting {
     /// hold this waiter's already (an earlier try took it too late to be used: stale).
     pub(crate) fn start(w: &impl Waiter, deadline: Instant, may_hold: bool, tried: bool) -> Self {
         if tried {
-            stats::note(Counter::Contended);
             w.meter().wait_started();
         }
         let route = w.route();
@@ -134,10 +132,6 @@ impl Waiting {
         if busy {
             let took = self.started.elapsed();
             let timed_out = matches!(waited, Waited::TimedOut);
-            stats::waited(took);
-            if timed_out {
-                stats::note(Counter::Timeouts);
-            }
             w.meter().wait_ended(took, timed_out);
         }
         Step::Done(waited, busy)

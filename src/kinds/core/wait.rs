@@ -49,7 +49,7 @@ impl<K: Kind> Waiter for PartWait<'_, K> {
         self.holder.c.terms.lease
     }
 
-    fn meter(&self) -> &crate::metrics::Meter {
+    fn meter(&self) -> &crate::meter::Meter {
         &self.holder.c.meter
     }
 

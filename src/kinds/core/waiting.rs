@@ -27,7 +27,7 @@ use crate::error::Result;
 use crate::kinds::core::backoff::Backoff;
 use crate::kinds::core::entry::{self, Message};
 use crate::kinds::core::mailbox;
-use crate::metrics::Meter;
+use crate::meter::Meter;
 use crate::net::resp;
 use crate::net::wake;
 use crate::topology::route::Route;

@@ -73,8 +73,8 @@ pub(crate) struct LockKind {
     /// Whether this process came back for the lock within `QUICK_RETURN` of its last
     /// release (set by each acquisition): only then may a short hold be re-taken.
     quick: bool,
-    /// When this object acquired its token.
-    acquired_at: Option<Instant>,
+    /// When this object acquired its token (`clock::mono_nanos`).
+    acquired_at: Option<u64>,
     /// When (and in which process) this object's last release freed the lock for a
     /// re-take while waiters were queued; its end hands the lock to them (`left`).
     left_free: Option<(Instant, u32)>,
@@ -467,7 +467,7 @@ impl Kind for LockKind {
         retake::note_contended(self.id, busy, at);
     }
 
-    fn acquiring(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8], now: Instant) {
+    fn acquiring(&mut self, c: &mut Common, parts: &[Arc<LockPart>], token: &[u8], at: u64) {
         self.held = self.held_now();
         if self.held == Held::Write && self.wait_replicas > 0 {
             // `WAIT` covers this connection's own writes, and a lock handed over was
@@ -478,7 +478,7 @@ impl Kind for LockKind {
                 &Call::Script(&part.renew_call(token, c.terms.ttl_arg.as_bytes(), false)),
             );
         }
-        self.acquired_at = Some(now);
+        self.acquired_at = Some(at);
         // A read share has no fencing token.
         if self.held == Held::Read {
             c.fences = None;

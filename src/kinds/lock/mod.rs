@@ -283,8 +283,7 @@ impl Lock {
     pub fn force_release(&mut self) -> Result<bool> {
         let released = kind::release_script(self.part(), b"", false)? != kind::Released::No;
         if released {
-            crate::stats::note(crate::stats::Counter::Released);
-            self.h.c.meter.count(crate::metrics::Count::Released);
+            self.h.c.meter.note(crate::stats::Counter::Released);
         }
         // Whatever this object held on the key is gone now.
         self.h.claims[0].clear();

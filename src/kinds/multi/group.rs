@@ -217,7 +217,7 @@ impl Kind for GroupsKind {
     }
 
     /// Fencing tokens stand only when every key taken alone has a number.
-    fn acquiring(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8], _now: Instant) {
+    fn acquiring(&mut self, c: &mut Common, _parts: &[Arc<Group>], _token: &[u8], _at: u64) {
         let reads = &self.reads;
         c.fences = c.fences.take().filter(|f| {
             f.as_slice().len() == reads.len()
