@@ -70,7 +70,7 @@ flock 9
 if [ -d "$base" ] && [ -n "$(find "$base" -maxdepth 0 -mtime +7)" ]; then rm -rf "$base"; fi
 if [ ! -x "$base/bin/bash" ]; then
     command -v debootstrap >/dev/null || {
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+        "$repo/tools/env/apt-get.sh" update -qq && DEBIAN_FRONTEND=noninteractive "$repo/tools/env/apt-get.sh" install -y -qq debootstrap >/dev/null
     }
     echo "clean-root: building a Debian $suite base root (once)"
     rm -rf "$base.new"

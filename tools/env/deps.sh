@@ -38,6 +38,8 @@ installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install o
 known() { [ -n "$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ && $2 != "(none)" {print $2}')" ]; }
 
 updated=0
+# apt-get, waiting while another apt holds its locks (a clean root made beside).
+apt_get=$(dirname "$0")/apt-get.sh
 archive_failed() {
     echo "deps: apt-get $1 failed: the Debian archive could not give what the build needs (exit 75)" >&2
     exit 75
@@ -45,7 +47,7 @@ archive_failed() {
 apt_update() {
     ((updated)) && return 0
     [ "$(id -u)" -eq 0 ] || return 0
-    apt-get update -qq || archive_failed update
+    "$apt_get" update -qq || archive_failed update
     updated=1
 }
 
@@ -256,7 +258,7 @@ if ((${#missing[@]})); then
         exit 1
     fi
     apt_update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    DEBIAN_FRONTEND=noninteractive "$apt_get" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
         || archive_failed "install ${missing[*]}"
 fi
 # A package install may start a system redis-server or valkey-server; the tests never use it.

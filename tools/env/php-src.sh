@@ -93,7 +93,7 @@ if command -v php >/dev/null 2>&1; then
 fi
 [ -n "$branch" ] || branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
 if [ -z "$branch" ]; then
-    apt-get update -qq
+    "$(dirname "$0")/apt-get.sh" update -qq
     branch=$(apt-cache depends php-cli 2>/dev/null | sed -n 's/^ *Depends: php\([0-9][0-9.]*\)-cli$/\1/p' | head -n 1)
 fi
 [ -n "$branch" ] || { log "this release has no php-cli package to take the PHP branch from"; exit 1; }
@@ -126,8 +126,8 @@ for p in dpkg-dev autoconf pkg-config xz-utils "${build_deps[@]}"; do installed 
 if ((${#missing[@]})); then
     [ "$(id -u)" -eq 0 ] || { log "run as root, or install: apt-get install ${missing[*]}"; exit 1; }
     log "installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    "$(dirname "$0")/apt-get.sh" update -qq
+    DEBIAN_FRONTEND=noninteractive "$(dirname "$0")/apt-get.sh" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # Copies a staged images' layout into /usr/local, once per root.

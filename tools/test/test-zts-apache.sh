@@ -43,7 +43,7 @@ for p in apache2-bin apache2-utils; do
 done
 if ((${#missing[@]})); then
     [ "$(id -u)" -eq 0 ] || { echo "not ok - needs ${missing[*]}: run as root, or install them"; exit 1; }
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
+    DEBIAN_FRONTEND=noninteractive tools/env/apt-get.sh install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
         || { echo "not ok - installing ${missing[*]}"; exit 1; }
 fi
 
