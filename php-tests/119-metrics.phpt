@@ -84,6 +84,14 @@ $l->extendLock($t, 20);
 $l->releaseLock($t);
 printf("lost: %d, released %d (the unawaited one, when it was sent); renew: renewals %d\n", $m('lost:*')['lost'], $m('lost:*')['released'], $m('renew:*')['renewals']);
 
+// A hold this object frees itself by force: released, and no longer held.
+$l = new Lock("$p:forced:1", 0, 10, $o);
+$l->addLock();
+printf("forced: holds %d", $m('forced:*')['holds']);
+$l->forceReleaseLock();
+$f = $m('forced:*');
+printf(", then holds %d, released %d, hold count %d\n", $f['holds'], $f['released'], $f['hold_seconds']['count']);
+
 // Errors, by kind: a server that is not there; permits that disagree.
 try { (new Lock("$p:down:1", 0, 10, ['dsn' => 'redis://127.0.0.1:1']))->addLock(); } catch (LockConnectionException $e) { echo "LockConnectionException\n"; }
 $s = new Semaphore("$p:sem:1", 2, 0, 10, $o);
@@ -147,6 +155,7 @@ bool(false)
 
 Warning: Lock::addLock(): redis-lock: the lock "rl-test:metrics:%d:lost:2" was found lost by the release that ended synchronized(), read after it returned %s
 lost: 2, released 1 (the unawaited one, when it was sent); renew: renewals 1
+forced: holds 1, then holds 0, released 1, hold count 1
 LockConnectionException
 LockException
 down errors: {"connection":1,"unavailable":0,"not_durable":0,"server":0,"other":0}

@@ -31,7 +31,7 @@ pub struct Meter {
     /// The request journal's handle of this object's hold, 0 when none (`journal`).
     journal: AtomicU64,
     /// The acquisition in progress's wait in nanoseconds, and whether a grant ended
-    /// it: kept while watched, taken at its end.
+    /// it: kept while a journal is on, taken at its end.
     last_wait: AtomicU64,
     handed: AtomicBool,
 }
@@ -210,9 +210,10 @@ impl Meter {
         }
     }
 
-    /// The hold ended (released, found lost, or given up): its time is counted.
+    /// The object ends: a hold it still has ends with it (released then, or by
+    /// request end, or left to its lease), and its time is counted.
     #[inline]
-    pub fn hold_ended(&mut self) {
+    fn hold_ended(&mut self) {
         if !watched() {
             return;
         }
@@ -241,8 +242,6 @@ impl Meter {
 
 impl Drop for Meter {
     fn drop(&mut self) {
-        // An object that ends holding: its hold ends with it (released then, or by
-        // request end, or left to its lease).
         self.hold_ended();
         if !std::ptr::eq(self.entry, &NOWHERE) {
             self.entry.free();

@@ -282,10 +282,9 @@ impl Lock {
     /// removes is over for the object too.
     pub fn force_release(&mut self) -> Result<bool> {
         let released = kind::release_script(self.part(), b"", false)? != kind::Released::No;
-        if released {
-            self.h.c.meter.note(crate::stats::Counter::Released);
-        }
         // Whatever this object held on the key is gone now.
+        let own = self.h.claims[0].own().is_some();
+        self.h.c.meter.released(released, own);
         self.h.claims[0].clear();
         Ok(released)
     }
