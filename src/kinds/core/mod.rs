@@ -392,8 +392,8 @@ impl<K: Kind> Holder<K> {
 /// A release of `hold` (the `what` named `name`) that failed with `e`. When Redis
 /// could not be reached (or answered with a passing state) after the hold's lease had
 /// ended, as this process counts it, the holder is told its hold is lost
-/// (`LockError::Lost`, which the caller counts): its lease no longer protected the work, and nothing
-/// could be learned of who holds the key now. Otherwise `e` as it is.
+/// (`LockError::Lost`, which the caller counts): its lease no longer protected the
+/// work, and nothing could be learned of who holds the key now. Otherwise `e` as it is.
 fn unconfirmed(e: LockError, hold: Option<&Hold>, what: &'static str, name: &[u8]) -> LockError {
     let ended = hold.is_some_and(|h| h.lost.is_some() || h.until.is_some_and(|u| Boot::now() >= u));
     match e {
